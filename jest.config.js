@@ -1,0 +1,28 @@
+/** Jest runs TypeScript as native ESM (Probot 14 is ESM-only). */
+const base = {
+  preset: 'ts-jest/presets/default-esm',
+  testEnvironment: 'node',
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+  },
+};
+
+const pgProject = {
+  ...base,
+  displayName: 'pg',
+  // Store and queue tests again, on PostgreSQL (needs TEST_DATABASE_URL or DATABASE_URL).
+  testMatch: ['<rootDir>/test/**/*.pg.test.ts'],
+};
+
+const defaultProject = {
+  ...base,
+  displayName: 'default',
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '\\.pg\\.test\\.ts$'],
+};
+
+export default {
+  projects: process.env.VERDICT_TEST_PG ? [pgProject] : [defaultProject],
+  testTimeout: 30000,
+};

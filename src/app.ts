@@ -1,0 +1,36 @@
+import type { Probot } from 'probot';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Store } from './store/index.js';
+import type { ReplyPublisher } from './publish/replies.js';
+import { handlePullRequest } from './ingress/pull-request-handler.js';
+import { handleInstallation } from './ingress/installation-handler.js';
+import { handleCommentCommand } from './commands/handle-command.js';
+
+/** The one dependency object every handler gets (store, config, log, publishers). */
+export type AppDeps = {
+  store: Store;
+  config: Config;
+  log: Logger;
+  replies: ReplyPublisher;
+  /** Wakes the review worker when a review job was enqueued. */
+  onReviewEnqueued?: () => void;
+};
+
+/** The Probot app: event names → handlers. Verified deliveries reach it through `probot.receive`. */
+export function verdictApp(deps: AppDeps) {
+  return (app: Probot): void => {
+    app.on('pull_request', async (context) => {
+      const outcome = await handlePullRequest(deps, context as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+    app.on('issue_comment.created', async (context) => {
+      const outcome = await handleCommentCommand(deps, context as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+    app.on(['installation', 'installation_repositories'], async (context) => {
+      const outcome = await handleInstallation(deps, context.name, context.payload as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+  };
+}

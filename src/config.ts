@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+/**
+ * Environment → typed config. This is the only module that knows about the `VERDICT_` / `REVIEWBOT_`
+ * prefix fallback. Every function takes `env` as a parameter so tests pass a plain object.
+ */
+export type Env = Record<string, string | undefined>;
+
+export const CANONICAL_PREFIX = 'VERDICT_';
+export const LEGACY_PREFIX = 'REVIEWBOT_';
+
+/**
+ * Nullish prefix fallback: `VERDICT_<name>` when it is set at all (even to an empty string), else
+ * `REVIEWBOT_<name>`. An empty canonical value does NOT fall through to the legacy one.
+ */
+export function prefixed(env: Env, name: string): string | undefined {
+  return env[CANONICAL_PREFIX + name] ?? env[LEGACY_PREFIX + name];
+}
+
+/** The name a user should fix when a prefixed variable is invalid: the one that actually supplied the value. */
+function prefixedName(env: Env, name: string): string {
+  return env[CANONICAL_PREFIX + name] !== undefined || env[LEGACY_PREFIX + name] === undefined
+    ? CANONICAL_PREFIX + name
+    : LEGACY_PREFIX + name;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function int(variable: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  const value = blankToUndefined(raw);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(variable, `must be an integer (got "${value}")`);
+  const n = Number(value.trim());
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(variable, `must be an integer from ${min} to ${max} (got "${value}")`);
+  }
+  return n;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+const logLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+
+export type GithubConfig = {
+  appId: string | null;
+  privateKey: string | null;
+  /** True when App credentials exist: publication is live only then. */
+  hasCredentials: boolean;
+  webhookSecret: string | null;
+  webhookProxyUrl: string | null;
+  /** REST base URL: https://api.github.com, or the GHES / test host from GHE_HOST + GHE_PROTOCOL. */
+  baseUrl: string;
+};
+
+export type StoreConfig =
+  | { client: 'sqlite'; filename: string }
+  | { client: 'pg'; connectionString: string; poolMax: number; schema?: string };
+
+export type Config = {
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof logLevelSchema>;
+  productName: string;
+  checkName: string;
+  store: StoreConfig;
+  github: GithubConfig;
+  dedupeTtlSeconds: number;
+  botHandles: string[];
+  competitorLogins: string[];
+  workerInline: boolean;
+  workerId: string;
+  /** Largest webhook body accepted (GitHub caps payloads at 25 MB). */
+  maxWebhookBytes: number;
+};
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_DB_PATH = './data/verdict.sqlite';
+export const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
+
+export function readPrivateKey(env: Env, readFile: (path: string) => string): string | null {
+  const inline = blankToUndefined(env.PRIVATE_KEY);
+  if (inline) {
+    // Probot accepts escaped newlines and base64; handle escaped newlines, which .env files produce.
+    return inline.includes('\\n') ? inline.replace(/\\n/g, '\n') : inline;
+  }
+  const path = blankToUndefined(env.PRIVATE_KEY_PATH);
+  if (!path) return null;
+  try {
+    return readFile(path);
+  } catch (error) {
+    throw new ConfigError('PRIVATE_KEY_PATH', `cannot be read (${(error as Error).message})`);
+  }
+}
+
+export function storeConfigFromEnv(env: Env): StoreConfig {
+  const url = blankToUndefined(env.DATABASE_URL);
+  if (url) {
+    if (!/^postgres(ql)?:\/\//.test(url)) {
+      throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+    }
+    return {
+      client: 'pg',
+      connectionString: url,
+      poolMax: int(prefixedName(env, 'PG_POOL_MAX'), prefixed(env, 'PG_POOL_MAX'), 10, 1, 1000),
+      schema: blankToUndefined(prefixed(env, 'PG_SCHEMA')),
+    };
+  }
+  return { client: 'sqlite', filename: blankToUndefined(prefixed(env, 'DB_PATH')) ?? DEFAULT_DB_PATH };
+}
+
+export function githubConfigFromEnv(env: Env, readFile: (path: string) => string): GithubConfig {
+  const appId = blankToUndefined(env.APP_ID) ?? null;
+  if (appId !== null && !/^\d+$/.test(appId.trim())) throw new ConfigError('APP_ID', 'must be a number');
+  const privateKey = readPrivateKey(env, readFile);
+  const gheHost = blankToUndefined(env.GHE_HOST);
+  const protocol = blankToUndefined(env.GHE_PROTOCOL) ?? 'https';
+  if (protocol !== 'http' && protocol !== 'https') {
+    throw new ConfigError('GHE_PROTOCOL', `must be http or https (got "${protocol}")`);
+  }
+  const proxy = blankToUndefined(env.WEBHOOK_PROXY_URL) ?? null;
+  if (proxy !== null && !URL.canParse(proxy)) throw new ConfigError('WEBHOOK_PROXY_URL', 'must be a URL');
+  return {
+    appId: appId?.trim() ?? null,
+    privateKey,
+    hasCredentials: appId !== null && privateKey !== null,
+    // NAMES.md: GITHUB_WEBHOOK_SECRET, else Probot's WEBHOOK_SECRET.
+    webhookSecret:
+      blankToUndefined(env.GITHUB_WEBHOOK_SECRET) ?? blankToUndefined(env.WEBHOOK_SECRET) ?? null,
+    webhookProxyUrl: proxy,
+    baseUrl: gheHost ? `${protocol}://${gheHost}/api/v3` : 'https://api.github.com',
+  };
+}
+
+export function loadConfig(
+  env: Env = process.env,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): Config {
+  const logLevel = logLevelSchema.safeParse(blankToUndefined(env.LOG_LEVEL) ?? 'info');
+  if (!logLevel.success) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${logLevelSchema.options.join(', ')}`);
+  }
+  const productName = blankToUndefined(prefixed(env, 'PRODUCT_NAME')) ?? 'Verdict';
+  const inline = prefixed(env, 'WORKER_INLINE');
+  if (inline !== undefined && !['', '0', '1', 'true', 'false'].includes(inline)) {
+    throw new ConfigError(prefixedName(env, 'WORKER_INLINE'), 'must be 0 or 1');
+  }
+  const handles = list(prefixed(env, 'BOT_HANDLES'))
+    .map((h) => h.replace(/^@/, '').toLowerCase())
+    .filter((h) => h.length > 0);
+  for (const handle of handles) {
+    if (!/^[a-z0-9][a-z0-9-]*(\[bot\])?$/.test(handle)) {
+      throw new ConfigError(prefixedName(env, 'BOT_HANDLES'), `has an invalid handle "${handle}"`);
+    }
+  }
+  return {
+    port: int('PORT', env.PORT, DEFAULT_PORT, 0, 65535),
+    host: blankToUndefined(env.HOST) ?? '0.0.0.0',
+    logLevel: logLevel.data,
+    productName,
+    checkName: `${productName} / review`,
+    store: storeConfigFromEnv(env),
+    github: githubConfigFromEnv(env, readFile),
+    dedupeTtlSeconds: int('DEDUPE_TTL_SECONDS', env.DEDUPE_TTL_SECONDS, 604800, 1, 10 * 365 * 86400),
+    botHandles: handles.length > 0 ? handles : ['verdict', 'reviewbot'],
+    competitorLogins: list(prefixed(env, 'COMPETITOR_LOGINS')).map((l) => l.toLowerCase()),
+    workerInline: !(inline === '0' || inline === 'false'),
+    workerId: blankToUndefined(prefixed(env, 'WORKER_ID')) ?? hostname(),
+    maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
+  };
+}

@@ -1,0 +1,42 @@
+import { Probot, ProbotOctokit } from 'probot';
+import type { Logger } from 'pino';
+import type { GithubConfig } from '../config.js';
+
+export class ShadowModeError extends Error {
+  constructor(url: string) {
+    super(`shadow mode: no GitHub App credentials, refusing to call ${url}`);
+    this.name = 'ShadowModeError';
+  }
+}
+
+/** Without App credentials no request ever leaves the process: this fetch refuses every call. */
+const shadowFetch = async (input: unknown): Promise<Response> => {
+  throw new ShadowModeError(
+    typeof input === 'string' ? input : String((input as { url?: string })?.url ?? input),
+  );
+};
+
+/**
+ * The Probot instance webhooks are dispatched into. With App credentials its handlers get an
+ * installation-authenticated Octokit; without them it runs in shadow mode (a placeholder token and a
+ * fetch that refuses every call), so handlers run and record what they would have done.
+ */
+export function createProbot(github: GithubConfig, log: Logger): Probot {
+  const common = {
+    log: log.child({ name: 'probot' }) as any,
+    baseUrl: github.baseUrl,
+    secret: github.webhookSecret ?? undefined,
+  };
+  if (github.hasCredentials) {
+    return new Probot({ ...common, appId: github.appId!, privateKey: github.privateKey! });
+  }
+  return new Probot({
+    ...common,
+    githubToken: 'verdict-shadow-mode',
+    Octokit: ProbotOctokit.defaults({
+      request: { fetch: shadowFetch, retries: 0 },
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    }) as typeof ProbotOctokit,
+  });
+}

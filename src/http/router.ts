@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export type Params = Record<string, string>;
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: Params,
+  url: URL,
+) => Promise<void> | void;
+
+type Route = { method: string; parts: string[]; handler: RouteHandler };
+
+/** A tiny path router: literal segments and `:name` parameters (decoded). */
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: string, pattern: string, handler: RouteHandler): this {
+    this.routes.push({ method: method.toUpperCase(), parts: pattern.split('/').filter(Boolean), handler });
+    return this;
+  }
+
+  /** Finds the handler; `methodNotAllowed` when the path exists under another method. */
+  match(
+    method: string,
+    pathname: string,
+  ): { handler: RouteHandler; params: Params } | { methodNotAllowed: true; allow: string[] } | null {
+    const segments = pathname.split('/').filter(Boolean);
+    const allow: string[] = [];
+    for (const route of this.routes) {
+      const params = matchParts(route.parts, segments);
+      if (!params) continue;
+      if (route.method === method.toUpperCase()) return { handler: route.handler, params };
+      allow.push(route.method);
+    }
+    return allow.length > 0 ? { methodNotAllowed: true, allow } : null;
+  }
+}
+
+function matchParts(parts: string[], segments: string[]): Params | null {
+  if (parts.length !== segments.length) return null;
+  const params: Params = {};
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const segment = segments[i]!;
+    if (part.startsWith(':')) {
+      try {
+        params[part.slice(1)] = decodeURIComponent(segment);
+      } catch {
+        return null;
+      }
+    } else if (part !== segment) {
+      return null;
+    }
+  }
+  return params;
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`Request body is too large (limit ${limit} bytes)`);
+  }
+}
+
+/**
+ * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit
+ * and stops buffering as soon as the stream passes it, so an oversized body is never held in memory.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      reject(new BodyTooLargeError(limit));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        chunks.length = 0;
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.on('error', (error) => {
+      if (done) return;
+      done = true;
+      reject(error);
+    });
+  });
+}

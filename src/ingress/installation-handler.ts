@@ -1,0 +1,30 @@
+import type { AppDeps } from '../app.js';
+
+type InstallationPayload = {
+  action: string;
+  installation?: { id: number };
+  repositories?: Array<{ full_name: string }>;
+  repositories_added?: Array<{ full_name: string }>;
+  repositories_removed?: Array<{ full_name: string }>;
+};
+
+/** Keeps the repositories table in step with where the App is installed. */
+export async function handleInstallation(
+  deps: AppDeps,
+  event: string,
+  payload: InstallationPayload,
+): Promise<string> {
+  const installationId = payload.installation?.id ?? null;
+  const repos = deps.store.repositories;
+  if (event === 'installation') {
+    if (['deleted', 'suspend'].includes(payload.action)) {
+      if (installationId !== null) await repos.markInstallationRemoved(installationId);
+      return 'installation_removed';
+    }
+    for (const r of payload.repositories ?? []) await repos.upsertInstalled(r.full_name, installationId);
+    return 'repositories_synced';
+  }
+  for (const r of payload.repositories_added ?? []) await repos.upsertInstalled(r.full_name, installationId);
+  await repos.markUninstalled((payload.repositories_removed ?? []).map((r) => r.full_name));
+  return 'repositories_synced';
+}

@@ -1,0 +1,136 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { parseCommand } from '../commands/parse.js';
+import { BodyTooLargeError, readBody, sendJson } from '../http/router.js';
+import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
+import { classifyEvent } from './event-filter.js';
+import { verifySignature } from './signature.js';
+
+export const WEBHOOK_PATHS = ['/github/webhooks', '/api/github/webhooks'];
+/** The lane that carries verified deliveries to the Probot app. */
+export const WEBHOOK_QUEUE = 'webhooks';
+
+export type WebhookIngressDeps = {
+  secret: string | null;
+  maxBytes: number;
+  botHandles: readonly string[];
+  record: (item: IncomingDelivery) => Promise<RecordResult>;
+  /** Called after a delivery was durably enqueued (wakes the local consumer). */
+  onEnqueued?: () => void;
+  log: Logger;
+};
+
+function header(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text && text.trim() !== '' ? text : null;
+}
+
+type Classified = Pick<IncomingDelivery, 'repo' | 'prNumber' | 'installationId' | 'outcome'> & {
+  actionable: boolean;
+};
+
+/** What the ingress can tell from the payload alone (no I/O): whether this delivery asks for work. */
+export function classifyDelivery(event: string, payload: unknown, handles: readonly string[]): Classified {
+  const p = (payload ?? {}) as Record<string, any>;
+  const repo: string | null = typeof p.repository?.full_name === 'string' ? p.repository.full_name : null;
+  const prNumber: number | null =
+    typeof p.pull_request?.number === 'number'
+      ? p.pull_request.number
+      : typeof p.issue?.number === 'number'
+        ? p.issue.number
+        : typeof p.number === 'number'
+          ? p.number
+          : null;
+  const installationId: number | null = typeof p.installation?.id === 'number' ? p.installation.id : null;
+  const base = { repo, prNumber, installationId };
+  const result = classifyEvent(event, payload);
+  switch (result.action) {
+    case 'ignore':
+      return { ...base, actionable: false, outcome: result.reason };
+    case 'command': {
+      const command = parseCommand(result.pr.body, handles);
+      return command.kind === 'no_command'
+        ? { ...base, actionable: false, outcome: 'no_command' }
+        : { ...base, actionable: true, outcome: 'enqueued' };
+    }
+    default:
+      return { ...base, actionable: true, outcome: 'enqueued' };
+  }
+}
+
+/**
+ * `POST /github/webhooks`, in the order of review-engine 4.1: required headers, HMAC over the raw bytes,
+ * JSON, then (group-committed) delivery marker, delivery record and enqueue. The answer is sent only
+ * after the delivery is durably stored.
+ */
+export function createWebhookHandler(deps: WebhookIngressDeps) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const deliveryId = header(req, 'x-github-delivery');
+    const event = header(req, 'x-github-event');
+    const signature = header(req, 'x-hub-signature-256');
+    if (!deliveryId || !event || !signature) {
+      req.resume();
+      sendJson(res, 400, { error: 'missing_headers' });
+      return;
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, deps.maxBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        sendJson(res, 413, { error: 'payload_too_large' }, { connection: 'close' });
+        return;
+      }
+      throw error;
+    }
+    if (!deps.secret || !verifySignature(deps.secret, raw, signature)) {
+      sendJson(res, 401, { error: 'invalid_signature' });
+      return;
+    }
+    const text = raw.toString('utf8');
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      sendJson(res, 400, { error: 'invalid_json' });
+      return;
+    }
+    const action = typeof (payload as any)?.action === 'string' ? ((payload as any).action as string) : null;
+    const classified = classifyDelivery(event, payload, deps.botHandles);
+    const result = await deps.record({
+      id: deliveryId,
+      event,
+      action,
+      raw: text,
+      bytes: raw.length,
+      repo: classified.repo,
+      prNumber: classified.prNumber,
+      installationId: classified.installationId,
+      outcome: classified.outcome,
+      job: classified.actionable ? { queue: WEBHOOK_QUEUE, kind: 'webhook', payload: { deliveryId } } : null,
+    });
+    if (result.status === 'failed') {
+      deps.log.error(
+        {
+          event: result.code === 'enqueue_failed' ? 'enqueue-failed' : 'delivery-record-failed',
+          deliveryId,
+          err: result.error,
+        },
+        'webhook delivery was not stored; its marker was removed so a redelivery is accepted',
+      );
+      sendJson(res, 500, { error: result.code });
+      return;
+    }
+    if (result.status === 'duplicate') {
+      sendJson(res, 200, { accepted: true, ignored: true, outcome: 'duplicate_delivery', deliveryId });
+      return;
+    }
+    if (result.enqueued) {
+      deps.onEnqueued?.();
+      sendJson(res, 202, { accepted: true, ignored: false, outcome: 'enqueued', deliveryId });
+      return;
+    }
+    sendJson(res, 200, { accepted: true, ignored: true, outcome: result.outcome, deliveryId });
+  };
+}

@@ -1,0 +1,28 @@
+import type { ClaimedJob, EnqueueInput, EnqueueResult, FailResult, Job, JobStatus } from '../store/jobs.js';
+
+/**
+ * What a worker needs from a queue. The SQL job table, the HTTP queue client and the process-local
+ * memory queue all implement it, so the worker loop does not care which one it runs on.
+ */
+export interface QueueBackend {
+  readonly kind: 'sqlite' | 'pg' | 'http' | 'memory';
+  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  claim(queue: string, owner: string, leaseMs: number): Promise<ClaimedJob | null>;
+  renew(jobId: number, receipt: string, leaseMs: number): Promise<number | null>;
+  ack(jobId: number, receipt: string): Promise<boolean>;
+  fail(
+    jobId: number,
+    receipt: string,
+    error: string,
+    opts?: { deadReason?: string },
+  ): Promise<FailResult | null>;
+  release(jobId: number, receipt: string, opts?: { delayMs?: number }): Promise<boolean>;
+  reapExpired(): Promise<number>;
+  list(filter?: { queue?: string; status?: JobStatus; limit?: number }): Promise<Job[]>;
+  stats(): Promise<Array<{ queue: string; status: JobStatus; count: number }>>;
+}
+
+/** Renewal period of a lease: min(30 s, a third of the lease), at least 1 ms (review-engine 8). */
+export function renewIntervalMs(leaseMs: number): number {
+  return Math.max(1, Math.min(30_000, Math.floor(leaseMs / 3)));
+}

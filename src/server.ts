@@ -1,0 +1,49 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { Router, sendJson } from './http/router.js';
+
+export const SERVICE_NAME = 'verdict';
+
+export type Mount = {
+  prefix: string;
+  handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
+};
+
+/**
+ * Composes the HTTP surface: routes (health, webhooks, operator API, queue) on one router, plus
+ * prefix mounts (tRPC, dashboard). Unknown paths answer 404 JSON; a thrown handler answers 500.
+ */
+export function createHttpServer(router: Router, mounts: Mount[], log: Logger): Server {
+  router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: SERVICE_NAME }));
+  return createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const done = (p: Promise<void> | void) =>
+      Promise.resolve(p).catch((error) => {
+        log.error({ event: 'http-handler-failed', err: error, path: url.pathname }, 'request failed');
+        if (!res.headersSent)
+          sendJson(res, 500, { ok: false, error: 'internal_error', message: 'Internal server error' });
+        else res.destroy();
+      });
+    const mount = mounts.find((m) => url.pathname === m.prefix || url.pathname.startsWith(m.prefix + '/'));
+    if (mount) return void done(mount.handle(req, res, url));
+    const found = router.match(req.method ?? 'GET', url.pathname);
+    if (!found) {
+      req.resume();
+      return sendJson(res, 404, {
+        ok: false,
+        error: 'not_found',
+        message: `No route for ${req.method} ${url.pathname}`,
+      });
+    }
+    if ('methodNotAllowed' in found) {
+      req.resume();
+      return sendJson(
+        res,
+        405,
+        { ok: false, error: 'method_not_allowed', message: `Use ${found.allow.join(', ')}` },
+        { allow: found.allow.join(', ') },
+      );
+    }
+    done(found.handler(req, res, found.params, url));
+  });
+}

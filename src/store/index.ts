@@ -1,0 +1,45 @@
+import type { Clock, IdGenerator } from '../clock.js';
+import type { StoreConfig } from '../config.js';
+import { CommentCommandStore } from './comment-commands.js';
+import { openDb, type Db } from './db.js';
+import { DeliveryStore } from './deliveries.js';
+import { JobStore } from './jobs.js';
+import { PublicationStore } from './publications.js';
+import { PullRequestStore } from './pull-requests.js';
+import { RepositoryStore } from './repositories.js';
+import { RunStore } from './runs.js';
+
+/** Every table family behind one object; the only place that speaks SQL. */
+export type Store = {
+  db: Db;
+  jobs: JobStore;
+  deliveries: DeliveryStore;
+  pullRequests: PullRequestStore;
+  repositories: RepositoryStore;
+  runs: RunStore;
+  commentCommands: CommentCommandStore;
+  publications: PublicationStore;
+  close(): Promise<void>;
+};
+
+export type StoreOptions = { clock: Clock; ids: IdGenerator; dedupeTtlSeconds: number };
+
+export function createStore(db: Db, opts: StoreOptions): Store {
+  const jobs = new JobStore(db.knex, db.dialect, opts.clock, opts.ids);
+  return {
+    db,
+    jobs,
+    deliveries: new DeliveryStore(db.knex, jobs, opts.clock, opts.dedupeTtlSeconds * 1000),
+    pullRequests: new PullRequestStore(db.knex, opts.clock),
+    repositories: new RepositoryStore(db.knex, opts.clock),
+    runs: new RunStore(db.knex, opts.clock, opts.ids),
+    commentCommands: new CommentCommandStore(db.knex, opts.clock),
+    publications: new PublicationStore(db.knex, opts.clock),
+    close: () => db.close(),
+  };
+}
+
+/** Opens (and migrates) the store described by the config. */
+export async function openStore(config: StoreConfig, opts: StoreOptions): Promise<Store> {
+  return createStore(await openDb(config), opts);
+}

@@ -1,0 +1,307 @@
+import type { Knex } from 'knex';
+import type { Clock, IdGenerator } from '../clock.js';
+import { parseJson } from './db.js';
+import type { Dialect } from './db.js';
+
+export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
+export type DeadReason = 'max_attempts' | 'unroutable' | string;
+
+export type Job = {
+  id: number;
+  queue: string;
+  kind: string;
+  key: string | null;
+  payload: unknown;
+  status: JobStatus;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  runAt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  receipt: string | null;
+  lastError: string | null;
+  deadReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** A claimed job: the receipt is the fencing token every later call must present. */
+export type ClaimedJob = Job & { receipt: string; leaseExpiresAt: number };
+
+export type EnqueueMode =
+  /** Replace the payload of the waiting job with the same key (never a running one). */
+  | 'replace_waiting'
+  /** Keep the waiting job with the same key as it is. */
+  | 'keep_existing';
+
+export type EnqueueInput = {
+  queue: string;
+  kind: string;
+  key?: string | null;
+  payload: unknown;
+  mode?: EnqueueMode;
+  maxAttempts?: number;
+  priority?: number;
+  runAt?: number;
+};
+
+export type EnqueueResult =
+  | { outcome: 'enqueued'; jobId: number }
+  | { outcome: 'replace_waiting'; jobId: number; replacedPayload: unknown }
+  | { outcome: 'already_waiting'; jobId: number };
+
+export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'; reason: DeadReason };
+
+export const DEFAULT_MAX_ATTEMPTS = 8;
+
+/** Retry back-off: 5 s, 10 s, 20 s … capped at 10 minutes. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(600_000, 5_000 * 2 ** Math.max(0, attempts - 1));
+}
+
+type Raw = Record<string, unknown>;
+
+function mapJob(row: Raw): Job {
+  return {
+    id: Number(row.id),
+    queue: String(row.queue),
+    kind: String(row.kind),
+    key: (row.job_key as string | null) ?? null,
+    payload: parseJson(row.payload, null),
+    status: row.status as JobStatus,
+    priority: Number(row.priority),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    runAt: Number(row.run_at),
+    leaseOwner: (row.lease_owner as string | null) ?? null,
+    leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    receipt: (row.receipt as string | null) ?? null,
+    lastError: (row.last_error as string | null) ?? null,
+    deadReason: (row.dead_reason as string | null) ?? null,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT' || /UNIQUE constraint/.test(e.message ?? '');
+}
+
+/**
+ * The job table. Every claim hands out a fresh receipt (fencing token); renew, ack, fail and release
+ * with a receipt that is no longer current are refused, so a worker that lost its lease can neither
+ * complete a job nor publish for it.
+ */
+export class JobStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly dialect: Dialect,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async enqueue(input: EnqueueInput, trx: Knex | Knex.Transaction = this.knex): Promise<EnqueueResult> {
+    const now = this.clock.now();
+    const key = input.key ?? null;
+    const payload = JSON.stringify(input.payload ?? null);
+    for (let attempt = 0; ; attempt++) {
+      if (key !== null) {
+        const existing = await trx('jobs').where({ job_key: key, status: 'waiting' }).first('id', 'payload');
+        if (existing) {
+          if (input.mode === 'keep_existing')
+            return { outcome: 'already_waiting', jobId: Number(existing.id) };
+          const updated = await trx('jobs')
+            .where({ id: existing.id, status: 'waiting' })
+            .update({ payload, kind: input.kind, updated_at: now, run_at: input.runAt ?? now, attempts: 0 });
+          if (updated === 1) {
+            return {
+              outcome: 'replace_waiting',
+              jobId: Number(existing.id),
+              replacedPayload: parseJson(existing.payload, null),
+            };
+          }
+        }
+      }
+      try {
+        const rows = await trx('jobs')
+          .insert({
+            queue: input.queue,
+            kind: input.kind,
+            job_key: key,
+            payload,
+            status: 'waiting',
+            priority: input.priority ?? 0,
+            attempts: 0,
+            max_attempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+            run_at: input.runAt ?? now,
+            created_at: now,
+            updated_at: now,
+          })
+          .returning('id');
+        const first = rows[0] as unknown;
+        const id = typeof first === 'object' && first !== null ? (first as { id: unknown }).id : first;
+        return { outcome: 'enqueued', jobId: Number(id) };
+      } catch (error) {
+        // Another writer took the waiting slot for this key between our read and insert: go again.
+        if (key !== null && isUniqueViolation(error) && attempt < 3) continue;
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Claims the next runnable job of a queue: a waiting job whose time has come, or a running job whose
+   * lease expired (its worker died) and that has attempts left. One statement, so it is atomic on SQLite;
+   * `FOR UPDATE SKIP LOCKED` on PostgreSQL lets many workers claim at once without waiting on each other.
+   */
+  async claim(queue: string, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
+    const now = this.clock.now();
+    const receipt = this.ids('rcpt');
+    const expires = now + leaseMs;
+    const lock = this.dialect === 'pg' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const sql = `
+      UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires_at = ?, receipt = ?,
+        attempts = attempts + 1, updated_at = ?
+      WHERE id = (
+        SELECT id FROM jobs
+        WHERE queue = ? AND (
+          (status = 'waiting' AND run_at <= ?)
+          OR (status = 'running' AND lease_expires_at <= ? AND attempts < max_attempts)
+        )
+        ORDER BY priority DESC, run_at, id
+        LIMIT 1 ${lock}
+      )
+      RETURNING *`;
+    const result = await this.knex.raw(sql, [owner, expires, receipt, now, queue, now, now]);
+    const rows: Raw[] = this.dialect === 'pg' ? result.rows : result;
+    const row = rows[0];
+    return row ? (mapJob(row) as ClaimedJob) : null;
+  }
+
+  /** Extends a lease. False when the receipt is no longer current (the lease was lost). */
+  async renew(jobId: number, receipt: string, leaseMs: number): Promise<number | null> {
+    const now = this.clock.now();
+    const expires = now + leaseMs;
+    const n = await this.knex('jobs')
+      .where({ id: jobId, receipt, status: 'running' })
+      .update({ lease_expires_at: expires, updated_at: now });
+    return n === 1 ? expires : null;
+  }
+
+  async ack(jobId: number, receipt: string): Promise<boolean> {
+    const now = this.clock.now();
+    const n = await this.knex('jobs')
+      .where({ id: jobId, receipt, status: 'running' })
+      .update({ status: 'done', lease_expires_at: null, updated_at: now, last_error: null });
+    return n === 1;
+  }
+
+  /**
+   * Records a failed attempt: back to waiting with a back-off, or to the dead letter when attempts are
+   * exhausted (`max_attempts`) or when the caller says the job can never succeed (e.g. `unroutable`).
+   * Null when the receipt is no longer current.
+   */
+  async fail(
+    jobId: number,
+    receipt: string,
+    error: string,
+    opts: { deadReason?: DeadReason } = {},
+  ): Promise<FailResult | null> {
+    const now = this.clock.now();
+    const job = await this.knex('jobs').where({ id: jobId, receipt, status: 'running' }).first();
+    if (!job) return null;
+    const attempts = Number(job.attempts);
+    const deadReason = opts.deadReason ?? (attempts >= Number(job.max_attempts) ? 'max_attempts' : null);
+    if (deadReason) {
+      const n = await this.knex('jobs')
+        .where({ id: jobId, receipt, status: 'running' })
+        .update({
+          status: 'dead',
+          dead_reason: deadReason,
+          last_error: error.slice(0, 4000),
+          lease_expires_at: null,
+          updated_at: now,
+        });
+      return n === 1 ? { status: 'dead', reason: deadReason } : null;
+    }
+    const runAt = now + retryDelayMs(attempts);
+    const n = await this.knex('jobs')
+      .where({ id: jobId, receipt, status: 'running' })
+      .update({
+        status: 'waiting',
+        run_at: runAt,
+        last_error: error.slice(0, 4000),
+        lease_owner: null,
+        lease_expires_at: null,
+        receipt: null,
+        updated_at: now,
+      });
+    return n === 1 ? { status: 'waiting', runAt } : null;
+  }
+
+  /** Gives a claimed job back without counting the attempt (graceful shutdown, `skipped_locked`). */
+  async release(jobId: number, receipt: string, opts: { delayMs?: number } = {}): Promise<boolean> {
+    const now = this.clock.now();
+    const n = await this.knex('jobs')
+      .where({ id: jobId, receipt, status: 'running' })
+      .update({
+        status: 'waiting',
+        attempts: this.knex.raw('CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END'),
+        run_at: now + (opts.delayMs ?? 0),
+        lease_owner: null,
+        lease_expires_at: null,
+        receipt: null,
+        updated_at: now,
+      });
+    return n === 1;
+  }
+
+  /** Dead-letters running jobs whose lease expired with no attempts left (their worker kept dying). */
+  async reapExpired(): Promise<number> {
+    const now = this.clock.now();
+    return this.knex('jobs')
+      .where('status', 'running')
+      .andWhere('lease_expires_at', '<=', now)
+      .andWhereRaw('attempts >= max_attempts')
+      .update({
+        status: 'dead',
+        dead_reason: 'max_attempts',
+        last_error: 'lease expired on the last attempt',
+        lease_expires_at: null,
+        updated_at: now,
+      });
+  }
+
+  async get(jobId: number): Promise<Job | null> {
+    const row = await this.knex('jobs').where({ id: jobId }).first();
+    return row ? mapJob(row) : null;
+  }
+
+  async findByKey(key: string): Promise<Job[]> {
+    const rows = await this.knex('jobs').where({ job_key: key }).orderBy('id');
+    return rows.map(mapJob);
+  }
+
+  async list(filter: { queue?: string; status?: JobStatus; limit?: number } = {}): Promise<Job[]> {
+    let q = this.knex('jobs')
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 50);
+    if (filter.queue) q = q.where('queue', filter.queue);
+    if (filter.status) q = q.where('status', filter.status);
+    return (await q).map(mapJob);
+  }
+
+  async stats(): Promise<Array<{ queue: string; status: JobStatus; count: number }>> {
+    const rows = await this.knex('jobs')
+      .select('queue', 'status')
+      .count({ count: '*' })
+      .groupBy('queue', 'status');
+    return rows.map((r: Raw) => ({
+      queue: String(r.queue),
+      status: r.status as JobStatus,
+      count: Number(r.count),
+    }));
+  }
+}

@@ -1,0 +1,15 @@
+import type { Knex } from 'knex';
+import * as m001 from './001-initial.js';
+
+type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
+
+/** Migrations are imported statically so they work the same under tsx, ts-jest and a bundler. */
+const migrations: Array<[string, Migration]> = [['001-initial', m001]];
+
+export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => migrations,
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};
+
+export const migrationNames = migrations.map(([name]) => name);

@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.js';
+import { parseJson, toBool } from './db.js';
+
+export type RepositoryRecord = {
+  fullName: string;
+  owner: string;
+  name: string;
+  installationId: number | null;
+  installed: boolean;
+  config: Record<string, unknown> | null;
+  standaloneConfig: Record<string, unknown> | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+type Raw = Record<string, unknown>;
+
+function mapRepo(row: Raw): RepositoryRecord {
+  return {
+    fullName: String(row.full_name),
+    owner: String(row.owner),
+    name: String(row.name),
+    installationId: row.installation_id === null ? null : Number(row.installation_id),
+    installed: toBool(row.installed),
+    config: parseJson(row.config, null),
+    standaloneConfig: parseJson(row.standalone_config, null),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export function splitFullName(fullName: string): { owner: string; name: string } {
+  const i = fullName.indexOf('/');
+  return { owner: fullName.slice(0, i), name: fullName.slice(i + 1) };
+}
+
+export class RepositoryStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(fullName: string): Promise<RepositoryRecord | null> {
+    const row = await this.knex('repositories').where({ full_name: fullName }).first();
+    return row ? mapRepo(row) : null;
+  }
+
+  async list(): Promise<RepositoryRecord[]> {
+    return (await this.knex('repositories').orderBy('full_name')).map(mapRepo);
+  }
+
+  /** Records that the App is installed on a repository (installation events, sync). */
+  async upsertInstalled(fullName: string, installationId: number | null): Promise<void> {
+    const now = this.clock.now();
+    const { owner, name } = splitFullName(fullName);
+    await this.knex('repositories')
+      .insert({
+        full_name: fullName,
+        owner,
+        name,
+        installation_id: installationId,
+        installed: true,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict('full_name')
+      .merge({ installation_id: installationId, installed: true, updated_at: now });
+  }
+
+  async markUninstalled(fullNames: string[]): Promise<void> {
+    if (fullNames.length === 0) return;
+    await this.knex('repositories')
+      .whereIn('full_name', fullNames)
+      .update({ installed: false, updated_at: this.clock.now() });
+  }
+
+  async markInstallationRemoved(installationId: number): Promise<void> {
+    await this.knex('repositories')
+      .where({ installation_id: installationId })
+      .update({ installed: false, updated_at: this.clock.now() });
+  }
+
+  async setStandaloneConfig(fullName: string, config: unknown): Promise<void> {
+    const now = this.clock.now();
+    const { owner, name } = splitFullName(fullName);
+    await this.knex('repositories')
+      .insert({
+        full_name: fullName,
+        owner,
+        name,
+        installed: true,
+        standalone_config: JSON.stringify(config),
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict('full_name')
+      .merge({ standalone_config: JSON.stringify(config), updated_at: now });
+  }
+}

@@ -1,0 +1,143 @@
+import type { Knex } from 'knex';
+import type { Clock, IdGenerator } from '../clock.js';
+
+export type RunStatus =
+  'queued' | 'running' | 'completed' | 'failed' | 'skipped' | 'superseded' | 'abandoned';
+
+export type RunRecord = {
+  id: string;
+  reviewKey: string;
+  repo: string;
+  prNumber: number;
+  headSha: string | null;
+  variant: string | null;
+  trigger: string;
+  status: RunStatus;
+  analysisStatus: string;
+  publishStatus: string;
+  reason: string | null;
+  installationId: number | null;
+  deliveryId: string | null;
+  jobId: number | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type NewRun = {
+  reviewKey: string;
+  repo: string;
+  prNumber: number;
+  headSha: string | null;
+  variant?: string | null;
+  trigger: string;
+  installationId: number | null;
+  deliveryId?: string | null;
+};
+
+type Raw = Record<string, unknown>;
+
+function mapRun(row: Raw): RunRecord {
+  return {
+    id: String(row.id),
+    reviewKey: String(row.review_key),
+    repo: String(row.repo),
+    prNumber: Number(row.pr_number),
+    headSha: (row.head_sha as string | null) ?? null,
+    variant: (row.variant as string | null) ?? null,
+    trigger: String(row.trigger),
+    status: row.status as RunStatus,
+    analysisStatus: String(row.analysis_status),
+    publishStatus: String(row.publish_status),
+    reason: (row.reason as string | null) ?? null,
+    installationId: row.installation_id === null ? null : Number(row.installation_id),
+    deliveryId: (row.delivery_id as string | null) ?? null,
+    jobId: row.job_id === null ? null : Number(row.job_id),
+    error: (row.error as string | null) ?? null,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export class RunStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /**
+   * Creates the run for a review key, or returns the existing one (`created: false`). A review key names
+   * one review of one head; a manual variant makes a new key and so a fresh run on an unchanged head.
+   */
+  async createOrGet(
+    input: NewRun,
+    trx: Knex | Knex.Transaction = this.knex,
+  ): Promise<{ run: RunRecord; created: boolean }> {
+    const existing = await trx('runs').where({ review_key: input.reviewKey }).first();
+    if (existing) return { run: mapRun(existing), created: false };
+    const now = this.clock.now();
+    const row = {
+      id: this.ids('run'),
+      review_key: input.reviewKey,
+      repo: input.repo,
+      pr_number: input.prNumber,
+      head_sha: input.headSha,
+      variant: input.variant ?? null,
+      trigger: input.trigger,
+      status: 'queued',
+      analysis_status: 'pending',
+      publish_status: 'pending',
+      installation_id: input.installationId,
+      delivery_id: input.deliveryId ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    await trx('runs').insert(row);
+    return { run: mapRun({ ...row, reason: null, job_id: null, error: null }), created: true };
+  }
+
+  async get(id: string): Promise<RunRecord | null> {
+    const row = await this.knex('runs').where({ id }).first();
+    return row ? mapRun(row) : null;
+  }
+
+  async getByKey(reviewKey: string): Promise<RunRecord | null> {
+    const row = await this.knex('runs').where({ review_key: reviewKey }).first();
+    return row ? mapRun(row) : null;
+  }
+
+  /** The newest run of a PR, whatever its head. */
+  async latestForPr(repo: string, prNumber: number): Promise<RunRecord | null> {
+    const row = await this.knex('runs')
+      .where({ repo, pr_number: prNumber })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .first();
+    return row ? mapRun(row) : null;
+  }
+
+  async listForPr(repo: string, prNumber: number): Promise<RunRecord[]> {
+    const rows = await this.knex('runs').where({ repo, pr_number: prNumber }).orderBy('created_at', 'desc');
+    return rows.map(mapRun);
+  }
+
+  async update(
+    id: string,
+    patch: Partial<
+      Pick<RunRecord, 'status' | 'analysisStatus' | 'publishStatus' | 'reason' | 'error' | 'jobId'>
+    >,
+    trx: Knex | Knex.Transaction = this.knex,
+  ): Promise<void> {
+    const values: Record<string, unknown> = { updated_at: this.clock.now() };
+    if (patch.status !== undefined) values.status = patch.status;
+    if (patch.analysisStatus !== undefined) values.analysis_status = patch.analysisStatus;
+    if (patch.publishStatus !== undefined) values.publish_status = patch.publishStatus;
+    if (patch.reason !== undefined) values.reason = patch.reason;
+    if (patch.error !== undefined) values.error = patch.error;
+    if (patch.jobId !== undefined) values.job_id = patch.jobId;
+    await trx('runs').where({ id }).update(values);
+  }
+}

@@ -1,0 +1,201 @@
+import type { Logger } from 'pino';
+import type { QueueBackend } from '../queue/types.js';
+import { renewIntervalMs } from '../queue/types.js';
+import type { ClaimedJob } from '../store/jobs.js';
+
+export class LeaseLostError extends Error {
+  constructor(readonly jobId: number) {
+    super(`lease of job ${jobId} was lost`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export type JobContext = {
+  /** Aborted when the lease is lost or the worker is shutting down hard. */
+  signal: AbortSignal;
+  /** Throws LeaseLostError unless this worker still holds the lease: call it right before publishing. */
+  assertLease(): Promise<void>;
+};
+
+export type JobOutcome =
+  | { type: 'ack' }
+  | { type: 'retry'; error: string }
+  | { type: 'dead'; reason: string; error: string }
+  | { type: 'release'; delayMs: number };
+
+export type JobHandler = (job: ClaimedJob, ctx: JobContext) => Promise<JobOutcome | void>;
+
+export type QueueWorkerOptions = {
+  queue: QueueBackend;
+  queueName: string;
+  /** Lease owner: `<workerId>:<pid>`. */
+  owner: string;
+  leaseMs: number;
+  concurrency: number;
+  handler: JobHandler;
+  log: Logger;
+  /** Idle poll period; a kick() wakes the loop at once. */
+  pollMs?: number;
+};
+
+/**
+ * Claims jobs of one queue, runs them with a renewed lease, and acks, retries or dead-letters them. A job
+ * whose lease is lost is aborted before it can publish, and its result is dropped (the fenced ack would
+ * be refused anyway).
+ */
+export class QueueWorker {
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private wake: (() => void) | null = null;
+  private loopDone: Promise<void> | null = null;
+  private readonly controllers = new Set<AbortController>();
+
+  constructor(private readonly opts: QueueWorkerOptions) {}
+
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Wakes an idle loop (a job was just enqueued). */
+  kick(): void {
+    this.wake?.();
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+    this.wake = null;
+  }
+
+  private async loop(): Promise<void> {
+    const poll = this.opts.pollMs ?? 1000;
+    while (this.running) {
+      if (this.inFlight.size >= this.opts.concurrency) {
+        await Promise.race(this.inFlight);
+        continue;
+      }
+      let job: ClaimedJob | null = null;
+      try {
+        job = await this.opts.queue.claim(this.opts.queueName, this.opts.owner, this.opts.leaseMs);
+      } catch (error) {
+        this.opts.log.error(
+          { event: 'claim-failed', err: error, queue: this.opts.queueName },
+          'claim failed',
+        );
+        await this.sleep(poll);
+        continue;
+      }
+      if (!job) {
+        await this.sleep(poll);
+        continue;
+      }
+      const task = this.run(job).finally(() => this.inFlight.delete(task));
+      this.inFlight.add(task);
+    }
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
+    const { queue, log, leaseMs } = this.opts;
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    let lost = false;
+    let expiresAt = job.leaseExpiresAt;
+    const markLost = () => {
+      if (lost) return;
+      lost = true;
+      log.warn({ event: 'lease_lost_aborted', jobId: job.id, queue: job.queue }, 'lease lost: job aborted');
+      controller.abort(new LeaseLostError(job.id));
+    };
+    const renew = async () => {
+      try {
+        const next = await queue.renew(job.id, job.receipt, leaseMs);
+        if (next === null) markLost();
+        else expiresAt = next;
+      } catch (error) {
+        log.warn({ event: 'lease_renew_failed', jobId: job.id, err: error }, 'lease renewal failed');
+        if (Date.now() >= expiresAt) markLost();
+      }
+    };
+    const timer = setInterval(() => void renew(), renewIntervalMs(leaseMs));
+    const ctx: JobContext = {
+      signal: controller.signal,
+      assertLease: async () => {
+        if (!lost) await renew();
+        if (lost) throw new LeaseLostError(job.id);
+      },
+    };
+    let outcome: JobOutcome;
+    try {
+      outcome = (await this.opts.handler(job, ctx)) ?? { type: 'ack' };
+    } catch (error) {
+      // Aborted (lease lost or hard shutdown): give the job back without counting the attempt.
+      outcome =
+        error instanceof LeaseLostError || controller.signal.aborted
+          ? { type: 'release', delayMs: 0 }
+          : { type: 'retry', error: (error as Error)?.message ?? String(error) };
+    } finally {
+      clearInterval(timer);
+      this.controllers.delete(controller);
+    }
+    if (lost) return; // someone else owns it now; our receipt is stale
+    try {
+      switch (outcome.type) {
+        case 'ack':
+          if (!(await queue.ack(job.id, job.receipt))) markLost();
+          break;
+        case 'retry': {
+          const r = await queue.fail(job.id, job.receipt, outcome.error);
+          if (r?.status === 'dead') {
+            log.error(
+              { event: 'dead_lettered', jobId: job.id, reason: r.reason, err: outcome.error },
+              'job dead-lettered',
+            );
+          } else {
+            log.warn({ event: 'job_retry', jobId: job.id, err: outcome.error }, 'job failed; will retry');
+          }
+          break;
+        }
+        case 'dead':
+          await queue.fail(job.id, job.receipt, outcome.error, { deadReason: outcome.reason });
+          log.error({ event: 'dead_lettered', jobId: job.id, reason: outcome.reason }, 'job dead-lettered');
+          break;
+        case 'release':
+          await queue.release(job.id, job.receipt, { delayMs: outcome.delayMs });
+          break;
+      }
+    } catch (error) {
+      log.error({ event: 'job-finish-failed', jobId: job.id, err: error }, 'could not record job result');
+    }
+  }
+
+  /**
+   * Graceful stop: no new claims; in-flight jobs get `graceMs` to finish, then they are aborted and
+   * released back to the queue.
+   */
+  async stop(graceMs = 25_000): Promise<void> {
+    this.running = false;
+    this.kick();
+    await this.loopDone;
+    const all = Promise.all(this.inFlight);
+    const timedOut = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref()),
+    ]);
+    if (timedOut) {
+      for (const c of this.controllers) c.abort(new Error('worker shutting down'));
+      await all;
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { Probot } from 'probot';
+import type { Store } from '../store/index.js';
+import type { ClaimedJob } from '../store/jobs.js';
+import type { JobHandler } from './runner.js';
+
+/**
+ * Handler of the `webhooks` lane: loads the stored delivery and dispatches it into the Probot app, so
+ * handlers get an installation-authenticated Octokit when App credentials exist. The delivery ends
+ * `processed` (with the outcome its handler recorded) or `failed`.
+ */
+export function webhookJobHandler(store: Store, probot: Probot): JobHandler {
+  return async (job: ClaimedJob) => {
+    const deliveryId = (job.payload as { deliveryId?: unknown } | null)?.deliveryId;
+    if (typeof deliveryId !== 'string') {
+      return { type: 'dead', reason: 'unroutable', error: 'webhook job without a delivery id' };
+    }
+    const delivery = await store.deliveries.get(deliveryId);
+    const raw = delivery ? await store.deliveries.payload(deliveryId) : null;
+    if (!delivery || raw === null) {
+      return { type: 'dead', reason: 'unroutable', error: `delivery ${deliveryId} is not recorded` };
+    }
+    try {
+      await probot.receive({ id: deliveryId, name: delivery.event as any, payload: JSON.parse(raw) });
+    } catch (error) {
+      const message = errorMessage(error);
+      const last = job.attempts >= job.maxAttempts;
+      if (last) await store.deliveries.finish(deliveryId, 'failed', undefined, message);
+      return { type: 'retry', error: message };
+    }
+    await store.deliveries.finish(deliveryId, 'processed', undefined);
+    return { type: 'ack' };
+  };
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError) return error.errors.map(errorMessage).join('; ');
+  return (error as Error)?.message ?? String(error);
+}

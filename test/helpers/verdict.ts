@@ -1,0 +1,32 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Env } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createVerdict, type Verdict } from '../../src/runtime.js';
+import { TEST_SECRET } from './webhooks.js';
+
+export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promise<void> };
+
+/** Starts a real Verdict server on a free loopback port with a fresh SQLite store. */
+export async function startVerdict(env: Env = {}): Promise<RunningVerdict> {
+  const dir = mkdtempSync(join(tmpdir(), 'verdict-it-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
+    GITHUB_WEBHOOK_SECRET: TEST_SECRET,
+    ...env,
+  });
+  const verdict = await createVerdict(config, { log: createLogger(config.logLevel) });
+  const port = await verdict.listen();
+  return {
+    verdict,
+    baseUrl: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await verdict.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

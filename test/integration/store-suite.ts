@@ -1,0 +1,251 @@
+import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
+import type { IncomingDelivery } from '../../src/store/deliveries.js';
+import { failInsertsWhere } from '../helpers/faults.js';
+import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
+
+function delivery(id: string, overrides: Partial<IncomingDelivery> = {}): IncomingDelivery {
+  return {
+    id,
+    event: 'pull_request',
+    action: 'opened',
+    raw: JSON.stringify({ action: 'opened', marker: id }),
+    bytes: 42,
+    repo: 'octo/demo',
+    prNumber: 1,
+    installationId: 7,
+    outcome: 'enqueued',
+    job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: id } },
+    ...overrides,
+  };
+}
+
+/** The store's behaviour, run once per dialect. */
+export function storeSuite(dialect: TestDialect): void {
+  let t: TestStore;
+  beforeEach(async () => {
+    t = await openTestStore(dialect);
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  describe('migrations', () => {
+    test('step down and up one at a time', async () => {
+      const knex = t.store.db.knex;
+      for (let i = 0; i < migrationNames.length; i++) await knex.migrate.down({ migrationSource });
+      expect(await knex.schema.hasTable('deliveries')).toBe(false);
+      for (let i = 0; i < migrationNames.length; i++) await knex.migrate.up({ migrationSource });
+      expect(await knex.schema.hasTable('deliveries')).toBe(true);
+      expect(await knex.schema.hasTable('jobs')).toBe(true);
+    });
+  });
+
+  describe('deliveries (group commit)', () => {
+    test('records deliveries, markers and jobs in one batch', async () => {
+      const results = await t.store.deliveries.recordBatch([
+        delivery('d1'),
+        delivery('d2', { job: null, outcome: 'unsupported_action' }),
+      ]);
+      expect(results).toEqual([
+        { status: 'recorded', outcome: 'enqueued', enqueued: true },
+        { status: 'recorded', outcome: 'unsupported_action', enqueued: false },
+      ]);
+      expect((await t.store.deliveries.get('d1'))?.status).toBe('queued');
+      expect((await t.store.deliveries.get('d2'))?.status).toBe('ignored');
+      expect(await t.store.deliveries.payload('d1')).toContain('"marker":"d1"');
+      expect(await t.store.deliveries.markerExists('d2')).toBe(true);
+      const jobs = await t.store.jobs.list({ queue: 'webhooks' });
+      expect(jobs.map((j) => j.payload)).toEqual([{ deliveryId: 'd1' }]);
+    });
+
+    test('a repeated delivery id is a duplicate, within a batch and across batches', async () => {
+      const first = await t.store.deliveries.recordBatch([delivery('d1'), delivery('d1')]);
+      expect(first.map((r) => r.status)).toEqual(['recorded', 'duplicate']);
+      const second = await t.store.deliveries.recordBatch([delivery('d1')]);
+      expect(second[0]!.status).toBe('duplicate');
+      expect(await t.store.jobs.list({ queue: 'webhooks' })).toHaveLength(1);
+    });
+
+    test('an expired marker lets the same delivery in again', async () => {
+      await t.store.deliveries.recordBatch([delivery('d1')]);
+      t.clock.advance(604800 * 1000 + 1);
+      const again = await t.store.deliveries.recordBatch([delivery('d1')]);
+      expect(again[0]!.status).toBe('recorded');
+      expect((await t.store.deliveries.get('d1'))?.attempts).toBe(2);
+      expect(await t.store.deliveries.expireMarkers()).toBe(0);
+      t.clock.advance(604800 * 1000 + 1);
+      expect(await t.store.deliveries.expireMarkers()).toBe(1);
+    });
+
+    test('a failing enqueue fails only its own delivery, leaves nothing half-written and frees its marker', async () => {
+      const restore = await failInsertsWhere(t.store, 'jobs', 'payload', 'poison');
+      const results = await t.store.deliveries.recordBatch([
+        delivery('ok-1'),
+        delivery('bad', {
+          job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: 'bad', poison: true } },
+        }),
+        delivery('ok-2', { job: null, outcome: 'ping' }),
+      ]);
+      expect(results[0]).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
+      expect(results[1]).toMatchObject({ status: 'failed', code: 'enqueue_failed' });
+      expect(results[2]).toMatchObject({ status: 'recorded', enqueued: false });
+      expect(await t.store.deliveries.get('bad')).toBeNull();
+      expect(await t.store.deliveries.markerExists('bad')).toBe(false);
+      await restore();
+      const retry = await t.store.deliveries.recordBatch([delivery('bad')]);
+      expect(retry[0]!.status).toBe('recorded');
+      expect((await t.store.jobs.list({ queue: 'webhooks' })).length).toBe(2);
+    });
+
+    test('a failing record of an ignored delivery answers delivery_record_failed', async () => {
+      const restore = await failInsertsWhere(t.store, 'deliveries', 'payload', 'poison');
+      const [result] = await t.store.deliveries.recordBatch([
+        delivery('x', { job: null, outcome: 'ping', raw: '{"poison":1}' }),
+      ]);
+      expect(result).toMatchObject({ status: 'failed', code: 'delivery_record_failed' });
+      expect(await t.store.deliveries.markerExists('x')).toBe(false);
+      await restore();
+    });
+  });
+
+  describe('pull requests, runs and comment commands', () => {
+    test('upsert keeps fields that are not given', async () => {
+      await t.store.pullRequests.upsert({
+        repo: 'o/r',
+        number: 5,
+        headSha: 'a'.repeat(40),
+        title: 'T',
+        labels: ['x'],
+        draft: true,
+      });
+      await t.store.pullRequests.upsert({ repo: 'o/r', number: 5, headSha: 'b'.repeat(40) });
+      const pr = await t.store.pullRequests.get('o/r', 5);
+      expect(pr).toMatchObject({ headSha: 'b'.repeat(40), title: 'T', labels: ['x'], draft: true });
+    });
+
+    test('one run per review key', async () => {
+      const input = {
+        reviewKey: 'o/r#5@abc',
+        repo: 'o/r',
+        prNumber: 5,
+        headSha: 'abc',
+        trigger: 'opened',
+        installationId: 1,
+      };
+      const a = await t.store.runs.createOrGet(input);
+      const b = await t.store.runs.createOrGet(input);
+      expect(a.created).toBe(true);
+      expect(b.created).toBe(false);
+      expect(b.run.id).toBe(a.run.id);
+      expect((await t.store.runs.latestForPr('o/r', 5))?.id).toBe(a.run.id);
+    });
+
+    test('a comment command is claimed once', async () => {
+      const input = {
+        repo: 'o/r',
+        prNumber: 5,
+        commentId: 99,
+        verb: 'review',
+        author: 'u',
+        association: 'OWNER',
+        deliveryId: 'd',
+      };
+      expect(await t.store.commentCommands.claim(input)).toBe(true);
+      expect(await t.store.commentCommands.claim(input)).toBe(false);
+      expect(await t.store.commentCommands.claimConfigReport('o/r', 5, 'fp', 'm')).toBe(true);
+      expect(await t.store.commentCommands.claimConfigReport('o/r', 5, 'fp', 'm')).toBe(false);
+    });
+  });
+
+  describe('jobs', () => {
+    test('replace_waiting replaces the waiting job but never a running one', async () => {
+      const jobs = t.store.jobs;
+      const a = await jobs.enqueue({
+        queue: 'reviews',
+        kind: 'review',
+        key: 'k',
+        payload: { v: 1 },
+        mode: 'replace_waiting',
+      });
+      const b = await jobs.enqueue({
+        queue: 'reviews',
+        kind: 'review',
+        key: 'k',
+        payload: { v: 2 },
+        mode: 'replace_waiting',
+      });
+      expect(a.outcome).toBe('enqueued');
+      expect(b).toMatchObject({ outcome: 'replace_waiting', jobId: a.jobId, replacedPayload: { v: 1 } });
+      const claimed = await jobs.claim('reviews', 'w1', 60_000);
+      expect(claimed?.payload).toEqual({ v: 2 });
+      const c = await jobs.enqueue({
+        queue: 'reviews',
+        kind: 'review',
+        key: 'k',
+        payload: { v: 3 },
+        mode: 'replace_waiting',
+      });
+      expect(c.outcome).toBe('enqueued');
+      expect(c.jobId).not.toBe(a.jobId);
+      expect((await jobs.get(a.jobId))?.status).toBe('running');
+    });
+
+    test('receipts fence renew, ack and fail', async () => {
+      const jobs = t.store.jobs;
+      const { jobId } = await jobs.enqueue({ queue: 'q', kind: 'k', payload: {} });
+      const first = (await jobs.claim('q', 'w1', 1000))!;
+      expect(first.id).toBe(jobId);
+      t.clock.advance(1001);
+      const second = (await jobs.claim('q', 'w2', 1000))!;
+      expect(second.id).toBe(jobId);
+      expect(second.receipt).not.toBe(first.receipt);
+      expect(await jobs.renew(jobId, first.receipt, 1000)).toBeNull();
+      expect(await jobs.ack(jobId, first.receipt)).toBe(false);
+      expect(await jobs.fail(jobId, first.receipt, 'x')).toBeNull();
+      expect(await jobs.ack(jobId, second.receipt)).toBe(true);
+      expect((await jobs.get(jobId))?.status).toBe('done');
+      expect(await jobs.claim('q', 'w3', 1000)).toBeNull();
+    });
+
+    test('a failing job walks its retries to the dead letter', async () => {
+      const jobs = t.store.jobs;
+      const { jobId } = await jobs.enqueue({ queue: 'q', kind: 'k', payload: {}, maxAttempts: 3 });
+      for (let i = 1; i <= 3; i++) {
+        const job = (await jobs.claim('q', 'w', 1000))!;
+        expect(job.attempts).toBe(i);
+        const r = await jobs.fail(jobId, job.receipt, `boom ${i}`);
+        if (i < 3) {
+          expect(r?.status).toBe('waiting');
+          expect(await jobs.claim('q', 'w', 1000)).toBeNull(); // backing off
+          t.clock.advance(700_000);
+        } else {
+          expect(r).toEqual({ status: 'dead', reason: 'max_attempts' });
+        }
+      }
+      expect(await jobs.get(jobId)).toMatchObject({
+        status: 'dead',
+        deadReason: 'max_attempts',
+        lastError: 'boom 3',
+      });
+    });
+
+    test('an expired lease on the last attempt is reaped to the dead letter', async () => {
+      const jobs = t.store.jobs;
+      const { jobId } = await jobs.enqueue({ queue: 'q', kind: 'k', payload: {}, maxAttempts: 1 });
+      await jobs.claim('q', 'w', 1000);
+      t.clock.advance(1001);
+      expect(await jobs.claim('q', 'w', 1000)).toBeNull();
+      expect(await jobs.reapExpired()).toBe(1);
+      expect((await jobs.get(jobId))?.deadReason).toBe('max_attempts');
+    });
+
+    test('release gives the job back without counting the attempt', async () => {
+      const jobs = t.store.jobs;
+      await jobs.enqueue({ queue: 'q', kind: 'k', payload: {} });
+      const a = (await jobs.claim('q', 'w', 1000))!;
+      expect(await jobs.release(a.id, a.receipt)).toBe(true);
+      const b = (await jobs.claim('q', 'w', 1000))!;
+      expect(b.attempts).toBe(1);
+    });
+  });
+}

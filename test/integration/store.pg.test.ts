@@ -1,0 +1,3 @@
+import { storeSuite } from './store-suite.js';
+
+describe('store on PostgreSQL', () => storeSuite('pg'));
