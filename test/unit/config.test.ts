@@ -1,0 +1,92 @@
+import { ConfigError, loadConfig, prefixed } from '../../src/config.js';
+
+const noFile = () => {
+  throw new Error('ENOENT');
+};
+
+describe('config', () => {
+  test('defaults', () => {
+    const c = loadConfig({}, noFile);
+    expect(c).toMatchObject({
+      port: 8787,
+      host: '0.0.0.0',
+      productName: 'Verdict',
+      checkName: 'Verdict / review',
+      store: { client: 'sqlite', filename: './data/verdict.sqlite' },
+      dedupeTtlSeconds: 604800,
+      botHandles: ['verdict', 'reviewbot'],
+      workerInline: true,
+    });
+    expect(c.github).toMatchObject({
+      hasCredentials: false,
+      webhookSecret: null,
+      baseUrl: 'https://api.github.com',
+    });
+  });
+
+  test('nullish prefix fallback: legacy only when the canonical variable is unset', () => {
+    expect(prefixed({ REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('/legacy');
+    expect(prefixed({ VERDICT_DB_PATH: '/new', REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('/new');
+    expect(prefixed({ VERDICT_DB_PATH: '', REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('');
+    expect(loadConfig({ REVIEWBOT_PRODUCT_NAME: 'Legacy' }, noFile).checkName).toBe('Legacy / review');
+  });
+
+  test('DATABASE_URL selects PostgreSQL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }, noFile).store).toMatchObject({
+      client: 'pg',
+      connectionString: 'postgres://u@h:5432/db',
+    });
+  });
+
+  test('GitHub credentials, secret precedence and GHES base URL', () => {
+    const c = loadConfig(
+      {
+        APP_ID: '42',
+        PRIVATE_KEY_PATH: '/key.pem',
+        WEBHOOK_SECRET: 'probot',
+        GITHUB_WEBHOOK_SECRET: 'ours',
+        GHE_HOST: '127.0.0.1:9999',
+        GHE_PROTOCOL: 'http',
+      },
+      () => 'PEM',
+    );
+    expect(c.github).toMatchObject({
+      appId: '42',
+      privateKey: 'PEM',
+      hasCredentials: true,
+      webhookSecret: 'ours',
+      baseUrl: 'http://127.0.0.1:9999/api/v3',
+    });
+    expect(loadConfig({ WEBHOOK_SECRET: 'probot' }, noFile).github.webhookSecret).toBe('probot');
+    expect(loadConfig({ PRIVATE_KEY: 'a\\nb' }, noFile).github.privateKey).toBe('a\nb');
+  });
+
+  test('VERDICT_WORKER_INLINE=0 turns the inline worker off; handles are normalised', () => {
+    expect(loadConfig({ VERDICT_WORKER_INLINE: '0' }, noFile).workerInline).toBe(false);
+    expect(loadConfig({ VERDICT_BOT_HANDLES: '@Judge,ref' }, noFile).botHandles).toEqual(['judge', 'ref']);
+  });
+
+  test.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DEDUPE_TTL_SECONDS: '0' }, 'DEDUPE_TTL_SECONDS'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ APP_ID: 'abc' }, 'APP_ID'],
+    [{ VERDICT_WORKER_INLINE: 'maybe' }, 'VERDICT_WORKER_INLINE'],
+    [{ REVIEWBOT_WORKER_INLINE: 'maybe' }, 'REVIEWBOT_WORKER_INLINE'],
+    [{ GHE_PROTOCOL: 'ftp' }, 'GHE_PROTOCOL'],
+    [{ PRIVATE_KEY_PATH: '/missing.pem' }, 'PRIVATE_KEY_PATH'],
+  ])('%j stops start-up with one line naming %s', (env, variable) => {
+    let error: unknown;
+    try {
+      loadConfig(env, noFile);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as Error).message).toMatch(new RegExp(`^Invalid configuration: ${variable} `));
+    expect((error as Error).message).not.toContain('\n');
+  });
+});
