@@ -111,34 +111,40 @@ export class DeliveryStore {
 
   private async writeBatch(trx: Knex.Transaction, items: IncomingDelivery[]): Promise<RecordResult[]> {
     const now = this.clock.now();
+    const expiresAt = now + this.dedupeTtlMs;
     const results: RecordResult[] = new Array(items.length);
-    const keys = items.map((i) => markerKey(i.id));
-    const live = new Set<string>();
-    for (const part of chunks([...new Set(keys)])) {
-      const rows = await trx('dedupe_markers')
-        .whereIn('key', part)
-        .andWhere('expires_at', '>', now)
-        .select('key');
-      for (const row of rows) live.add(String(row.key));
-    }
-    const fresh: IncomingDelivery[] = [];
+    // A second copy of a delivery inside the same batch is a duplicate of the first.
+    const firstIndex = new Map<string, number>();
     items.forEach((item, i) => {
-      const key = keys[i]!;
-      if (live.has(key)) {
-        results[i] = { status: 'duplicate' };
-      } else {
-        live.add(key); // a second copy inside the same batch is a duplicate too
-        fresh.push(item);
+      if (!firstIndex.has(item.id)) firstIndex.set(item.id, i);
+    });
+    const unique = [...firstIndex.keys()];
+    // One statement claims the markers: a new key is inserted, an expired one is renewed, a live one is
+    // left alone and not returned, which makes its delivery a duplicate.
+    const fresh = new Set<string>();
+    for (const part of chunks(unique)) {
+      const placeholders = part.map(() => '(?, ?)').join(', ');
+      const bindings = part.flatMap((id) => [markerKey(id), expiresAt]);
+      const result = await trx.raw(
+        `INSERT INTO dedupe_markers (key, expires_at) VALUES ${placeholders}
+         ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE dedupe_markers.expires_at <= ?
+         RETURNING key`,
+        [...bindings, now],
+      );
+      const rows: Array<{ key: string }> = Array.isArray(result) ? result : result.rows;
+      for (const row of rows) fresh.add(String(row.key).slice('delivery:'.length));
+    }
+    const accepted: IncomingDelivery[] = [];
+    items.forEach((item, i) => {
+      if (firstIndex.get(item.id) === i && fresh.has(item.id)) {
+        accepted.push(item);
         results[i] = { status: 'recorded', outcome: item.outcome, enqueued: item.job !== null };
+      } else {
+        results[i] = { status: 'duplicate' };
       }
     });
-    if (fresh.length === 0) return results;
-    const expiresAt = now + this.dedupeTtlMs;
-    for (const part of chunks(fresh)) {
-      await trx('dedupe_markers')
-        .insert(part.map((item) => ({ key: markerKey(item.id), expires_at: expiresAt })))
-        .onConflict('key')
-        .merge(['expires_at']);
+    if (accepted.length === 0) return results;
+    for (const part of chunks(accepted)) {
       await trx('deliveries')
         .insert(
           part.map((item) => ({
@@ -170,11 +176,10 @@ export class DeliveryStore {
           processed_at: trx.raw('excluded.processed_at'),
         });
     }
-    for (const item of fresh) {
-      if (item.job) {
-        await this.jobs.enqueue({ ...item.job, payload: item.job.payload ?? { deliveryId: item.id } }, trx);
-      }
-    }
+    const jobs = accepted.flatMap((item) =>
+      item.job ? [{ ...item.job, payload: item.job.payload ?? { deliveryId: item.id } }] : [],
+    );
+    await this.jobs.enqueueMany(jobs, trx);
     return results;
   }
 

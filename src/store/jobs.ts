@@ -152,6 +152,33 @@ export class JobStore {
   }
 
   /**
+   * Enqueues several jobs in one go: keyless jobs in one multi-row insert, keyed ones one by one (they
+   * need the waiting-slot rule).
+   */
+  async enqueueMany(inputs: EnqueueInput[], trx: Knex | Knex.Transaction = this.knex): Promise<void> {
+    const now = this.clock.now();
+    const keyless = inputs.filter((i) => (i.key ?? null) === null);
+    for (let i = 0; i < keyless.length; i += 100) {
+      await trx('jobs').insert(
+        keyless.slice(i, i + 100).map((input) => ({
+          queue: input.queue,
+          kind: input.kind,
+          job_key: null,
+          payload: JSON.stringify(input.payload ?? null),
+          status: 'waiting',
+          priority: input.priority ?? 0,
+          attempts: 0,
+          max_attempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+          run_at: input.runAt ?? now,
+          created_at: now,
+          updated_at: now,
+        })),
+      );
+    }
+    for (const input of inputs) if ((input.key ?? null) !== null) await this.enqueue(input, trx);
+  }
+
+  /**
    * Claims the next runnable job of a queue: a waiting job whose time has come, or a running job whose
    * lease expired (its worker died) and that has attempts left. One statement, so it is atomic on SQLite;
    * `FOR UPDATE SKIP LOCKED` on PostgreSQL lets many workers claim at once without waiting on each other.
