@@ -63,18 +63,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 
-  if (config.workerInline) {
-    webhookWorker = new QueueWorker({
-      queue: { kind: store.db.dialect, ...bindJobs(store) },
-      queueName: WEBHOOK_QUEUE,
-      owner: `${config.workerId}:${process.pid}`,
-      leaseMs: 120_000,
-      concurrency: 4,
-      handler: webhookJobHandler(store, probot),
-      log,
-      pollMs: 1000,
-    });
-  }
+  if (config.workerInline) webhookWorker = createWebhookWorker(store, probot, config, log);
 
   return {
     config,
@@ -99,6 +88,30 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       await store.close();
     },
   };
+}
+
+/** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */
+export async function loadApp(probot: Probot, store: Store, config: Config, log: Logger): Promise<void> {
+  const replies = new ReplyPublisher(
+    config.github.hasCredentials ? 'live' : 'shadow',
+    store.publications,
+    log,
+  );
+  await probot.load(verdictApp({ store, config, log, replies }));
+}
+
+/** The worker of the `webhooks` lane: stored deliveries into the Probot app. */
+export function createWebhookWorker(store: Store, probot: Probot, config: Config, log: Logger): QueueWorker {
+  return new QueueWorker({
+    queue: { kind: store.db.dialect, ...bindJobs(store) },
+    queueName: WEBHOOK_QUEUE,
+    owner: `${config.workerId}:${process.pid}`,
+    leaseMs: 120_000,
+    concurrency: 4,
+    handler: webhookJobHandler(store, probot),
+    log,
+    pollMs: 1000,
+  });
 }
 
 /** The SQL job table as a QueueBackend. */

@@ -17,12 +17,15 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(env: Record<string, string>): {
+function start(
+  env: Record<string, string>,
+  script = 'src/main.ts',
+): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(TSX, ['src/main.ts'], {
+  const child = spawn(TSX, [script], {
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,6 +69,51 @@ describe('the real process (npm start entry point)', () => {
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
   }, 60_000);
+
+  test('with VERDICT_WORKER_INLINE=0 the server only ingests and a separate worker process handles the delivery', async () => {
+    const port = await freePort();
+    const env = {
+      HOST: '127.0.0.1',
+      VERDICT_DB_PATH: join(dir, 'shared.sqlite'),
+      GITHUB_WEBHOOK_SECRET: TEST_SECRET,
+      APP_ID: '',
+      PRIVATE_KEY: '',
+    };
+    const server = start({ ...env, PORT: String(port), VERDICT_WORKER_INLINE: '0' });
+    const base = `http://127.0.0.1:${port}`;
+    let up = false;
+    for (let i = 0; i < 200 && !up; i++) {
+      up = (await fetch(`${base}/health`).catch(() => null)) !== null;
+      if (!up) await new Promise((r) => setTimeout(r, 100));
+    }
+    const res = await postWebhook(base, 'pull_request', example('pull_request', 'opened'));
+    expect(res.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    const { openStore } = await import('../../src/store/index.js');
+    const { randomId, systemClock } = await import('../../src/clock.js');
+    const store = await openStore(
+      { client: 'sqlite', filename: env.VERDICT_DB_PATH },
+      { clock: systemClock, ids: randomId, dedupeTtlSeconds: 60 },
+    );
+    try {
+      expect((await store.deliveries.get(res.deliveryId))?.status).toBe('queued'); // no inline worker
+      const worker = start(env, 'src/worker/main.ts');
+      let delivery = null;
+      for (let i = 0; i < 200; i++) {
+        delivery = await store.deliveries.get(res.deliveryId);
+        if (delivery?.status === 'processed') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(delivery).toMatchObject({ status: 'processed', outcome: 'enqueued' });
+      expect(await store.runs.latestForPr('Codertocat/Hello-World', 2)).toMatchObject({ status: 'queued' });
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await store.close();
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  }, 90_000);
 
   test('a bad variable stops start-up with one line naming it and exit code 1', async () => {
     const proc = start({ PORT: 'not-a-port', VERDICT_DB_PATH: join(dir, 'x.sqlite') });
