@@ -187,3 +187,16 @@ export function loadConfig(
     maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
   };
 }
+
+/** For process entry points: the config, or one line on stderr naming the bad variable and exit 1. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

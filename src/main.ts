@@ -1,19 +1,10 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createLogger } from './logger.js';
 import { createVerdict } from './runtime.js';
 
 /** Process entry: config, store (migrated), server, in-process worker, smee forwarding. */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   const verdict = await createVerdict(config, { log });
   const port = await verdict.listen();

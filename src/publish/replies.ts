@@ -37,59 +37,54 @@ export class ReplyPublisher {
     private readonly log: Logger,
   ) {}
 
+  /** Runs a publish attempt (or records it as shadowed) and writes its ledger entry. */
+  private async attempt(
+    kind: 'reply' | 'reaction',
+    target: IssueTarget,
+    body: string,
+    runId: string | null,
+    publish: () => Promise<{ data: { id: number } }>,
+  ): Promise<void> {
+    const entry = { runId, repo: `${target.owner}/${target.repo}`, prNumber: target.number, kind, body };
+    if (this.mode === 'shadow') {
+      await this.ledger.record({ ...entry, mode: 'shadow', status: 'shadowed', receipt: null, error: null });
+      return;
+    }
+    try {
+      const { data } = await publish();
+      await this.ledger.record({
+        ...entry,
+        mode: 'live',
+        status: 'published',
+        receipt: String(data.id),
+        error: null,
+      });
+    } catch (error) {
+      await this.ledger.record({
+        ...entry,
+        mode: 'live',
+        status: 'failed',
+        receipt: null,
+        error: (error as Error).message,
+      });
+      throw error;
+    }
+  }
+
   async comment(
     octokit: ReplyOctokit,
     target: IssueTarget,
     body: string,
     runId: string | null = null,
   ): Promise<void> {
-    const repo = `${target.owner}/${target.repo}`;
-    if (this.mode === 'shadow') {
-      await this.ledger.record({
-        runId,
-        repo,
-        prNumber: target.number,
-        kind: 'reply',
-        mode: 'shadow',
-        status: 'shadowed',
-        receipt: null,
-        body,
-        error: null,
-      });
-      return;
-    }
-    try {
-      const { data } = await octokit.rest.issues.createComment({
+    await this.attempt('reply', target, body, runId, () =>
+      octokit.rest.issues.createComment({
         owner: target.owner,
         repo: target.repo,
         issue_number: target.number,
         body,
-      });
-      await this.ledger.record({
-        runId,
-        repo,
-        prNumber: target.number,
-        kind: 'reply',
-        mode: 'live',
-        status: 'published',
-        receipt: String(data.id),
-        body,
-        error: null,
-      });
-    } catch (error) {
-      await this.ledger.record({
-        runId,
-        repo,
-        prNumber: target.number,
-        kind: 'reply',
-        mode: 'live',
-        status: 'failed',
-        receipt: null,
-        body,
-        error: (error as Error).message,
-      });
-      throw error;
-    }
+      }),
+    );
   }
 
   /** Acknowledges a command with a reaction; a failure is recorded and logged, never fatal. */
@@ -99,52 +94,17 @@ export class ReplyPublisher {
     commentId: number,
     content: 'eyes' | '+1',
   ): Promise<void> {
-    const repo = `${target.owner}/${target.repo}`;
-    if (this.mode === 'shadow') {
-      await this.ledger.record({
-        runId: null,
-        repo,
-        prNumber: target.number,
-        kind: 'reaction',
-        mode: 'shadow',
-        status: 'shadowed',
-        receipt: null,
-        body: content,
-        error: null,
-      });
-      return;
-    }
     try {
-      const { data } = await octokit.rest.reactions.createForIssueComment({
-        owner: target.owner,
-        repo: target.repo,
-        comment_id: commentId,
-        content,
-      });
-      await this.ledger.record({
-        runId: null,
-        repo,
-        prNumber: target.number,
-        kind: 'reaction',
-        mode: 'live',
-        status: 'published',
-        receipt: String(data.id),
-        body: content,
-        error: null,
-      });
+      await this.attempt('reaction', target, content, null, () =>
+        octokit.rest.reactions.createForIssueComment({
+          owner: target.owner,
+          repo: target.repo,
+          comment_id: commentId,
+          content,
+        }),
+      );
     } catch (error) {
       this.log.warn({ event: 'reaction-failed', err: error }, 'could not react to the command comment');
-      await this.ledger.record({
-        runId: null,
-        repo,
-        prNumber: target.number,
-        kind: 'reaction',
-        mode: 'live',
-        status: 'failed',
-        receipt: null,
-        body: content,
-        error: (error as Error).message,
-      });
     }
   }
 }

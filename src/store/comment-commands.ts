@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
+import { isUniqueViolation } from './db.js';
 
 export type CommentCommandRecord = {
   key: string;
@@ -14,11 +15,6 @@ export type CommentCommandRecord = {
   runId: string | null;
   createdAt: number;
 };
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT' || /UNIQUE constraint/.test(e.message ?? '');
-}
 
 export const commentCommandKey = (repo: string, pr: number, commentId: number): string =>
   `${repo}#${pr}@${commentId}`;

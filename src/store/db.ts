@@ -77,3 +77,9 @@ export function parseJson<T>(value: unknown, fallback: T): T {
 export function toBool(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't';
 }
+
+/** A unique-constraint violation on either dialect. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT' || /UNIQUE constraint/.test(e.message ?? '');
+}

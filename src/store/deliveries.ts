@@ -60,6 +60,23 @@ function mapDelivery(row: Raw): Delivery {
   };
 }
 
+/** Every column but the payload: listings and lookups never read whole payloads. */
+const DELIVERY_COLUMNS = [
+  'id',
+  'event',
+  'action',
+  'status',
+  'outcome',
+  'repo',
+  'pr_number',
+  'installation_id',
+  'payload_bytes',
+  'attempts',
+  'error',
+  'received_at',
+  'processed_at',
+];
+
 export const markerKey = (deliveryId: string): string => `delivery:${deliveryId}`;
 
 const CHUNK = 100;
@@ -227,21 +244,7 @@ export class DeliveryStore {
 
   async list(filter: { status?: string; limit?: number } = {}): Promise<Delivery[]> {
     let q = this.knex('deliveries')
-      .select(
-        'id',
-        'event',
-        'action',
-        'status',
-        'outcome',
-        'repo',
-        'pr_number',
-        'installation_id',
-        'payload_bytes',
-        'attempts',
-        'error',
-        'received_at',
-        'processed_at',
-      )
+      .select(DELIVERY_COLUMNS)
       .orderBy('received_at', 'desc')
       .limit(filter.limit ?? 50);
     if (filter.status) q = q.where('status', filter.status);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { parseJson } from './db.js';
+import { isUniqueViolation, parseJson } from './db.js';
 import type { Dialect } from './db.js';
 
 export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
@@ -62,6 +62,22 @@ export function retryDelayMs(attempts: number): number {
 
 type Raw = Record<string, unknown>;
 
+function newJobRow(input: EnqueueInput, now: number): Raw {
+  return {
+    queue: input.queue,
+    kind: input.kind,
+    job_key: input.key ?? null,
+    payload: JSON.stringify(input.payload ?? null),
+    status: 'waiting',
+    priority: input.priority ?? 0,
+    attempts: 0,
+    max_attempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    run_at: input.runAt ?? now,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 function mapJob(row: Raw): Job {
   return {
     id: Number(row.id),
@@ -82,11 +98,6 @@ function mapJob(row: Raw): Job {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT' || /UNIQUE constraint/.test(e.message ?? '');
 }
 
 /**
@@ -125,21 +136,7 @@ export class JobStore {
         }
       }
       try {
-        const rows = await trx('jobs')
-          .insert({
-            queue: input.queue,
-            kind: input.kind,
-            job_key: key,
-            payload,
-            status: 'waiting',
-            priority: input.priority ?? 0,
-            attempts: 0,
-            max_attempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-            run_at: input.runAt ?? now,
-            created_at: now,
-            updated_at: now,
-          })
-          .returning('id');
+        const rows = await trx('jobs').insert(newJobRow(input, now)).returning('id');
         const first = rows[0] as unknown;
         const id = typeof first === 'object' && first !== null ? (first as { id: unknown }).id : first;
         return { outcome: 'enqueued', jobId: Number(id) };
@@ -159,21 +156,7 @@ export class JobStore {
     const now = this.clock.now();
     const keyless = inputs.filter((i) => (i.key ?? null) === null);
     for (let i = 0; i < keyless.length; i += 100) {
-      await trx('jobs').insert(
-        keyless.slice(i, i + 100).map((input) => ({
-          queue: input.queue,
-          kind: input.kind,
-          job_key: null,
-          payload: JSON.stringify(input.payload ?? null),
-          status: 'waiting',
-          priority: input.priority ?? 0,
-          attempts: 0,
-          max_attempts: input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-          run_at: input.runAt ?? now,
-          created_at: now,
-          updated_at: now,
-        })),
-      );
+      await trx('jobs').insert(keyless.slice(i, i + 100).map((input) => newJobRow(input, now)));
     }
     for (const input of inputs) if ((input.key ?? null) !== null) await this.enqueue(input, trx);
   }

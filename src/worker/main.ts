@@ -1,5 +1,5 @@
 import { randomId, systemClock } from '../clock.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger } from '../logger.js';
 import { createWebhookWorker, loadApp } from '../runtime.js';
@@ -11,16 +11,7 @@ import { openStore } from '../store/index.js';
  * jobs finish (or releases them).
  */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   const store = await openStore(config.store, {
     clock: systemClock,
