@@ -203,21 +203,7 @@ export class DeliveryStore {
   async get(id: string): Promise<Delivery | null> {
     const row = await this.knex('deliveries')
       .where({ id })
-      .first(
-        'id',
-        'event',
-        'action',
-        'status',
-        'outcome',
-        'repo',
-        'pr_number',
-        'installation_id',
-        'payload_bytes',
-        'attempts',
-        'error',
-        'received_at',
-        'processed_at',
-      );
+      .first(...DELIVERY_COLUMNS);
     return row ? mapDelivery(row) : null;
   }
 
