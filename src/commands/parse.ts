@@ -3,46 +3,81 @@ export type CommandVerb = 'review' | 'rerun' | 'status' | 'help';
 export type ParsedCommand =
   { kind: 'command'; verb: CommandVerb; handle: string; args: string[] } | { kind: 'no_command' };
 
-export const DEFAULT_BOT_HANDLES: readonly string[] = ['verdict', 'reviewbot'];
-const VERBS = new Set<string>(['review', 'rerun', 'status', 'help']);
+/** `@verdict` and the legacy `@reviewbot` (NAMES.md); `VERDICT_BOT_HANDLES` replaces the list. */
+export const DEFAULT_BOT_HANDLES: readonly string[] = Object.freeze(['verdict', 'reviewbot']);
 
-export function botHandlesFromEnv(value: string | undefined): string[] {
-  const handles = (value ?? '')
-    .split(',')
-    .map((h) => h.trim().replace(/^@/, '').toLowerCase())
-    .filter((h) => h.length > 0);
-  return handles.length > 0 ? handles : [...DEFAULT_BOT_HANDLES];
+const VERBS: ReadonlySet<string> = new Set<CommandVerb>(['review', 'rerun', 'status', 'help']);
+
+/** Punctuation glued to the end of the verb that is still read as the verb: `review,` `help!` `status.` */
+const VERB_TRAILING_PUNCTUATION = /[.,!:;]+$/;
+
+const NO_COMMAND: ParsedCommand = Object.freeze({ kind: 'no_command' });
+
+/** A handle as configured or as typed: trimmed, lower-cased, without a leading `@`. */
+function normalizeHandle(handle: string): string {
+  return handle.trim().replace(/^@/, '').toLowerCase();
 }
 
 /**
- * The comment must start (after leading whitespace) with `@<handle>`, then whitespace, then one verb;
- * case-insensitive, any whitespace collapsed. Trailing text becomes `args`, which never select another PR
- * or head. Trailing punctuation glued to the verb (`review,` `help!`) is ignored. Anything else,
- * including a handle in the middle of a sentence, is `no_command`.
+ * `VERDICT_BOT_HANDLES=verdict,reviewbot`: a comma list; entries are trimmed, lower-cased and lose a leading
+ * `@`; empty entries are dropped. Unset, empty or only commas → the defaults.
+ */
+export function botHandlesFromEnv(value: string | undefined): string[] {
+  const handles = (value ?? '')
+    .split(',')
+    .map(normalizeHandle)
+    .filter((h) => h.length > 0);
+  return handles.length > 0 ? [...new Set(handles)] : [...DEFAULT_BOT_HANDLES];
+}
+
+/**
+ * Parses a pull-request comment body.
+ *
+ * - After leading whitespace the body must START with `@<handle>` (one of `handles`, case-insensitive). The
+ *   handle ends at whitespace: `@verdictbot review`, `@verdict-x review` and `@verdict, review` are not
+ *   commands for handle `verdict`.
+ * - Then whitespace (spaces, tabs, newlines; any amount, collapsed) and exactly one verb among review, rerun,
+ *   status, help (case-insensitive).
+ * - Decision on punctuation: trailing `.`, `,`, `!`, `:` or `;` glued to the verb is dropped, so
+ *   `@verdict review, please` is a review command (people write like that). Anything else glued to the verb
+ *   (`review?`, `review-all`, `reviews`) makes it another word, hence `no_command`.
+ * - The rest, split on whitespace, is `args`: informational only. Args never select another PR or head.
+ * - Other verbs (ignore, resolve, learn, ...), a bare handle, a handle in the middle of the text (including a
+ *   quoted `> @verdict review`), an empty or missing body: `no_command`.
+ *
+ * `handle` in the result is the configured handle that matched, lower-cased, without `@`.
  */
 export function parseCommand(
   body: string | null | undefined,
   handles: readonly string[] = DEFAULT_BOT_HANDLES,
 ): ParsedCommand {
-  if (typeof body !== 'string') return { kind: 'no_command' };
-  const words = body.trim().split(/\s+/).filter(Boolean);
-  const first = words[0]?.toLowerCase();
-  if (!first || !first.startsWith('@')) return { kind: 'no_command' };
-  const handle = first.slice(1);
-  if (!handles.map((h) => h.toLowerCase()).includes(handle)) return { kind: 'no_command' };
-  const verb = words[1]?.toLowerCase().replace(/[.,!:;]+$/, '');
-  if (!verb || !VERBS.has(verb)) return { kind: 'no_command' };
+  if (typeof body !== 'string') return NO_COMMAND;
+  const words = body.trim().split(/\s+/);
+  const first = words[0];
+  if (first === undefined || !first.startsWith('@')) return NO_COMMAND;
+  const handle = first.slice(1).toLowerCase();
+  if (handle.length === 0 || !handles.some((h) => normalizeHandle(h) === handle)) return NO_COMMAND;
+  const verb = words[1]?.toLowerCase().replace(VERB_TRAILING_PUNCTUATION, '');
+  if (verb === undefined || !VERBS.has(verb)) return NO_COMMAND;
   return { kind: 'command', verb: verb as CommandVerb, handle, args: words.slice(2) };
 }
 
+/** The `help` reply: Markdown listing the four commands with the primary (first) handle. */
 export function commandHelpText(handles: readonly string[] = DEFAULT_BOT_HANDLES): string {
-  const h = `@${handles[0] ?? 'verdict'}`;
-  return [
+  const normalized = [...new Set(handles.map(normalizeHandle).filter((h) => h.length > 0))];
+  const primary = `@${normalized[0] ?? DEFAULT_BOT_HANDLES[0]}`;
+  const lines = [
     '**Verdict commands**',
     '',
-    `- \`${h} review\`: queue a fresh review of the current head`,
-    `- \`${h} rerun\`: same as review`,
-    `- \`${h} status\`: show the latest review run and the head it is on`,
-    `- \`${h} help\`: show this list`,
-  ].join('\n');
+    `- \`${primary} review\`: queue a fresh review of the pull request's current head`,
+    `- \`${primary} rerun\`: same as review`,
+    `- \`${primary} status\`: show the latest review run and the stored head`,
+    `- \`${primary} help\`: show this list`,
+    '',
+    'The command must start the comment. Text after the command is ignored: it never selects another pull ' +
+      'request or commit.',
+  ];
+  const others = normalized.slice(1).map((h) => `\`@${h}\``);
+  if (others.length > 0) lines.push(`${others.join(', ')} ${others.length > 1 ? 'work' : 'works'} too.`);
+  return lines.join('\n');
 }

@@ -1,98 +1,266 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
-/** The standalone repository config of review-engine 2.7, from `.github/verdict.yml`. */
+/**
+ * The standalone repository config of review-engine 2.7, read from `.github/verdict.yml` (through Probot's
+ * `context.config()`, which also follows `_extends` and removes that key).
+ *
+ * Every key is optional and defaults as the spec says; unknown keys are rejected at every level, so a typo
+ * (`onDraft` spelled `on_draft`) is reported instead of silently ignored. Leniency is limited to what cannot
+ * change the meaning: `manual.allowAssociations` entries are trimmed and upper-cased, `manual.allowUsers`
+ * entries are trimmed and lose a leading `@`. Nothing else is coerced: a single string where a list is
+ * expected (`include: main`) and a quoted boolean (`auto: "false"`) are errors, with a message saying how to
+ * write the value.
+ */
+
+/** The `author_association` values GitHub sends on comments. */
+export const GITHUB_AUTHOR_ASSOCIATIONS = [
+  'OWNER',
+  'MEMBER',
+  'COLLABORATOR',
+  'CONTRIBUTOR',
+  'FIRST_TIME_CONTRIBUTOR',
+  'FIRST_TIMER',
+  'MANNEQUIN',
+  'NONE',
+] as const;
+
+const branchPattern = z.string().min(1);
+
+const reviewSchema = z
+  .object({
+    auto: z.boolean().default(true),
+    onDraft: z.boolean().default(false),
+  })
+  .strict();
+
+const branchesSchema = z
+  .object({
+    /** Base branches that get automatic reviews: exact names, or globs (see `baseBranchIncluded`). */
+    include: z.array(branchPattern).default(['main', 'dev']),
+    /** Base branches never reviewed automatically, even when `include` matches. */
+    exclude: z.array(branchPattern).default([]),
+  })
+  .strict();
+
+const manualSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    allowAssociations: z
+      .array(z.string().trim().toUpperCase().pipe(z.enum(GITHUB_AUTHOR_ASSOCIATIONS)))
+      .default(['OWNER', 'MEMBER', 'COLLABORATOR']),
+    allowUsers: z
+      .array(
+        z
+          .string()
+          .trim()
+          .transform((login) => login.replace(/^@/, ''))
+          .pipe(z.string().min(1)),
+      )
+      .default([]),
+  })
+  .strict();
+
 export const repoConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
-    review: z
-      .object({ auto: z.boolean().default(true), onDraft: z.boolean().default(false) })
-      .strict()
-      .default({ auto: true, onDraft: false }),
-    branches: z
-      .object({
-        include: z.array(z.string().min(1)).default(['main', 'dev']),
-        exclude: z.array(z.string().min(1)).default([]),
-      })
-      .strict()
-      .default({ include: ['main', 'dev'], exclude: [] }),
-    manual: z
-      .object({
-        enabled: z.boolean().default(true),
-        allowAssociations: z
-          .array(
-            z
-              .string()
-              .min(1)
-              .transform((s) => s.toUpperCase()),
-          )
-          .default(['OWNER', 'MEMBER', 'COLLABORATOR']),
-        allowUsers: z.array(z.string().min(1)).default([]),
-      })
-      .strict()
-      .default({ enabled: true, allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'], allowUsers: [] }),
+    review: reviewSchema.prefault({}),
+    branches: branchesSchema.prefault({}),
+    manual: manualSchema.prefault({}),
   })
   .strict();
 
 export type RepoConfig = z.infer<typeof repoConfigSchema>;
-export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({});
 
-export type RepoConfigResult = { config: RepoConfig; error: null } | { config: RepoConfig; error: string };
-
-/** Absent file (null) → defaults; invalid → defaults plus a message naming the dotted path. */
-export function resolveRepoConfig(raw: unknown): RepoConfigResult {
-  if (raw === null || raw === undefined) return { config: DEFAULT_REPO_CONFIG, error: null };
-  const parsed = repoConfigSchema.safeParse(raw);
-  if (parsed.success) return { config: parsed.data, error: null };
-  const issue = parsed.error.issues[0]!;
-  const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
-  const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-  return { config: DEFAULT_REPO_CONFIG, error: `${path}: ${issue.message}${keys}` };
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
-/** Exact names, or globs with `*` (not across `/`) and `**`. */
+/** The spec defaults (frozen; `resolveRepoConfig` hands out fresh copies). */
+export const DEFAULT_REPO_CONFIG: RepoConfig = deepFreeze(repoConfigSchema.parse({}));
+
+export type RepoConfigResult =
+  { config: RepoConfig; error: null } | { config: RepoConfig /* the defaults */; error: string };
+
+/** Allowed keys per object path, for "unknown key" messages. */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(repoConfigSchema.shape),
+  review: Object.keys(reviewSchema.shape),
+  branches: Object.keys(branchesSchema.shape),
+  manual: Object.keys(manualSchema.shape),
+};
+
+const MAX_REPORTED_ISSUES = 10;
+
+/**
+ * `raw` is what `context.config('verdict.yml')` returned: `null` (or `undefined`) when there is no file →
+ * defaults and no error; an empty file arrives as `{}` → defaults. An invalid file → the defaults plus one
+ * message listing every problem (`; `-separated, at most 10), each starting with its dotted path, for example
+ * `review.auto: expected true or false, received the string "yes" (write true or false without quotes)`.
+ * The message is deterministic for a given file, so `configErrorFingerprint` reports it once.
+ */
+export function resolveRepoConfig(raw: unknown): RepoConfigResult {
+  if (raw === null || raw === undefined) return { config: repoConfigSchema.parse({}), error: null };
+  const parsed = repoConfigSchema.safeParse(raw);
+  if (parsed.success) return { config: parsed.data, error: null };
+  const messages = parsed.error.issues.flatMap((issue) => describeIssue(issue, raw));
+  const shown = messages.slice(0, MAX_REPORTED_ISSUES);
+  if (messages.length > shown.length) shown.push(`and ${messages.length - shown.length} more`);
+  return { config: repoConfigSchema.parse({}), error: shown.join('; ') };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out.length > 0 ? `.${String(segment)}` : String(segment);
+  }
+  return out.length > 0 ? out : '(root)';
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const segment of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'an empty value';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'string') {
+    const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;
+    return `the string ${JSON.stringify(shown)}`;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  if (typeof value === 'object') return 'a mapping';
+  return typeof value;
+}
+
+const EXPECTED_WORDS: Record<string, string> = {
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'a mapping of settings',
+  string: 'a string',
+};
+
+/** A did-you-mean for keys that differ only in case, `_` or `-` (`ondraft`, `on_draft`, `allow-users`). */
+function suggestKey(key: string, known: readonly string[]): string | undefined {
+  const squash = (s: string) => s.replace(/[-_]/g, '').toLowerCase();
+  return known.find((k) => squash(k) === squash(key));
+}
+
+function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string[] {
+  const path = formatPath(issue.path);
+  const value = valueAt(raw, issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const parent = issue.path.filter((s) => typeof s === 'string').join('.');
+      const known = KNOWN_KEYS[parent] ?? [];
+      return issue.keys.map((key) => {
+        const suggestion = suggestKey(key, known);
+        const hint =
+          suggestion !== undefined ? `did you mean ${suggestion}?` : `allowed: ${known.join(', ')}`;
+        return `${formatPath([...issue.path, key])}: unknown key (${hint})`;
+      });
+    }
+    case 'invalid_type': {
+      const expected = EXPECTED_WORDS[issue.expected] ?? issue.expected;
+      let hint = '';
+      if (issue.expected === 'array' && typeof value === 'string')
+        hint = ` (write a list, even for one entry: [${value}])`;
+      else if (issue.expected === 'boolean' && typeof value === 'string')
+        hint = ' (write true or false without quotes)';
+      else if (value === null) hint = ' (a key written without a value; remove it to use the default)';
+      return [`${path}: expected ${expected}, received ${describeValue(value)}${hint}`];
+    }
+    case 'invalid_value':
+      if (issue.path.includes('allowAssociations')) {
+        return [
+          `${path}: ${describeValue(value)} is not a GitHub author association ` +
+            `(one of ${GITHUB_AUTHOR_ASSOCIATIONS.join(', ')})`,
+        ];
+      }
+      return [`${path}: ${issue.message}`];
+    case 'too_small':
+      if (issue.origin === 'string') return [`${path}: must not be empty`];
+      return [`${path}: ${issue.message}`];
+    default:
+      return [`${path}: ${issue.message}`];
+  }
+}
+
+/** `refs/heads/main` and `main` name the same base branch. */
+function branchName(ref: string): string {
+  return ref.replace(/^refs\/heads\//, '');
+}
+
+/**
+ * Branch patterns: a name without `*` matches exactly (case-sensitive, as git). `*` matches any characters
+ * except `/`, `**` matches any characters including `/`: `release/*` matches `release/1.2` but not
+ * `release/a/b`; `release/**` matches both. No other glob syntax (`?`, `[...]`, `{a,b}` are literal).
+ */
 function branchMatches(pattern: string, branch: string): boolean {
-  if (!pattern.includes('*')) return pattern === branch;
-  const re = pattern
+  const name = branchName(pattern);
+  if (!name.includes('*')) return name === branch;
+  const source = name
     .split(/(\*\*|\*)/)
     .map((part) =>
       part === '**' ? '.*' : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
     )
     .join('');
-  return new RegExp(`^${re}$`).test(branch);
+  return new RegExp(`^${source}$`).test(branch);
 }
 
+/** The base branch must match `branches.include` (the spec: "base branch must be listed") and no `exclude`. */
 export function baseBranchIncluded(config: RepoConfig, baseRef: string): boolean {
+  const branch = branchName(baseRef);
+  if (branch.length === 0) return false;
   return (
-    config.branches.include.some((p) => branchMatches(p, baseRef)) &&
-    !config.branches.exclude.some((p) => branchMatches(p, baseRef))
+    config.branches.include.some((p) => branchMatches(p, branch)) &&
+    !config.branches.exclude.some((p) => branchMatches(p, branch))
   );
 }
 
+/**
+ * Whether an automatic (pull_request event) review may run, review-engine 7.2 `auto_review_disabled`. Checked
+ * in this order: `enabled`, `review.auto`, the base branch, drafts (`review.onDraft`). Manual commands do not
+ * go through this (they bypass the draft check; repository disablement is checked by the caller).
+ */
 export function autoReviewDecision(
   config: RepoConfig,
   pr: { baseRef: string; draft: boolean },
 ): { ok: true } | { ok: false; reason: 'auto_review_disabled'; detail: string } {
-  if (!config.enabled)
-    return {
-      ok: false,
-      reason: 'auto_review_disabled',
-      detail: 'repository disabled in .github/verdict.yml',
-    };
-  if (!config.review.auto)
-    return { ok: false, reason: 'auto_review_disabled', detail: 'review.auto is false' };
+  const refuse = (detail: string) => ({
+    ok: false as const,
+    reason: 'auto_review_disabled' as const,
+    detail,
+  });
+  if (!config.enabled) return refuse('repository disabled (enabled: false in .github/verdict.yml)');
+  if (!config.review.auto) return refuse('review.auto is false');
   if (!baseBranchIncluded(config, pr.baseRef)) {
-    return {
-      ok: false,
-      reason: 'auto_review_disabled',
-      detail: `base branch ${pr.baseRef} is not in branches.include`,
-    };
+    const branch = branchName(pr.baseRef);
+    const excluded =
+      config.branches.include.some((p) => branchMatches(p, branch)) &&
+      config.branches.exclude.some((p) => branchMatches(p, branch));
+    return refuse(
+      excluded
+        ? `base branch "${branch}" is excluded by branches.exclude`
+        : `base branch "${branch}" is not listed in branches.include (${config.branches.include.join(', ') || 'empty'})`,
+    );
   }
-  if (pr.draft && !config.review.onDraft)
-    return { ok: false, reason: 'auto_review_disabled', detail: 'draft PR and review.onDraft is false' };
+  if (pr.draft && !config.review.onDraft) return refuse('draft pull request and review.onDraft is false');
   return { ok: true };
 }
 
+/** 16 hex characters of the SHA-256 of the message: an invalid file is reported once per distinct error. */
 export function configErrorFingerprint(error: string): string {
-  return createHash('sha256').update(error).digest('hex').slice(0, 16);
+  return createHash('sha256').update(error, 'utf8').digest('hex').slice(0, 16);
 }

@@ -1,6 +1,6 @@
 /**
- * The Node event filter (review-engine 6.1): a pure classifier of a verified webhook. The caller looks up
- * stored state (the PR's stored head) and passes it in.
+ * The Node event filter (review-engine 6.1): a pure classifier of an already verified webhook. No I/O: the
+ * caller looks up stored state (the PR's stored head SHA) and passes it in. Command text is not parsed here.
  */
 export type PrRef = {
   owner: string;
@@ -49,14 +49,22 @@ export type FilterOutcome =
   | { action: 'installation' }
   | { action: 'ignore'; reason: IgnoreReason };
 
-const REVIEW_ACTIONS = new Set<string>(['opened', 'reopened', 'ready_for_review', 'synchronize']);
+const REVIEW_ACTIONS: ReadonlySet<string> = new Set<ReviewTrigger>([
+  'opened',
+  'reopened',
+  'ready_for_review',
+  'synchronize',
+]);
+
+/** Compared case-insensitively against the start of the head commit message. */
 const MERGE_PHRASES = ['merge branch ', 'merge pull request ', 'merge remote-tracking branch '];
 
+/** `{owner}/{repo}#{pr}:latest-waiting` (6.1): at most one waiting review job per pull request. */
 export function waitingJobKey(owner: string, repo: string, pr: number): string {
   return `${owner}/${repo}#${pr}:latest-waiting`;
 }
 
-/** `{owner}/{repo}#{pr}@{headSha}`, plus `:{variant}` (NAMES.md: a colon joins the variant). */
+/** `{owner}/{repo}#{pr}@{headSha}`, plus `:{variant}` when a variant is given (NAMES.md: a colon joins it). */
 export function reviewKey(
   owner: string,
   repo: string,
@@ -68,7 +76,11 @@ export function reviewKey(
   return variant ? `${base}:${variant}` : base;
 }
 
-/** Merge detection from supplied metadata: a merge flag, several parents, or a merge-commit message. */
+/**
+ * Merge detection from supplied metadata (6.1): an explicit merge flag, more than one parent, or a message
+ * that starts (case-insensitively, after leading whitespace) with "Merge branch ", "Merge pull request " or
+ * "Merge remote-tracking branch ". A message that merely mentions merging later does not count.
+ */
 export function isMergeCommit(meta: {
   merge?: boolean | null;
   parents?: number | null;
@@ -81,22 +93,26 @@ export function isMergeCommit(meta: {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const nonEmpty = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const id = (v: unknown): number | null =>
+  Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : null;
 
 function repoIdentity(p: any): { owner: string; repo: string } | null {
-  const owner = str(p?.repository?.owner?.login) ?? str(p?.repository?.full_name)?.split('/')[0] ?? null;
-  const repo = str(p?.repository?.name);
+  const fullName = nonEmpty(p?.repository?.full_name)?.split('/') ?? [];
+  const owner = nonEmpty(p?.repository?.owner?.login) ?? nonEmpty(fullName[0]);
+  const repo = nonEmpty(p?.repository?.name) ?? nonEmpty(fullName[1]);
   return owner && repo ? { owner, repo } : null;
 }
 
 function prRef(p: any): PrRef | null {
-  const id = repoIdentity(p);
+  const identity = repoIdentity(p);
   const pr = p?.pull_request;
-  const number = num(pr?.number) ?? num(p?.number);
-  const headSha = str(pr?.head?.sha);
-  if (!id || number === null || !headSha) return null;
+  const number = id(pr?.number) ?? id(p?.number);
+  const headSha = nonEmpty(pr?.head?.sha);
+  if (!identity || number === null || !headSha) return null;
   return {
-    ...id,
+    ...identity,
     number,
     headSha,
     baseRef: str(pr?.base?.ref) ?? '',
@@ -106,29 +122,85 @@ function prRef(p: any): PrRef | null {
     title: str(pr?.title) ?? '',
     body: str(pr?.body),
     labels: Array.isArray(pr?.labels)
-      ? pr.labels.map((l: any) => str(l?.name)).filter((n: string | null): n is string => !!n)
+      ? pr.labels.map((l: any) => nonEmpty(l?.name)).filter((n: string | null): n is string => n !== null)
       : [],
-    installationId: num(p?.installation?.id),
+    installationId: id(p?.installation?.id),
     changedFiles: num(pr?.changed_files),
-    beforeSha: str(p?.before),
+    beforeSha: nonEmpty(p?.before),
   };
 }
 
-function mergeMeta(p: any): { merge?: boolean | null; parents?: number | null; message?: string | null } {
-  const head = p?.head_commit ?? null;
-  const last = Array.isArray(p?.commits) && p.commits.length > 0 ? p.commits[p.commits.length - 1] : null;
-  const parents = Array.isArray(head?.parents)
-    ? head.parents.length
-    : Array.isArray(last?.parents)
-      ? last.parents.length
-      : null;
+/**
+ * Collects merge metadata a caller (or an enriched payload) supplied: `merge`, `head_commit` and, when
+ * present, the head commit inside `commits` (the one whose `sha`/`id` is the head, else the last one).
+ */
+function mergeMeta(p: any, headSha: string): Parameters<typeof isMergeCommit>[0] {
+  const head = p?.head_commit && typeof p.head_commit === 'object' ? p.head_commit : null;
+  const commits: any[] = Array.isArray(p?.commits) ? p.commits : [];
+  const listed = commits.find((c) => c?.sha === headSha || c?.id === headSha) ?? commits[commits.length - 1];
+  const parentCount = (c: any): number | null => (Array.isArray(c?.parents) ? c.parents.length : null);
+  const parents = [parentCount(head), parentCount(listed)].filter((n): n is number => n !== null);
   return {
-    merge: p?.merge === true || head?.merge === true || last?.merge === true,
-    parents,
-    message: str(head?.message) ?? str(last?.message),
+    merge: p?.merge === true || head?.merge === true || listed?.merge === true,
+    parents: parents.length > 0 ? Math.max(...parents) : null,
+    message: str(head?.message) ?? str(listed?.message) ?? str(listed?.commit?.message),
   };
 }
 
+function classifyPullRequest(p: any, stored: { headSha: string | null } | null | undefined): FilterOutcome {
+  const action = str(p?.action) ?? '';
+  if (action !== 'edited' && !REVIEW_ACTIONS.has(action))
+    return { action: 'ignore', reason: 'unsupported_action' };
+  const pr = prRef(p);
+  if (!pr) return { action: 'ignore', reason: 'missing_identity' };
+  if (action === 'edited') return { action: 'update_metadata', pr };
+
+  if (action === 'synchronize') {
+    if (pr.beforeSha !== null && pr.beforeSha === str(p?.after)) return { action: 'ignore', reason: 'no_op' };
+    // Decision: only a `synchronize` onto the head we already stored is a no-op (that push was handled).
+    // opened, reopened and ready_for_review on a stored head are explicit requests to review (for example
+    // a PR taken out of draft), so they go on to admission, which decides the rest.
+    if (stored?.headSha && stored.headSha === pr.headSha) return { action: 'ignore', reason: 'no_op' };
+  }
+  if (p?.noChanges === true) return { action: 'ignore', reason: 'no_changes' };
+  if (isMergeCommit(mergeMeta(p, pr.headSha))) return { action: 'ignore', reason: 'merge_commit' };
+
+  return {
+    action: 'review',
+    trigger: action as ReviewTrigger,
+    pr,
+    waitingKey: waitingJobKey(pr.owner, pr.repo, pr.number),
+  };
+}
+
+function classifyIssueComment(p: any): FilterOutcome {
+  if (p?.action !== 'created') return { action: 'ignore', reason: 'unsupported_action' };
+  if (!p?.issue?.pull_request) return { action: 'ignore', reason: 'not_pull_request_comment' };
+  const identity = repoIdentity(p);
+  const number = id(p?.issue?.number);
+  const commentId = id(p?.comment?.id);
+  const author = nonEmpty(p?.comment?.user?.login);
+  if (!identity || number === null || commentId === null || !author) {
+    return { action: 'ignore', reason: 'missing_identity' };
+  }
+  return {
+    action: 'command',
+    pr: {
+      ...identity,
+      number,
+      commentId,
+      body: str(p?.comment?.body) ?? '',
+      author,
+      association: str(p?.comment?.author_association),
+      installationId: id(p?.installation?.id),
+    },
+  };
+}
+
+/**
+ * Classifies a verified webhook by its `x-github-event` name and parsed payload. `stored` is the PR's
+ * stored state when the caller has one (only `headSha` is read).
+ */
 export function classifyEvent(
   event: string,
   payload: unknown,
@@ -141,50 +213,10 @@ export function classifyEvent(
     case 'installation':
     case 'installation_repositories':
       return { action: 'installation' };
-    case 'issue_comment': {
-      if (p?.action !== 'created') return { action: 'ignore', reason: 'unsupported_action' };
-      if (!p?.issue?.pull_request) return { action: 'ignore', reason: 'not_pull_request_comment' };
-      const id = repoIdentity(p);
-      const number = num(p?.issue?.number);
-      const commentId = num(p?.comment?.id);
-      const author = str(p?.comment?.user?.login);
-      if (!id || number === null || commentId === null || !author)
-        return { action: 'ignore', reason: 'missing_identity' };
-      return {
-        action: 'command',
-        pr: {
-          ...id,
-          number,
-          commentId,
-          body: str(p?.comment?.body) ?? '',
-          author,
-          association: str(p?.comment?.author_association),
-          installationId: num(p?.installation?.id),
-        },
-      };
-    }
-    case 'pull_request': {
-      const action = str(p?.action) ?? '';
-      if (action !== 'edited' && !REVIEW_ACTIONS.has(action))
-        return { action: 'ignore', reason: 'unsupported_action' };
-      const pr = prRef(p);
-      if (!pr) return { action: 'ignore', reason: 'missing_identity' };
-      if (action === 'edited') return { action: 'update_metadata', pr };
-      if (p?.noChanges === true) return { action: 'ignore', reason: 'no_changes' };
-      if (isMergeCommit(mergeMeta(p))) return { action: 'ignore', reason: 'merge_commit' };
-      if (action === 'synchronize') {
-        if (str(p?.before) !== null && p.before === p.after) return { action: 'ignore', reason: 'no_op' };
-        // A head we already stored was already handled. Only `synchronize` is a no-op on it: opened,
-        // reopened and ready_for_review are explicit requests and go on to admission.
-        if (stored?.headSha && stored.headSha === pr.headSha) return { action: 'ignore', reason: 'no_op' };
-      }
-      return {
-        action: 'review',
-        trigger: action as ReviewTrigger,
-        pr,
-        waitingKey: waitingJobKey(pr.owner, pr.repo, pr.number),
-      };
-    }
+    case 'issue_comment':
+      return classifyIssueComment(p);
+    case 'pull_request':
+      return classifyPullRequest(p, stored);
     default:
       return { action: 'ignore', reason: 'unsupported_event' };
   }

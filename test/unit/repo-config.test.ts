@@ -3,73 +3,310 @@ import {
   baseBranchIncluded,
   configErrorFingerprint,
   DEFAULT_REPO_CONFIG,
+  repoConfigSchema,
   resolveRepoConfig,
+  type RepoConfig,
 } from '../../src/commands/repo-config.js';
 
-describe('standalone repository config (.github/verdict.yml)', () => {
-  test('defaults of review-engine 2.7', () => {
-    expect(DEFAULT_REPO_CONFIG).toEqual({
-      enabled: true,
-      review: { auto: true, onDraft: false },
-      branches: { include: ['main', 'dev'], exclude: [] },
-      manual: { enabled: true, allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'], allowUsers: [] },
-    });
-    expect(resolveRepoConfig(null)).toEqual({ config: DEFAULT_REPO_CONFIG, error: null });
+const SPEC_DEFAULTS = {
+  enabled: true,
+  review: { auto: true, onDraft: false },
+  branches: { include: ['main', 'dev'], exclude: [] },
+  manual: { enabled: true, allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'], allowUsers: [] },
+};
+
+function configOf(raw: unknown): RepoConfig {
+  const result = resolveRepoConfig(raw);
+  if (result.error !== null) throw new Error(`unexpected config error: ${result.error}`);
+  return result.config;
+}
+
+describe('defaults (review-engine 2.7)', () => {
+  test('DEFAULT_REPO_CONFIG is the spec table', () => {
+    expect(DEFAULT_REPO_CONFIG).toEqual(SPEC_DEFAULTS);
   });
 
-  test('a partial file keeps the other defaults', () => {
-    const { config, error } = resolveRepoConfig({
-      review: { onDraft: true },
-      branches: { include: ['master'] },
-    });
-    expect(error).toBeNull();
-    expect(config.review).toEqual({ auto: true, onDraft: true });
-    expect(config.branches.include).toEqual(['master']);
-    expect(config.manual.enabled).toBe(true);
+  test.each<[string, unknown]>([
+    ['absent file (null)', null],
+    ['undefined', undefined],
+    ['empty file ({})', {}],
+    ['empty sections', { review: {}, branches: {}, manual: {} }],
+  ])('%s → defaults, no error', (_label, raw) => {
+    expect(resolveRepoConfig(raw)).toEqual({ config: SPEC_DEFAULTS, error: null });
   });
 
-  test.each([
-    [{ review: { auto: 'sometimes' } }, 'review.auto'],
-    [{ reviews: {} }, 'reviews'],
-    [{ manual: { allowUsers: 'me' } }, 'manual.allowUsers'],
-    [{ branches: { include: ['main'], only: ['x'] } }, 'only'],
-  ])('an invalid file gives the defaults and an error naming the path (%j)', (raw, path) => {
+  test('DEFAULT_REPO_CONFIG is frozen, and results are fresh copies', () => {
+    expect(Object.isFrozen(DEFAULT_REPO_CONFIG.branches.include)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_REPO_CONFIG.manual)).toBe(true);
+    const first = resolveRepoConfig(null).config;
+    first.branches.include.push('feature');
+    first.manual.enabled = false;
+    const invalid = resolveRepoConfig({ bogus: 1 }).config;
+    invalid.review.auto = false;
+    expect(resolveRepoConfig(null).config).toEqual(SPEC_DEFAULTS);
+    expect(resolveRepoConfig({ bogus: 1 }).config).toEqual(SPEC_DEFAULTS);
+    expect(DEFAULT_REPO_CONFIG).toEqual(SPEC_DEFAULTS);
+  });
+});
+
+describe('partial files merge with the defaults', () => {
+  test.each<[string, unknown, unknown]>([
+    ['enabled', { enabled: false }, { ...SPEC_DEFAULTS, enabled: false }],
+    [
+      'review.onDraft only',
+      { review: { onDraft: true } },
+      { ...SPEC_DEFAULTS, review: { auto: true, onDraft: true } },
+    ],
+    [
+      'review.auto only',
+      { review: { auto: false } },
+      { ...SPEC_DEFAULTS, review: { auto: false, onDraft: false } },
+    ],
+    [
+      'branches.include replaces the default list',
+      { branches: { include: ['master'] } },
+      { ...SPEC_DEFAULTS, branches: { include: ['master'], exclude: [] } },
+    ],
+    [
+      'branches.exclude only keeps the default include',
+      { branches: { exclude: ['dev'] } },
+      { ...SPEC_DEFAULTS, branches: { include: ['main', 'dev'], exclude: ['dev'] } },
+    ],
+    [
+      'manual.allowUsers only keeps the default associations',
+      { manual: { allowUsers: ['octocat'] } },
+      { ...SPEC_DEFAULTS, manual: { ...SPEC_DEFAULTS.manual, allowUsers: ['octocat'] } },
+    ],
+    [
+      'allowAssociations are trimmed and upper-cased',
+      { manual: { allowAssociations: ['member', ' Contributor '] } },
+      { ...SPEC_DEFAULTS, manual: { ...SPEC_DEFAULTS.manual, allowAssociations: ['MEMBER', 'CONTRIBUTOR'] } },
+    ],
+    [
+      'allowUsers lose a leading @ and surrounding spaces',
+      { manual: { allowUsers: ['@Octocat', ' hubot '] } },
+      { ...SPEC_DEFAULTS, manual: { ...SPEC_DEFAULTS.manual, allowUsers: ['Octocat', 'hubot'] } },
+    ],
+    [
+      'a full file',
+      {
+        enabled: true,
+        review: { auto: false, onDraft: true },
+        branches: { include: ['release/*'], exclude: ['release/old'] },
+        manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
+      },
+      {
+        enabled: true,
+        review: { auto: false, onDraft: true },
+        branches: { include: ['release/*'], exclude: ['release/old'] },
+        manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
+      },
+    ],
+  ])('%s', (_label, raw, expected) => {
+    expect(resolveRepoConfig(raw)).toEqual({ config: expected, error: null });
+  });
+
+  test('the schema itself applies the nested defaults', () => {
+    expect(repoConfigSchema.parse({ manual: { enabled: false } }).manual).toEqual({
+      enabled: false,
+      allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'],
+      allowUsers: [],
+    });
+  });
+});
+
+describe('invalid files: defaults plus an error naming the dotted path', () => {
+  test.each<[string, unknown, string[]]>([
+    ['wrong type', { review: { auto: 'sometimes' } }, ['review.auto: expected true or false', '"sometimes"']],
+    ['quoted boolean', { enabled: 'false' }, ['enabled: expected true or false', 'without quotes']],
+    [
+      'number for a boolean',
+      { manual: { enabled: 1 } },
+      ['manual.enabled: expected true or false', 'number 1'],
+    ],
+    [
+      'unknown root key',
+      { reviews: {} },
+      ['reviews: unknown key', 'allowed: enabled, review, branches, manual'],
+    ],
+    ['unknown nested key', { branches: { include: ['main'], only: ['x'] } }, ['branches.only: unknown key']],
+    ['unknown key in manual', { manual: { users: ['a'] } }, ['manual.users: unknown key']],
+    [
+      'misspelt key gets a suggestion',
+      { review: { on_draft: true } },
+      ['review.on_draft: unknown key', 'onDraft'],
+    ],
+    ['wrong case gets a suggestion', { manual: { allowusers: [] } }, ['manual.allowusers', 'allowUsers']],
+    [
+      'a single string where a list is expected',
+      { branches: { include: 'main' } },
+      ['branches.include: expected a list', 'the string "main"', '[main]'],
+    ],
+    [
+      'a single string for allowUsers',
+      { manual: { allowUsers: 'me' } },
+      ['manual.allowUsers: expected a list'],
+    ],
+    [
+      'a non-string list entry',
+      { branches: { exclude: ['main', 7] } },
+      ['branches.exclude[1]: expected a string'],
+    ],
+    ['an empty branch name', { branches: { include: [''] } }, ['branches.include[0]: must not be empty']],
+    ['an empty login', { manual: { allowUsers: ['@'] } }, ['manual.allowUsers[0]: must not be empty']],
+    [
+      'an unknown association',
+      { manual: { allowAssociations: ['OWNER', 'maintainer'] } },
+      ['manual.allowAssociations[1]', '"maintainer" is not a GitHub author association', 'COLLABORATOR'],
+    ],
+    ['a key without a value', { review: null }, ['review: expected a mapping', 'without a value']],
+    ['a list as the whole file', ['main'], ['(root): expected a mapping', 'a list']],
+    ['a number as the whole file', 42, ['(root): expected a mapping']],
+  ])('%s', (_label, raw, fragments) => {
     const result = resolveRepoConfig(raw);
-    expect(result.config).toEqual(DEFAULT_REPO_CONFIG);
-    expect(result.error).toContain(path);
+    expect(result.config).toEqual(SPEC_DEFAULTS);
+    expect(typeof result.error).toBe('string');
+    for (const fragment of fragments) expect(result.error).toContain(fragment);
   });
 
-  test('base branch must be included and not excluded; globs work', () => {
-    expect(baseBranchIncluded(DEFAULT_REPO_CONFIG, 'main')).toBe(true);
-    expect(baseBranchIncluded(DEFAULT_REPO_CONFIG, 'master')).toBe(false);
-    const { config } = resolveRepoConfig({ branches: { include: ['release/*'], exclude: ['release/old'] } });
-    expect(baseBranchIncluded(config, 'release/1.2')).toBe(true);
-    expect(baseBranchIncluded(config, 'release/old')).toBe(false);
-    expect(baseBranchIncluded(config, 'release/a/b')).toBe(false);
+  test('one bad key invalidates the whole file (the valid parts are not applied)', () => {
+    const result = resolveRepoConfig({ enabled: false, review: { auto: 'no' } });
+    expect(result.config.enabled).toBe(true);
+    expect(result.error).toContain('review.auto');
   });
 
-  test.each([
-    [{ enabled: false }, { baseRef: 'main', draft: false }, 'repository disabled'],
-    [{ review: { auto: false } }, { baseRef: 'main', draft: false }, 'review.auto'],
-    [{}, { baseRef: 'feature', draft: false }, 'branches.include'],
-    [{}, { baseRef: 'main', draft: true }, 'review.onDraft'],
-  ])('auto review refused by %j for %j', (raw, pr, detail) => {
-    const decision = autoReviewDecision(resolveRepoConfig(raw).config, pr);
-    expect(decision.ok).toBe(false);
-    if (!decision.ok) {
-      expect(decision.reason).toBe('auto_review_disabled');
-      expect(decision.detail).toContain(detail);
-    }
+  test('every problem is listed, separated by "; "', () => {
+    const error = resolveRepoConfig({
+      reviews: {},
+      branches: { include: 'main' },
+      review: { auto: 1 },
+    }).error;
+    expect(error).toContain('reviews: unknown key');
+    expect(error).toContain('branches.include: expected a list');
+    expect(error).toContain('review.auto: expected true or false');
+    expect(error?.split('; ')).toHaveLength(3);
   });
 
-  test('auto review allowed on an included base, and on drafts with review.onDraft', () => {
-    expect(autoReviewDecision(DEFAULT_REPO_CONFIG, { baseRef: 'dev', draft: false })).toEqual({ ok: true });
-    const { config } = resolveRepoConfig({ review: { onDraft: true } });
-    expect(autoReviewDecision(config, { baseRef: 'main', draft: true })).toEqual({ ok: true });
+  test('at most ten problems are listed, then a count', () => {
+    const raw = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`k${i}`, i]));
+    const error = resolveRepoConfig(raw).error ?? '';
+    expect(error.split('; ')).toHaveLength(11);
+    expect(error.endsWith('and 2 more')).toBe(true);
   });
 
-  test('config error fingerprints are stable per message', () => {
-    expect(configErrorFingerprint('a')).toBe(configErrorFingerprint('a'));
-    expect(configErrorFingerprint('a')).not.toBe(configErrorFingerprint('b'));
+  test('the message is deterministic for the same file', () => {
+    const raw = { reviews: {}, branches: { include: 'main' } };
+    expect(resolveRepoConfig(raw).error).toBe(resolveRepoConfig(structuredClone(raw)).error);
+  });
+});
+
+describe('baseBranchIncluded', () => {
+  const globs = configOf({
+    branches: { include: ['main', 'release/*', 'hotfix/**'], exclude: ['release/old'] },
+  });
+
+  test.each<[string, RepoConfig, string, boolean]>([
+    ['default main', DEFAULT_REPO_CONFIG, 'main', true],
+    ['default dev', DEFAULT_REPO_CONFIG, 'dev', true],
+    ['default master', DEFAULT_REPO_CONFIG, 'master', false],
+    ['default feature', DEFAULT_REPO_CONFIG, 'feature/x', false],
+    ['exact match is case-sensitive', DEFAULT_REPO_CONFIG, 'Main', false],
+    ['no prefix matching', DEFAULT_REPO_CONFIG, 'main2', false],
+    ['no suffix matching', DEFAULT_REPO_CONFIG, 'my-main', false],
+    ['refs/heads/ prefix is the same branch', DEFAULT_REPO_CONFIG, 'refs/heads/main', true],
+    ['empty ref', DEFAULT_REPO_CONFIG, '', false],
+    ['glob * within a segment', globs, 'release/1.2', true],
+    ['glob * not across /', globs, 'release/a/b', false],
+    ['glob * needs the prefix', globs, 'releases/1.2', false],
+    ['glob ** across /', globs, 'hotfix/a/b', true],
+    ['exclude wins over include', globs, 'release/old', false],
+    ['exact include next to globs', globs, 'main', true],
+    ['. in a pattern is literal', configOf({ branches: { include: ['v1.0'] } }), 'v1x0', false],
+    ['literal . matches itself', configOf({ branches: { include: ['v1.0'] } }), 'v1.0', true],
+    ['empty include lists nothing', configOf({ branches: { include: [] } }), 'main', false],
+    ['exclude only removes from the defaults', configOf({ branches: { exclude: ['dev'] } }), 'dev', false],
+    [
+      '* alone matches any single-segment branch',
+      configOf({ branches: { include: ['*'] } }),
+      'feature',
+      true,
+    ],
+  ])('%s: %s', (_label, config, baseRef, expected) => {
+    expect(baseBranchIncluded(config, baseRef)).toBe(expected);
+  });
+});
+
+describe('autoReviewDecision', () => {
+  test.each<[string, unknown, { baseRef: string; draft: boolean }, string]>([
+    ['repository disabled', { enabled: false }, { baseRef: 'main', draft: false }, 'repository disabled'],
+    [
+      'review.auto false',
+      { review: { auto: false } },
+      { baseRef: 'main', draft: false },
+      'review.auto is false',
+    ],
+    [
+      'base not listed',
+      {},
+      { baseRef: 'feature', draft: false },
+      '"feature" is not listed in branches.include',
+    ],
+    [
+      'base excluded',
+      { branches: { exclude: ['dev'] } },
+      { baseRef: 'dev', draft: false },
+      '"dev" is excluded by branches.exclude',
+    ],
+    ['draft without onDraft', {}, { baseRef: 'main', draft: true }, 'review.onDraft is false'],
+    // order: enabled, then review.auto, then base, then draft
+    [
+      'disabled wins over everything',
+      { enabled: false, review: { auto: false } },
+      { baseRef: 'x', draft: true },
+      'repository disabled',
+    ],
+    [
+      'auto wins over base and draft',
+      { review: { auto: false } },
+      { baseRef: 'x', draft: true },
+      'review.auto',
+    ],
+    ['base wins over draft', {}, { baseRef: 'x', draft: true }, 'branches.include'],
+  ])('%s → auto_review_disabled', (_label, raw, pr, detail) => {
+    const decision = autoReviewDecision(configOf(raw), pr);
+    expect(decision).toEqual({ ok: false, reason: 'auto_review_disabled', detail: expect.any(String) });
+    if (!decision.ok) expect(decision.detail).toContain(detail);
+  });
+
+  test.each<[string, unknown, { baseRef: string; draft: boolean }]>([
+    ['defaults on main', {}, { baseRef: 'main', draft: false }],
+    ['defaults on dev', {}, { baseRef: 'dev', draft: false }],
+    ['draft with review.onDraft', { review: { onDraft: true } }, { baseRef: 'main', draft: true }],
+    ['custom include', { branches: { include: ['master'] } }, { baseRef: 'master', draft: false }],
+    [
+      'manual commands off does not stop auto review',
+      { manual: { enabled: false } },
+      { baseRef: 'main', draft: false },
+    ],
+  ])('%s → ok', (_label, raw, pr) => {
+    expect(autoReviewDecision(configOf(raw), pr)).toEqual({ ok: true });
+  });
+});
+
+describe('configErrorFingerprint', () => {
+  test('16 hex characters of the SHA-256 of the message', () => {
+    // sha256('a') = ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb
+    expect(configErrorFingerprint('a')).toBe('ca978112ca1bbdca');
+  });
+
+  test('stable per message, different for different messages', () => {
+    const error = resolveRepoConfig({ reviews: {} }).error ?? '';
+    expect(configErrorFingerprint(error)).toBe(
+      configErrorFingerprint(resolveRepoConfig({ reviews: {} }).error ?? ''),
+    );
+    expect(configErrorFingerprint(error)).not.toBe(
+      configErrorFingerprint(resolveRepoConfig({ review: 1 }).error ?? ''),
+    );
+    expect(configErrorFingerprint(error)).toMatch(/^[0-9a-f]{16}$/);
   });
 });
