@@ -1,0 +1,177 @@
+import { z } from 'zod';
+
+/**
+ * The review output object the model is asked for (review-engine 2.2 to 2.5).
+ *
+ * These are the strict shapes. The runtime accepts less than this (the shallow usability check of 2.2 in
+ * `parse-output.ts`) and normalises what it accepts into a `ReviewOutput`.
+ */
+
+export const VERDICTS = ['clear', 'needs-attention'] as const;
+export const FINDING_SEVERITIES = ['blocker', 'high', 'medium', 'low'] as const;
+export const DISPOSITION_KINDS = ['resolved', 'false_positive', 'no_longer_applicable'] as const;
+export const COMPETITOR_WINNERS = ['own', 'competitor', 'split', 'unclear'] as const;
+
+/** The six string-array fields of `competitorComparison`. */
+export const COMPETITOR_ARRAY_FIELDS = [
+  'agreements',
+  'competitorMisses',
+  'ownMisses',
+  'strongerCompetitorFindings',
+  'strongerOwnFindings',
+  'actionItems',
+] as const;
+
+/** The fourteen fields of the review output object, in the order of 2.2. */
+export const REVIEW_OUTPUT_FIELDS = [
+  'overview',
+  'summary',
+  'verdict',
+  'confidenceScore',
+  'bulletHighlights',
+  'reasoning',
+  'mergeVerdict',
+  'importantFiles',
+  'findings',
+  'priorFindingDispositions',
+  'missingValidations',
+  'crossRepoImpact',
+  'sequenceDiagram',
+  'competitorComparison',
+] as const;
+
+const nonBlank = (field: string) =>
+  z.string().refine((value) => value.trim().length > 0, { message: `${field} must not be blank` });
+
+/** An integer 1 to 5 (analyst confidence, competitor-comparison confidence). */
+const oneToFive = z.number().int().min(1).max(5);
+
+/** 2.3: all six keys required, no extra properties. */
+export const findingSchema = z.strictObject({
+  severity: z.enum(FINDING_SEVERITIES),
+  category: z.string(),
+  path: z.string(),
+  title: z.string(),
+  body: z.string(),
+  contextIds: z.array(z.string()),
+});
+
+/** One `evidence` item of a disposition: current code quoted at the current head. */
+export const dispositionEvidenceSchema = z.strictObject({
+  headSha: z.string(),
+  path: z.string(),
+  quote: z.string(),
+});
+
+/** 2.4: one `priorFindingDispositions[]` item. */
+export const dispositionSchema = z.strictObject({
+  priorReviewKey: z.string(),
+  fingerprint: z.string(),
+  disposition: z.enum(DISPOSITION_KINDS),
+  explanation: z.string(),
+  evidence: z.array(dispositionEvidenceSchema),
+});
+
+/** 2.5: all ten keys required. */
+export const competitorComparisonSchema = z.strictObject({
+  available: z.boolean(),
+  winner: z.enum(COMPETITOR_WINNERS),
+  summary: z.string(),
+  confidence: oneToFive,
+  agreements: z.array(z.string()),
+  competitorMisses: z.array(z.string()),
+  ownMisses: z.array(z.string()),
+  strongerCompetitorFindings: z.array(z.string()),
+  strongerOwnFindings: z.array(z.string()),
+  actionItems: z.array(z.string()),
+});
+
+export const importantFileSchema = z.strictObject({
+  path: z.string(),
+  overview: z.string(),
+});
+
+/** 2.2: the fourteen-field object. `overview`, `summary`, `mergeVerdict` are non-blank. */
+export const reviewOutputSchema = z.strictObject({
+  overview: nonBlank('overview'),
+  summary: nonBlank('summary'),
+  verdict: z.enum(VERDICTS),
+  confidenceScore: oneToFive,
+  bulletHighlights: z.array(z.string()),
+  reasoning: z.string(),
+  mergeVerdict: nonBlank('mergeVerdict'),
+  importantFiles: z.array(importantFileSchema),
+  findings: z.array(findingSchema),
+  priorFindingDispositions: z.array(dispositionSchema),
+  missingValidations: z.array(z.string()),
+  crossRepoImpact: z.array(z.string()),
+  sequenceDiagram: z.string(),
+  competitorComparison: competitorComparisonSchema,
+});
+
+export type Verdict = (typeof VERDICTS)[number];
+export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
+export type Finding = z.infer<typeof findingSchema>;
+export type DispositionEvidence = z.infer<typeof dispositionEvidenceSchema>;
+export type Disposition = z.infer<typeof dispositionSchema>;
+export type CompetitorComparison = z.infer<typeof competitorComparisonSchema>;
+export type ImportantFile = z.infer<typeof importantFileSchema>;
+export type ReviewOutput = z.infer<typeof reviewOutputSchema>;
+
+export const NO_COMPETITOR_COMPARISON_SUMMARY = 'No competitor review was recorded for this pull request.';
+
+/** A fresh (mutable) copy of the default comparison, for building an output. */
+export function defaultCompetitorComparison(): CompetitorComparison {
+  return {
+    available: false,
+    winner: 'unclear',
+    summary: NO_COMPETITOR_COMPARISON_SUMMARY,
+    confidence: 1,
+    agreements: [],
+    competitorMisses: [],
+    ownMisses: [],
+    strongerCompetitorFindings: [],
+    strongerOwnFindings: [],
+    actionItems: [],
+  };
+}
+
+/**
+ * 2.5 default when nothing was recorded. Deeply frozen so that no caller can change the shared value:
+ * spread it and replace the arrays, or use `defaultCompetitorComparison()`, to build a modified copy.
+ */
+export const DEFAULT_COMPETITOR_COMPARISON: CompetitorComparison = deepFreeze(defaultCompetitorComparison());
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  }
+  return Object.freeze(value);
+}
+
+type JsonSchemaNode = Record<string, unknown>;
+
+/**
+ * The review output as a JSON Schema for OpenAI structured outputs (`strict: true`): every object has
+ * `additionalProperties: false` and lists all its properties as required; no `$schema` key. Zod
+ * refinements (the non-blank strings) are not representable and stay runtime checks.
+ */
+export function reviewOutputJsonSchema(): JsonSchemaNode {
+  const schema = z.toJSONSchema(reviewOutputSchema, { target: 'draft-2020-12' }) as JsonSchemaNode;
+  delete schema.$schema;
+  return strictify(schema) as JsonSchemaNode;
+}
+
+function strictify(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(strictify);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchemaNode = {};
+  for (const [key, value] of Object.entries(node as JsonSchemaNode)) out[key] = strictify(value);
+  if (out.type === 'object' || (out.properties !== null && typeof out.properties === 'object')) {
+    const properties = (out.properties ?? {}) as JsonSchemaNode;
+    out.properties = properties;
+    out.required = Object.keys(properties);
+    out.additionalProperties = false;
+  }
+  return out;
+}

@@ -1,0 +1,386 @@
+import {
+  COMPETITOR_ARRAY_FIELDS,
+  COMPETITOR_WINNERS,
+  REVIEW_OUTPUT_FIELDS,
+  VERDICTS,
+  competitorComparisonSchema,
+  defaultCompetitorComparison,
+  dispositionSchema,
+  findingSchema,
+  importantFileSchema,
+  type CompetitorComparison,
+  type Disposition,
+  type Finding,
+  type ImportantFile,
+  type ReviewOutput,
+} from './output.schema.js';
+
+/** How many unclosed `{` are passed over before giving up, so that hostile text stays linear-ish. */
+const MAX_UNCLOSED_STARTS = 64;
+
+/** `{` followed by a key or by `}`: what a JSON object, and not prose in braces, starts with. */
+const JSON_OBJECT_START = /\{\s*(?:"|\})/y;
+
+function looksLikeJsonObject(text: string, at: number): boolean {
+  JSON_OBJECT_START.lastIndex = at;
+  return JSON_OBJECT_START.test(text);
+}
+
+type Scan = {
+  /** The first balanced top-level `{...}` that starts like a JSON object. */
+  json: string | null;
+  /** The first balanced top-level `{...}` of any kind. */
+  first: string | null;
+  /** Offset of a JSON-looking `{` that never closes, met before any JSON-looking candidate. */
+  unterminatedAt: number | null;
+};
+
+/**
+ * Matches the object starting at `start` (a `{`), aware of JSON strings and their escapes. Returns the
+ * offset just past the matching `}`, or -1 when the text ends first.
+ */
+function matchObject(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === '{') depth++;
+    else if (ch === '}') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+function scan(text: string): Scan {
+  let first: string | null = null;
+  let unclosed = 0;
+  let from = 0;
+  while (unclosed < MAX_UNCLOSED_STARTS) {
+    const start = text.indexOf('{', from);
+    if (start < 0) break;
+    const jsonLike = looksLikeJsonObject(text, start);
+    const end = matchObject(text, start);
+    if (end < 0) {
+      // A JSON-looking object that never closes holds the rest of the text (a truncated reply): an inner
+      // object is no candidate. A prose brace that never closes is passed over.
+      if (jsonLike) return { json: null, first, unterminatedAt: start };
+      unclosed++;
+      from = start + 1;
+      continue;
+    }
+    const candidate = text.slice(start, end);
+    if (jsonLike) return { json: candidate, first: first ?? candidate, unterminatedAt: null };
+    first ??= candidate;
+    from = end;
+  }
+  return { json: null, first, unterminatedAt: null };
+}
+
+/**
+ * Finds the JSON object in a model reply: inside a ```json fence or surrounded by prose alike. Scans for
+ * balanced top-level `{...}` (braces inside JSON strings do not count) and returns the first one that
+ * starts like a JSON object (`{"` or `{}`), so that prose in braces is passed over; when there is none,
+ * the first balanced one (the caller then reports its parse error). The candidate is not parsed here: an
+ * invalid first object is returned as is, not passed over for a later valid one. `null` when there is no
+ * balanced object, or when a JSON-looking object never closes (a truncated reply: the objects nested in
+ * it are not candidates).
+ */
+export function extractJsonCandidate(text: string): string | null {
+  const { json, first, unterminatedAt } = scan(text);
+  return json ?? (unterminatedAt === null ? first : null);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isOneToFive(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 5;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.trim() === '' ? 'a blank string' : `the string ${clip(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  return `a ${typeof value}`;
+}
+
+function clip(value: string): string {
+  const json = JSON.stringify(value);
+  return json.length > 40 ? `${json.slice(0, 37)}..."` : json;
+}
+
+export type Usability = { usable: true } | { usable: false; problems: string[] };
+
+/**
+ * The shallow runtime usability check of review-engine 2.2, and nothing more: it does not look at nested
+ * finding shapes, extra properties, array element types or the presence of `priorFindingDispositions`.
+ */
+export function isUsableReviewOutput(value: unknown): Usability {
+  if (!isPlainObject(value)) {
+    return { usable: false, problems: [`the payload must be a JSON object, got ${describeValue(value)}`] };
+  }
+  const problems: string[] = [];
+  for (const field of ['overview', 'summary', 'mergeVerdict'] as const) {
+    const v = value[field];
+    if (typeof v !== 'string' || v.trim() === '') {
+      problems.push(`\`${field}\` must be a non-blank string, got ${describeValue(v)}`);
+    }
+  }
+  for (const field of ['reasoning', 'sequenceDiagram'] as const) {
+    if (typeof value[field] !== 'string') {
+      problems.push(`\`${field}\` must be a string, got ${describeValue(value[field])}`);
+    }
+  }
+  if (!(VERDICTS as readonly unknown[]).includes(value.verdict)) {
+    problems.push(`\`verdict\` must be one of ${quoteList(VERDICTS)}, got ${describeValue(value.verdict)}`);
+  }
+  if (!isOneToFive(value.confidenceScore)) {
+    problems.push(
+      `\`confidenceScore\` must be an integer from 1 to 5, got ${describeValue(value.confidenceScore)}`,
+    );
+  }
+  for (const field of [
+    'bulletHighlights',
+    'importantFiles',
+    'findings',
+    'missingValidations',
+    'crossRepoImpact',
+  ] as const) {
+    if (!Array.isArray(value[field])) {
+      problems.push(`\`${field}\` must be an array, got ${describeValue(value[field])}`);
+    }
+  }
+  const comparison = value.competitorComparison;
+  if (!isPlainObject(comparison)) {
+    problems.push(`\`competitorComparison\` must be an object, got ${describeValue(comparison)}`);
+  } else {
+    if (typeof comparison.available !== 'boolean') {
+      problems.push(
+        `\`competitorComparison.available\` must be a boolean, got ${describeValue(comparison.available)}`,
+      );
+    }
+    if (typeof comparison.summary !== 'string') {
+      problems.push(
+        `\`competitorComparison.summary\` must be a string, got ${describeValue(comparison.summary)}`,
+      );
+    }
+    if (!(COMPETITOR_WINNERS as readonly unknown[]).includes(comparison.winner)) {
+      problems.push(
+        `\`competitorComparison.winner\` must be one of ${quoteList(COMPETITOR_WINNERS)}, got ${describeValue(comparison.winner)}`,
+      );
+    }
+    if (!isOneToFive(comparison.confidence)) {
+      problems.push(
+        `\`competitorComparison.confidence\` must be an integer from 1 to 5, got ${describeValue(comparison.confidence)}`,
+      );
+    }
+    for (const field of COMPETITOR_ARRAY_FIELDS) {
+      if (!Array.isArray(comparison[field])) {
+        problems.push(
+          `\`competitorComparison.${field}\` must be an array, got ${describeValue(comparison[field])}`,
+        );
+      }
+    }
+  }
+  return problems.length === 0 ? { usable: true } : { usable: false, problems };
+}
+
+function quoteList(values: readonly string[]): string {
+  return values.map((v) => `"${v}"`).join(', ');
+}
+
+export type ParsedReview =
+  { ok: true; output: ReviewOutput; warnings: string[] } | { ok: false; error: string; raw: string };
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Keeps the string elements of an array the usability check has already accepted as an array. */
+function strings(field: string, value: unknown[], warnings: string[]): string[] {
+  const kept = value.filter((item): item is string => typeof item === 'string');
+  if (kept.length < value.length) {
+    warnings.push(`dropped ${plural(value.length - kept.length, 'non-string element')} of \`${field}\``);
+  }
+  return kept;
+}
+
+function firstIssue(error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> }): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const at = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
+  return `${at}${issue.message}`;
+}
+
+function normaliseFindings(value: unknown[], supplied: ReadonlySet<string>, warnings: string[]): Finding[] {
+  const findings: Finding[] = [];
+  let removedIds = 0;
+  let touched = 0;
+  value.forEach((item, index) => {
+    const parsed = findingSchema.safeParse(item);
+    if (!parsed.success) {
+      warnings.push(`dropped malformed finding ${index} (${firstIssue(parsed.error)})`);
+      return;
+    }
+    const finding = parsed.data;
+    const contextIds = finding.contextIds.filter((id) => supplied.has(id));
+    if (contextIds.length < finding.contextIds.length) {
+      removedIds += finding.contextIds.length - contextIds.length;
+      touched++;
+    }
+    findings.push({ ...finding, contextIds });
+  });
+  if (removedIds > 0) {
+    warnings.push(
+      `removed ${plural(removedIds, 'unsupported contextId')} (not among the supplied memory-context ids) from ${plural(touched, 'finding')}`,
+    );
+  }
+  return findings;
+}
+
+function normaliseDispositions(value: unknown, warnings: string[]): Disposition[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    warnings.push(`ignored \`priorFindingDispositions\`: expected an array, got ${describeValue(value)}`);
+    return [];
+  }
+  const dispositions: Disposition[] = [];
+  value.forEach((item, index) => {
+    const parsed = dispositionSchema.safeParse(item);
+    if (parsed.success) dispositions.push(parsed.data);
+    else warnings.push(`dropped malformed prior-finding disposition ${index} (${firstIssue(parsed.error)})`);
+  });
+  return dispositions;
+}
+
+function normaliseImportantFiles(value: unknown[], warnings: string[]): ImportantFile[] {
+  const files: ImportantFile[] = [];
+  let dropped = 0;
+  for (const item of value) {
+    const parsed = importantFileSchema.safeParse(item);
+    if (parsed.success) files.push(parsed.data);
+    else dropped++;
+  }
+  if (dropped > 0)
+    warnings.push(
+      `dropped ${plural(dropped, 'malformed `importantFiles` entry', 'malformed `importantFiles` entries')}`,
+    );
+  return files;
+}
+
+function normaliseComparison(value: Record<string, unknown>, warnings: string[]): CompetitorComparison {
+  const candidate: Record<string, unknown> = {
+    available: value.available,
+    winner: value.winner,
+    summary: value.summary,
+    confidence: value.confidence,
+  };
+  for (const field of COMPETITOR_ARRAY_FIELDS) {
+    const items = value[field];
+    candidate[field] = Array.isArray(items)
+      ? strings(`competitorComparison.${field}`, items, warnings)
+      : items;
+  }
+  const parsed = competitorComparisonSchema.safeParse(candidate);
+  if (parsed.success) return parsed.data;
+  // Unreachable after the usability check; kept so that a schema change cannot let a bad value through.
+  warnings.push(`replaced \`competitorComparison\` by the default (${firstIssue(parsed.error)})`);
+  return defaultCompetitorComparison();
+}
+
+/**
+ * Parses a model reply into a `ReviewOutput`: extracts the JSON object, parses it, applies the shallow
+ * usability check of 2.2, then normalises. Normalisation never fails: it defaults a missing
+ * `priorFindingDispositions` to `[]`, drops malformed findings, dispositions, important files and
+ * non-string array elements, removes `contextIds` that were not supplied, and ignores unknown fields; each
+ * change is reported in `warnings`. An `error` is written to be shown to the model (see `repairPrompt`).
+ */
+export function parseReviewOutput(
+  text: string,
+  opts: { suppliedContextIds: ReadonlySet<string> },
+): ParsedReview {
+  const { json, first, unterminatedAt } = scan(text);
+  const candidate = json ?? (unterminatedAt === null ? first : null);
+  if (candidate === null) {
+    const error =
+      unterminatedAt !== null
+        ? `The JSON object starting at character ${unterminatedAt} of the response is never closed (missing "}"; the response may have been cut off).`
+        : text.trim() === ''
+          ? 'The response is empty; it contains no JSON object.'
+          : 'The response contains no JSON object.';
+    return { ok: false, error, raw: text };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(candidate);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { ok: false, error: `The JSON object in the response is not valid JSON: ${reason}.`, raw: text };
+  }
+  const usability = isUsableReviewOutput(value);
+  if (!usability.usable) {
+    return {
+      ok: false,
+      error: `The JSON object is not a usable review output: ${usability.problems.join('; ')}.`,
+      raw: text,
+    };
+  }
+  const input = value as Record<string, unknown>;
+  const warnings: string[] = [];
+  const unknown = Object.keys(input).filter(
+    (key) => !(REVIEW_OUTPUT_FIELDS as readonly string[]).includes(key),
+  );
+  if (unknown.length > 0) warnings.push(`ignored unknown field(s): ${unknown.join(', ')}`);
+
+  const output: ReviewOutput = {
+    overview: input.overview as string,
+    summary: input.summary as string,
+    verdict: input.verdict as ReviewOutput['verdict'],
+    confidenceScore: input.confidenceScore as number,
+    bulletHighlights: strings('bulletHighlights', input.bulletHighlights as unknown[], warnings),
+    reasoning: input.reasoning as string,
+    mergeVerdict: input.mergeVerdict as string,
+    importantFiles: normaliseImportantFiles(input.importantFiles as unknown[], warnings),
+    findings: normaliseFindings(input.findings as unknown[], opts.suppliedContextIds, warnings),
+    priorFindingDispositions: normaliseDispositions(input.priorFindingDispositions, warnings),
+    missingValidations: strings('missingValidations', input.missingValidations as unknown[], warnings),
+    crossRepoImpact: strings('crossRepoImpact', input.crossRepoImpact as unknown[], warnings),
+    sequenceDiagram: input.sequenceDiagram as string,
+    competitorComparison: normaliseComparison(
+      input.competitorComparison as Record<string, unknown>,
+      warnings,
+    ),
+  };
+  return { ok: true, output, warnings };
+}
+
+/**
+ * The follow-up message of the single repair attempt: the precise error and what to send instead. The
+ * caller sends it after the model's unusable reply and parses the answer once more.
+ */
+export function repairPrompt(error: string): string {
+  return [
+    `Your previous response could not be used. ${error}`,
+    '',
+    'Reply again with exactly one JSON object and nothing else: no prose and no Markdown fence.',
+    `It must contain all fourteen fields: ${REVIEW_OUTPUT_FIELDS.join(', ')}.`,
+    '`overview`, `summary` and `mergeVerdict` are non-blank strings; `reasoning` and `sequenceDiagram` are strings;',
+    '`verdict` is "clear" or "needs-attention"; `confidenceScore` is an integer from 1 to 5;',
+    '`bulletHighlights`, `importantFiles`, `findings`, `priorFindingDispositions`, `missingValidations` and',
+    '`crossRepoImpact` are arrays (empty when nothing applies); `competitorComparison` is an object with',
+    '`available` (boolean), `winner` ("own", "competitor", "split" or "unclear"), `summary` (string),',
+    `\`confidence\` (integer 1 to 5) and the arrays ${COMPETITOR_ARRAY_FIELDS.map((f) => `\`${f}\``).join(', ')}.`,
+    'Each finding has exactly severity ("blocker", "high", "medium" or "low"), category, path, title, body and contextIds.',
+  ].join('\n');
+}
