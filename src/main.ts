@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from './config.js';
-import { createLogger } from './logger.js';
+import { createLogger, stopOnSignals } from './logger.js';
 import { createVerdict } from './runtime.js';
 
 /** Process entry: config, store (migrated), server, in-process worker, smee forwarding. */
@@ -45,17 +45,10 @@ async function main(): Promise<void> {
       'forwarding webhooks from smee',
     );
   }
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ event: 'shutdown', signal }, 'stopping: no new claims, finishing in-flight jobs');
+  stopOnSignals(log, 'stopping: no new claims, finishing in-flight jobs', async () => {
     await smee?.stop().catch(() => undefined);
     await verdict.stop();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
 
 main().catch((error) => {

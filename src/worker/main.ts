@@ -1,7 +1,7 @@
 import { randomId, systemClock } from '../clock.js';
 import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
-import { createLogger } from '../logger.js';
+import { createLogger, stopOnSignals } from '../logger.js';
 import { createWebhookWorker, loadApp } from '../runtime.js';
 import { openStore } from '../store/index.js';
 
@@ -26,17 +26,10 @@ async function main(): Promise<void> {
     { event: 'worker-started', store: config.store.client, owner: `${config.workerId}:${process.pid}` },
     'worker started',
   );
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ event: 'shutdown', signal }, 'worker stopping: no new claims, finishing in-flight jobs');
+  stopOnSignals(log, 'worker stopping: no new claims, finishing in-flight jobs', async () => {
     await worker.stop();
     await store.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
 
 main().catch((error) => {
