@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { TOKEN_VARIABLES, type ServiceTokens, type TokenClass } from './http/auth.js';
 
 /**
  * Environment → typed config. This is the only module that knows about the `VERDICT_` / `REVIEWBOT_`
@@ -75,6 +76,29 @@ export type StoreConfig =
   | { client: 'sqlite'; filename: string }
   | { client: 'pg'; connectionString: string; poolMax: number; schema?: string };
 
+/**
+ * Where jobs live (review-engine 8, "Queue selection"): `store` is the job table of the application store
+ * (PostgreSQL with DATABASE_URL, else the SQLite store file), enqueued in the same transaction as the
+ * delivery; `sqlite` a separate SQLite queue file; `http` a remote Verdict's `/queue` routes; `memory` a
+ * process-local queue that loses its jobs on exit.
+ */
+export type QueueSelection =
+  | { kind: 'store' }
+  | { kind: 'sqlite'; filename: string }
+  | { kind: 'http'; url: string; token: string }
+  | { kind: 'memory' };
+
+export type WorkerConfig = {
+  /** `VERDICT_WORKER_ID`, default the host name; the lease owner is `<id>:<pid>`. */
+  id: string;
+  /** `VERDICT_WORKER_MAX_JOBS` (default 1): jobs one worker process holds at once. */
+  maxJobs: number;
+  /** `VERDICT_WORKER_CONCURRENCY` (default 1), capped by maxJobs. */
+  concurrency: number;
+  /** Lease length: `VERDICT_QUEUE_LEASE_SECONDS`, else model timeout + validation timeout + 5 minutes. */
+  leaseMs: number;
+};
+
 export type Config = {
   port: number;
   host: string;
@@ -88,6 +112,10 @@ export type Config = {
   competitorLogins: string[];
   workerInline: boolean;
   workerId: string;
+  worker: WorkerConfig;
+  queue: QueueSelection;
+  /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
+  tokens: ServiceTokens;
   /** Largest webhook body accepted (GitHub caps payloads at 25 MB). */
   maxWebhookBytes: number;
 };
@@ -125,6 +153,80 @@ export function storeConfigFromEnv(env: Env): StoreConfig {
     };
   }
   return { client: 'sqlite', filename: blankToUndefined(prefixed(env, 'DB_PATH')) ?? DEFAULT_DB_PATH };
+}
+
+export const DEFAULT_MODEL_TIMEOUT_MS = 10 * 60_000;
+export const DEFAULT_VALIDATION_TIMEOUT_MS = 45 * 60_000;
+/** Lease the queue server gives a claim that names none (review-engine 8: server default 300 s). */
+export const SERVER_DEFAULT_LEASE_MS = 300_000;
+
+export function queueSelectionFromEnv(env: Env, store: StoreConfig): QueueSelection {
+  const url = blankToUndefined(prefixed(env, 'QUEUE_URL'));
+  const token = blankToUndefined(prefixed(env, 'QUEUE_TOKEN'));
+  if (url !== undefined || token !== undefined) {
+    if (url === undefined)
+      throw new ConfigError(prefixedName(env, 'QUEUE_URL'), 'must be set with VERDICT_QUEUE_TOKEN');
+    if (token === undefined)
+      throw new ConfigError(prefixedName(env, 'QUEUE_TOKEN'), 'must be set with VERDICT_QUEUE_URL');
+    if (!/^https?:\/\//.test(url) || !URL.canParse(url)) {
+      throw new ConfigError(prefixedName(env, 'QUEUE_URL'), 'must be an http:// or https:// URL');
+    }
+    return { kind: 'http', url: url.replace(/\/+$/, ''), token };
+  }
+  if (store.client === 'pg') return { kind: 'store' };
+  const queueDb = blankToUndefined(prefixed(env, 'QUEUE_DB_PATH'));
+  if (queueDb !== undefined && queueDb !== store.filename) {
+    return queueDb === ':memory:' ? { kind: 'memory' } : { kind: 'sqlite', filename: queueDb };
+  }
+  return store.filename === ':memory:' ? { kind: 'memory' } : { kind: 'store' };
+}
+
+export function workerConfigFromEnv(env: Env): WorkerConfig {
+  const maxJobs = int(prefixedName(env, 'WORKER_MAX_JOBS'), prefixed(env, 'WORKER_MAX_JOBS'), 1, 1, 1000);
+  const concurrency = int(
+    prefixedName(env, 'WORKER_CONCURRENCY'),
+    prefixed(env, 'WORKER_CONCURRENCY'),
+    1,
+    1,
+    1000,
+  );
+  const leaseSeconds = blankToUndefined(prefixed(env, 'QUEUE_LEASE_SECONDS'));
+  let leaseMs: number;
+  if (leaseSeconds !== undefined) {
+    leaseMs = int(prefixedName(env, 'QUEUE_LEASE_SECONDS'), leaseSeconds, 0, 1, 7 * 86400) * 1000;
+  } else {
+    const model = int(
+      prefixedName(env, 'RUNNER_TIMEOUT_MS'),
+      prefixed(env, 'RUNNER_TIMEOUT_MS'),
+      DEFAULT_MODEL_TIMEOUT_MS,
+      1000,
+      86_400_000,
+    );
+    const validation = int(
+      prefixedName(env, 'VALIDATION_TIMEOUT_MS'),
+      prefixed(env, 'VALIDATION_TIMEOUT_MS'),
+      DEFAULT_VALIDATION_TIMEOUT_MS,
+      0,
+      86_400_000,
+    );
+    leaseMs = model + validation + 5 * 60_000;
+  }
+  return {
+    id: blankToUndefined(prefixed(env, 'WORKER_ID')) ?? hostname(),
+    maxJobs,
+    concurrency: Math.min(concurrency, maxJobs),
+    leaseMs,
+  };
+}
+
+export function tokensFromEnv(env: Env): ServiceTokens {
+  const tokens: ServiceTokens = {};
+  for (const [cls, name] of Object.entries(TOKEN_VARIABLES) as Array<[TokenClass, string]>) {
+    // Nullish fallback: an empty VERDICT_ value closes the class instead of falling through.
+    const value = prefixed(env, name);
+    tokens[cls] = value === undefined || value.trim() === '' ? null : value.trim();
+  }
+  return tokens;
 }
 
 export function githubConfigFromEnv(env: Env, readFile: (path: string) => string): GithubConfig {
@@ -171,19 +273,24 @@ export function loadConfig(
       throw new ConfigError(prefixedName(env, 'BOT_HANDLES'), `has an invalid handle "${handle}"`);
     }
   }
+  const store = storeConfigFromEnv(env);
+  const worker = workerConfigFromEnv(env);
   return {
     port: int('PORT', env.PORT, DEFAULT_PORT, 0, 65535),
     host: blankToUndefined(env.HOST) ?? '0.0.0.0',
     logLevel: logLevel.data,
     productName,
     checkName: `${productName} / review`,
-    store: storeConfigFromEnv(env),
+    store,
     github: githubConfigFromEnv(env, readFile),
     dedupeTtlSeconds: int('DEDUPE_TTL_SECONDS', env.DEDUPE_TTL_SECONDS, 604800, 1, 10 * 365 * 86400),
     botHandles: handles.length > 0 ? handles : ['verdict', 'reviewbot'],
     competitorLogins: list(prefixed(env, 'COMPETITOR_LOGINS')).map((l) => l.toLowerCase()),
     workerInline: !(inline === '0' || inline === 'false'),
-    workerId: blankToUndefined(prefixed(env, 'WORKER_ID')) ?? hostname(),
+    workerId: worker.id,
+    worker,
+    queue: queueSelectionFromEnv(env, store),
+    tokens: tokensFromEnv(env),
     maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
   };
 }

@@ -1,4 +1,5 @@
 import type { Clock, IdGenerator } from '../clock.js';
+import { AuditStore } from './audit.js';
 import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
@@ -19,6 +20,7 @@ export type Store = {
   runs: RunStore;
   commentCommands: CommentCommandStore;
   publications: PublicationStore;
+  audit: AuditStore;
   close(): Promise<void>;
 };
 
@@ -35,6 +37,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     runs: new RunStore(db.knex, opts.clock, opts.ids),
     commentCommands: new CommentCommandStore(db.knex, opts.clock),
     publications: new PublicationStore(db.knex, opts.clock),
+    audit: new AuditStore(db.knex, opts.clock),
     close: () => db.close(),
   };
 }

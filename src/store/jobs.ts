@@ -4,7 +4,7 @@ import { isUniqueViolation, parseJson } from './db.js';
 import type { Dialect } from './db.js';
 
 export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
-export type DeadReason = 'max_attempts' | 'unroutable' | string;
+export type DeadReason = 'max_attempts' | 'unroutable' | 'superseded' | string;
 
 export type Job = {
   id: number;
@@ -50,6 +50,14 @@ export type EnqueueResult =
   | { outcome: 'enqueued'; jobId: number }
   | { outcome: 'replace_waiting'; jobId: number; replacedPayload: unknown }
   | { outcome: 'already_waiting'; jobId: number };
+
+/** Why a repair was refused: nothing to act on, or the action would break an invariant. */
+export type RepairRefusal =
+  | { ok: false; code: 'not_found'; message: string }
+  | { ok: false; code: 'waiting_job_exists'; message: string; jobId: number }
+  | { ok: false; code: 'lease_active'; message: string; jobId: number; leaseExpiresAt: number };
+
+export type RepairResult = { ok: true; job: Job } | RepairRefusal;
 
 export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'; reason: DeadReason };
 
@@ -282,6 +290,101 @@ export class JobStore {
         lease_expires_at: null,
         updated_at: now,
       });
+  }
+
+  /**
+   * Queue repair: puts the newest dead job with this key back to waiting, now. `resetAttempts` gives it a
+   * full set of attempts again; otherwise it keeps its count (its next failure dead-letters it again).
+   * Refused when the key already has a waiting job (the key's single waiting slot is taken).
+   */
+  async requeueDead(jobKey: string, opts: { resetAttempts: boolean }): Promise<RepairResult> {
+    return this.knex.transaction(async (trx) => {
+      const dead = await trx('jobs').where({ job_key: jobKey, status: 'dead' }).orderBy('id', 'desc').first();
+      if (!dead) return { ok: false, code: 'not_found', message: `No dead job with key ${jobKey}` };
+      const waiting = await trx('jobs').where({ job_key: jobKey, status: 'waiting' }).first('id');
+      if (waiting) {
+        return {
+          ok: false,
+          code: 'waiting_job_exists',
+          message: `Job key ${jobKey} already has a waiting job`,
+          jobId: Number(waiting.id),
+        };
+      }
+      const now = this.clock.now();
+      const patch: Raw = {
+        status: 'waiting',
+        run_at: now,
+        dead_reason: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        receipt: null,
+        updated_at: now,
+      };
+      if (opts.resetAttempts) patch.attempts = 0;
+      try {
+        await trx('jobs').where({ id: dead.id, status: 'dead' }).update(patch);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        return {
+          ok: false,
+          code: 'waiting_job_exists',
+          message: `Job key ${jobKey} already has a waiting job`,
+          jobId: Number(dead.id),
+        };
+      }
+      return { ok: true, job: mapJob(await trx('jobs').where({ id: dead.id }).first()) };
+    });
+  }
+
+  /**
+   * Queue repair: takes a running job's lease away (by job key or by receipt) and puts the job back to
+   * waiting. A lease that has not expired is only released with `force`. The old holder's receipt is stale
+   * from then on, so it can neither ack nor publish. The attempt it used stays counted.
+   */
+  async releaseLease(
+    target: { jobKey: string } | { receipt: string },
+    opts: { force: boolean },
+  ): Promise<RepairResult> {
+    return this.knex.transaction(async (trx) => {
+      const where = 'jobKey' in target ? { job_key: target.jobKey } : { receipt: target.receipt };
+      const label = 'jobKey' in target ? `key ${target.jobKey}` : `receipt ${target.receipt}`;
+      const job = await trx('jobs')
+        .where({ ...where, status: 'running' })
+        .orderBy('id', 'desc')
+        .first();
+      if (!job) return { ok: false, code: 'not_found', message: `No running job with ${label}` };
+      const now = this.clock.now();
+      const expires = Number(job.lease_expires_at);
+      if (!opts.force && expires > now) {
+        return {
+          ok: false,
+          code: 'lease_active',
+          message: `The lease of job ${job.id} is held by ${job.lease_owner} until ${new Date(expires).toISOString()}; use force to release it`,
+          jobId: Number(job.id),
+          leaseExpiresAt: expires,
+        };
+      }
+      const patch: Raw = {
+        lease_owner: null,
+        lease_expires_at: null,
+        receipt: null,
+        updated_at: now,
+        run_at: now,
+        status: 'waiting',
+      };
+      // The key's waiting slot may be taken by a newer job: then the released one cannot wait beside it.
+      const waiting =
+        job.job_key === null
+          ? null
+          : await trx('jobs').where({ job_key: job.job_key, status: 'waiting' }).first('id');
+      if (waiting) {
+        patch.status = 'dead';
+        patch.dead_reason = 'superseded';
+        patch.last_error = `lease released by an operator while job ${waiting.id} waits with the same key`;
+      }
+      await trx('jobs').where({ id: job.id, receipt: job.receipt }).update(patch);
+      return { ok: true, job: mapJob(await trx('jobs').where({ id: job.id }).first()) };
+    });
   }
 
   async get(jobId: number): Promise<Job | null> {

@@ -140,4 +140,48 @@ export class RunStore {
     if (patch.jobId !== undefined) values.job_id = patch.jobId;
     await trx('runs').where({ id }).update(values);
   }
+  /**
+   * Takes the dispatch lease of a run for the job holding `receipt`: the run becomes `running` unless it
+   * is finished, obsolete, or held by another job whose lease is still live. The lease is the job's own
+   * (its row in `jobs`), so it needs no renewal of its own and dies with the job's lease.
+   */
+  async acquireDispatch(runId: string, jobReceipt: string): Promise<DispatchResult> {
+    const now = this.clock.now();
+    const n = await this.knex('runs')
+      .where({ id: runId })
+      .whereIn('status', ['queued', 'running', 'failed'])
+      .andWhere((q) =>
+        q
+          .whereNull('dispatch_receipt')
+          .orWhere('dispatch_receipt', jobReceipt)
+          .orWhereNotExists(
+            this.knex('jobs')
+              .select(this.knex.raw('1'))
+              .whereRaw('jobs.receipt = runs.dispatch_receipt')
+              .andWhere('jobs.status', 'running')
+              .andWhere('jobs.lease_expires_at', '>', now),
+          ),
+      )
+      .update({ status: 'running', dispatch_receipt: jobReceipt, updated_at: now });
+    const run = await this.get(runId);
+    if (!run) return { outcome: 'missing' };
+    if (n === 1) return { outcome: 'acquired', run };
+    if (run.status === 'completed' || run.status === 'skipped') return { outcome: 'completed', run };
+    if (run.status === 'superseded' || run.status === 'abandoned') return { outcome: 'obsolete', run };
+    return { outcome: 'locked', run };
+  }
+
+  /** Gives the dispatch lease back (only the holder can). */
+  async releaseDispatch(runId: string, jobReceipt: string): Promise<void> {
+    await this.knex('runs')
+      .where({ id: runId, dispatch_receipt: jobReceipt })
+      .update({ dispatch_receipt: null, updated_at: this.clock.now() });
+  }
 }
+
+export type DispatchResult =
+  | { outcome: 'acquired'; run: RunRecord }
+  | { outcome: 'completed'; run: RunRecord }
+  | { outcome: 'obsolete'; run: RunRecord }
+  | { outcome: 'locked'; run: RunRecord }
+  | { outcome: 'missing' };

@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-initial.js';
+import * as m002 from './002-queue-repair.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
 /** Migrations are imported statically so they work the same under tsx, ts-jest and a bundler. */
-const migrations: Array<[string, Migration]> = [['001-initial', m001]];
+const migrations: Array<[string, Migration]> = [
+  ['001-initial', m001],
+  ['002-queue-repair', m002],
+];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
   getMigrations: async () => migrations,

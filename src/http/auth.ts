@@ -1,0 +1,84 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from './router.js';
+
+/**
+ * The static service-token classes of operator-api 5.1. Classes are not hierarchical: a route accepts
+ * exactly the classes it lists, and the admin token is no master key.
+ */
+export type TokenClass =
+  | 'operatorRead'
+  | 'operatorAdmin'
+  | 'operatorCommand'
+  | 'operatorBridge'
+  | 'queueAdmin'
+  | 'queueEnqueue'
+  | 'queueWorker';
+
+/** The environment variable (after `VERDICT_` / `REVIEWBOT_`) of each class. */
+export const TOKEN_VARIABLES: Record<TokenClass, string> = {
+  operatorRead: 'OPERATOR_READ_TOKEN',
+  operatorAdmin: 'OPERATOR_ADMIN_TOKEN',
+  operatorCommand: 'OPERATOR_COMMAND_TOKEN',
+  operatorBridge: 'OPERATOR_BRIDGE_TOKEN',
+  queueAdmin: 'QUEUE_ADMIN_TOKEN',
+  queueEnqueue: 'QUEUE_ENQUEUE_TOKEN',
+  queueWorker: 'QUEUE_WORKER_TOKEN',
+};
+
+/** Configured tokens; null (or empty) means the class is closed: nothing authenticates as it. */
+export type ServiceTokens = Partial<Record<TokenClass, string | null>>;
+
+export const DEFAULT_ACTOR = 'service-admin';
+
+/** The bearer token of a request, or null. */
+export function bearerToken(req: IncomingMessage): string | null {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+/**
+ * Constant-time comparison: both sides are hashed first, so neither the content nor the length of the
+ * configured token leaks through timing.
+ */
+export function tokensEqual(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The first of `accepted` whose configured token the request presents, or null. */
+export function authenticate(
+  req: IncomingMessage,
+  tokens: ServiceTokens,
+  accepted: readonly TokenClass[],
+): TokenClass | null {
+  const presented = bearerToken(req);
+  if (presented === null) return null;
+  let found: TokenClass | null = null;
+  // Compare against every accepted class (no early exit) so timing does not reveal which one matched.
+  for (const cls of accepted) {
+    const expected = tokens[cls];
+    if (typeof expected === 'string' && expected.length > 0 && tokensEqual(presented, expected)) {
+      found ??= cls;
+    }
+  }
+  return found;
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Attribution the token holder supplies in `x-operator-actor` (never from a JSON body). */
+export function operatorActor(req: IncomingMessage): string {
+  const raw = req.headers['x-operator-actor'];
+  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  return value && value.length <= 200 && !CONTROL.test(value) ? value : DEFAULT_ACTOR;
+}
+
+/** 401 `{ok:false, error:"unauthorized"}` (operator-api 5.1 rule 1). */
+export function sendUnauthorized(res: ServerResponse): void {
+  sendJson(res, 401, { ok: false, error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
+}

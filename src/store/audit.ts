@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.js';
+import { parseJson } from './db.js';
+
+export type AuditEvent = {
+  id: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  reason: string | null;
+  detail: unknown;
+  createdAt: number;
+};
+
+export type NewAuditEvent = {
+  actor: string;
+  action: string;
+  target?: string | null;
+  reason?: string | null;
+  detail?: unknown;
+};
+
+/** The operator audit log: who changed what, when and why. */
+export class AuditStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+  ) {}
+
+  async record(event: NewAuditEvent, trx: Knex | Knex.Transaction = this.knex): Promise<AuditEvent> {
+    const row = {
+      actor: event.actor,
+      action: event.action,
+      target: event.target ?? null,
+      reason: event.reason ?? null,
+      detail: event.detail === undefined ? null : JSON.stringify(event.detail),
+      created_at: this.clock.now(),
+    };
+    const [inserted] = await trx('audit_events').insert(row).returning('id');
+    const id =
+      typeof inserted === 'object' && inserted !== null ? (inserted as { id: unknown }).id : inserted;
+    return {
+      id: Number(id),
+      actor: row.actor,
+      action: row.action,
+      target: row.target,
+      reason: row.reason,
+      detail: event.detail ?? null,
+      createdAt: row.created_at,
+    };
+  }
+
+  async list(filter: { action?: string; limit?: number } = {}): Promise<AuditEvent[]> {
+    let q = this.knex('audit_events')
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 50);
+    if (filter.action) q = q.where('action', filter.action);
+    const rows: Array<Record<string, unknown>> = await q;
+    return rows.map((r) => ({
+      id: Number(r.id),
+      actor: String(r.actor),
+      action: String(r.action),
+      target: (r.target as string | null) ?? null,
+      reason: (r.reason as string | null) ?? null,
+      detail: parseJson(r.detail, null),
+      createdAt: Number(r.created_at),
+    }));
+  }
+}
