@@ -20,7 +20,7 @@ export type CommentContext = ConfigContext & {
 
 /**
  * `@verdict <verb>` on a PR (review-engine 4.7). Outcomes: no_command, duplicate_command,
- * manual_disabled / unauthorized_commenter (no reply), unknown_pr_head, help_replied, status_replied,
+ * repository_disabled / manual_disabled / unauthorized_commenter (no reply), unknown_pr_head, help_replied, status_replied,
  * enqueued (and the other review-request outcomes).
  */
 export async function handleCommentCommand(deps: AppDeps, context: CommentContext): Promise<string> {
@@ -58,6 +58,8 @@ export async function handleCommentCommand(deps: AppDeps, context: CommentContex
     { ...deps, octokit: context.octokit, live: deps.config.github.hasCredentials },
     target,
   );
+  // A repository switched off in .github/verdict.yml takes no commands either (no reply, like a refusal).
+  if (!config.enabled) return finish('repository_disabled');
   const auth = authorizeCommand({ login: ref.author, association: ref.association }, config.manual);
   if (!auth.allowed) return finish(auth.reason);
 

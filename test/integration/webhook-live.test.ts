@@ -80,6 +80,22 @@ describe('webhook processing with App credentials', () => {
     expect(await app.verdict.store.runs.getByKey(`${REPO}#7@${'c'.repeat(40)}:manual-777`)).not.toBeNull();
   });
 
+  test('a repository disabled in .github/verdict.yml takes no commands and gets no reply', async () => {
+    const scope = token()
+      .get(/\/repos\/Codertocat\/Hello-World\/contents\/.github%2Fverdict.yml/)
+      .reply(200, 'enabled: false\n', { 'content-type': 'text/plain; charset=utf-8' });
+    const res = await postWebhook(
+      app.baseUrl,
+      'issue_comment',
+      prComment('@verdict review', { number: 7, commentId: 778 }),
+    );
+    const delivery = await processed(res.deliveryId);
+    expect(delivery).toMatchObject({ status: 'processed', outcome: 'repository_disabled' });
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(await app.verdict.store.runs.listForPr(REPO, 7)).toEqual([]);
+    expect(await app.verdict.store.publications.listForPr(REPO, 7)).toEqual([]);
+  });
+
   test('an invalid .github/verdict.yml is reported on the PR once, and the defaults apply', async () => {
     // Probot's config loader asks for the raw file (application/vnd.github.v3.raw).
     const config = () =>
