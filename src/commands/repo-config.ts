@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { globMatch } from '../policy/matcher.js';
 import { z } from 'zod';
 
 /**
@@ -207,16 +208,9 @@ function branchName(ref: string): string {
  * except `/`, `**` matches any characters including `/`: `release/*` matches `release/1.2` but not
  * `release/a/b`; `release/**` matches both. No other glob syntax (`?`, `[...]`, `{a,b}` are literal).
  */
+/** One glob grammar for branches and paths: the policy matcher's (linear time, no regular expressions). */
 function branchMatches(pattern: string, branch: string): boolean {
-  const name = branchName(pattern);
-  if (!name.includes('*')) return name === branch;
-  const source = name
-    .split(/(\*\*|\*)/)
-    .map((part) =>
-      part === '**' ? '.*' : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('');
-  return new RegExp(`^${source}$`).test(branch);
+  return globMatch(branchName(pattern), branch);
 }
 
 /** The base branch must match `branches.include` (the spec: "base branch must be listed") and no `exclude`. */
