@@ -13,6 +13,11 @@ import { ReplyPublisher } from './publish/replies.js';
 import { createHttpServer, type Mount } from './server.js';
 import type { IncomingDelivery, RecordResult } from './store/deliveries.js';
 import { openStore, type Store } from './store/index.js';
+import { registerQueueRepairRoutes } from './operator/queue-repair.js';
+import { REVIEW_QUEUE } from './review/request.js';
+import type { QueueBackend } from './queue/types.js';
+import { sqlQueue } from './queue/sql.js';
+import { reviewJobHandler, type ReviewExecutor } from './worker/review-consumer.js';
 import { QueueWorker } from './worker/runner.js';
 import { webhookJobHandler } from './worker/webhook-consumer.js';
 
@@ -23,12 +28,21 @@ export type Verdict = {
   server: Server;
   log: Logger;
   webhookWorker: QueueWorker | null;
+  /** The in-process worker of the `reviews` lane (only when a review engine is given). */
+  reviewWorker: QueueWorker | null;
   /** Starts listening (and the inline worker); resolves with the bound port. */
   listen(): Promise<number>;
   stop(): Promise<void>;
 };
 
-export type RuntimeOptions = { log: Logger; clock?: Clock; ids?: IdGenerator; store?: Store };
+export type RuntimeOptions = {
+  log: Logger;
+  clock?: Clock;
+  ids?: IdGenerator;
+  store?: Store;
+  /** Runs one review for the `reviews` lane; without it review jobs wait for a worker that has one. */
+  reviewExecutor?: ReviewExecutor;
+};
 
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
@@ -60,10 +74,26 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     log,
   });
   for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 
-  if (config.workerInline) webhookWorker = createWebhookWorker(store, probot, config, log);
+  let reviewWorker: QueueWorker | null = null;
+  if (config.workerInline) {
+    webhookWorker = createWebhookWorker(store, probot, config, log);
+    if (opts.reviewExecutor)
+      reviewWorker = createReviewWorker(store, sqlQueue(store), opts.reviewExecutor, config, log);
+  }
+  if (
+    store.db.dialect === 'sqlite' &&
+    config.store.client === 'sqlite' &&
+    config.store.filename === ':memory:'
+  ) {
+    log.warn(
+      { event: 'memory-queue' },
+      'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
+    );
+  }
 
   return {
     config,
@@ -72,11 +102,13 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     server,
     log,
     webhookWorker,
+    reviewWorker,
     listen: () =>
       new Promise<number>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
           webhookWorker?.start();
+          reviewWorker?.start();
           resolve((server.address() as AddressInfo).port);
         });
       }),
@@ -84,7 +116,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await committer.drain();
-      await webhookWorker?.stop();
+      await Promise.all([webhookWorker?.stop(), reviewWorker?.stop()]);
       await store.close();
     },
   };
@@ -100,13 +132,16 @@ export async function loadApp(probot: Probot, store: Store, config: Config, log:
   await probot.load(verdictApp({ store, config, log, replies }));
 }
 
-/** The worker of the `webhooks` lane: stored deliveries into the Probot app. */
+/**
+ * The worker of the `webhooks` lane: stored deliveries into the Probot app. Webhook handling is short, so
+ * its lease is at most 2 minutes (shorter when VERDICT_QUEUE_LEASE_SECONDS says so).
+ */
 export function createWebhookWorker(store: Store, probot: Probot, config: Config, log: Logger): QueueWorker {
   return new QueueWorker({
-    queue: { kind: store.db.dialect, ...bindJobs(store) },
+    queue: sqlQueue(store),
     queueName: WEBHOOK_QUEUE,
-    owner: `${config.workerId}:${process.pid}`,
-    leaseMs: 120_000,
+    owner: `${config.worker.id}:${process.pid}`,
+    leaseMs: Math.min(config.worker.leaseMs, 120_000),
     concurrency: 4,
     handler: webhookJobHandler(store, probot),
     log,
@@ -114,18 +149,27 @@ export function createWebhookWorker(store: Store, probot: Probot, config: Config
   });
 }
 
-/** The SQL job table as a QueueBackend. */
-export function bindJobs(store: Store) {
-  const j = store.jobs;
-  return {
-    enqueue: j.enqueue.bind(j),
-    claim: j.claim.bind(j),
-    renew: j.renew.bind(j),
-    ack: j.ack.bind(j),
-    fail: j.fail.bind(j),
-    release: j.release.bind(j),
-    reapExpired: j.reapExpired.bind(j),
-    list: j.list.bind(j),
-    stats: j.stats.bind(j),
-  };
+/**
+ * The worker of the `reviews` lane: `VERDICT_WORKER_CONCURRENCY` reviews at once (capped by
+ * `VERDICT_WORKER_MAX_JOBS`), each under a lease of `VERDICT_QUEUE_LEASE_SECONDS` (or the timeout formula).
+ */
+export function createReviewWorker(
+  store: Store,
+  queue: QueueBackend,
+  executor: ReviewExecutor,
+  config: Config,
+  log: Logger,
+): QueueWorker {
+  return new QueueWorker({
+    queue,
+    queueName: REVIEW_QUEUE,
+    owner: `${config.worker.id}:${process.pid}`,
+    leaseMs: config.worker.leaseMs,
+    concurrency: Math.min(config.worker.concurrency, config.worker.maxJobs),
+    handler: reviewJobHandler(store, executor, log),
+    log,
+    pollMs: 1000,
+  });
 }
+
+export { bindJobs, sqlQueue } from './queue/sql.js';

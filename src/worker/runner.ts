@@ -36,6 +36,11 @@ export type QueueWorkerOptions = {
   log: Logger;
   /** Idle poll period; a kick() wakes the loop at once. */
   pollMs?: number;
+  /**
+   * How often an idle worker dead-letters jobs whose lease expired on their last attempt (their worker
+   * died every time); default 30 s. Expired leases with attempts left are reclaimed by claim itself.
+   */
+  reapEveryMs?: number;
 };
 
 /**
@@ -49,6 +54,7 @@ export class QueueWorker {
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
   private readonly controllers = new Set<AbortController>();
+  private lastReap = 0;
 
   constructor(private readonly opts: QueueWorkerOptions) {}
 
@@ -98,11 +104,29 @@ export class QueueWorker {
         continue;
       }
       if (!job) {
+        await this.reapIfDue();
         await this.sleep(poll);
         continue;
       }
       const task = this.run(job).finally(() => this.inFlight.delete(task));
       this.inFlight.add(task);
+    }
+  }
+
+  private async reapIfDue(): Promise<void> {
+    const every = this.opts.reapEveryMs ?? 30_000;
+    if (Date.now() - this.lastReap < every) return;
+    this.lastReap = Date.now();
+    try {
+      const reaped = await this.opts.queue.reapExpired();
+      if (reaped > 0) {
+        this.opts.log.error(
+          { event: 'dead_lettered', reason: 'max_attempts', count: reaped, queue: this.opts.queueName },
+          'jobs whose lease expired on their last attempt were dead-lettered',
+        );
+      }
+    } catch (error) {
+      this.opts.log.warn({ event: 'reap-failed', err: error }, 'could not reap expired leases');
     }
   }
 

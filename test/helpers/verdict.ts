@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createVerdict, type Verdict } from '../../src/runtime.js';
+import { createVerdict, type RuntimeOptions, type Verdict } from '../../src/runtime.js';
 import { TEST_SECRET } from './webhooks.js';
 
 export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promise<void> };
 
 /** Starts a real Verdict server on a free loopback port with a fresh SQLite store. */
-export async function startVerdict(env: Env = {}): Promise<RunningVerdict> {
+export async function startVerdict(
+  env: Env = {},
+  opts: Omit<RuntimeOptions, 'log'> = {},
+): Promise<RunningVerdict> {
   const dir = mkdtempSync(join(tmpdir(), 'verdict-it-'));
   const config = loadConfig({
     PORT: '0',
@@ -19,7 +22,7 @@ export async function startVerdict(env: Env = {}): Promise<RunningVerdict> {
     GITHUB_WEBHOOK_SECRET: TEST_SECRET,
     ...env,
   });
-  const verdict = await createVerdict(config, { log: createLogger(config.logLevel) });
+  const verdict = await createVerdict(config, { ...opts, log: createLogger(config.logLevel) });
   const port = await verdict.listen();
   return {
     verdict,

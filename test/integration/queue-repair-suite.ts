@@ -130,6 +130,37 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
     }
   }, 60_000);
 
+  test('an idle worker dead-letters a job whose lease expired on its last attempt (its worker kept dying)', async () => {
+    const { store, clock } = h.t;
+    await store.jobs.enqueue({ queue: 'lane', kind: 'test', key: 'doomed', payload: {}, maxAttempts: 1 });
+    const lost = (await store.jobs.claim('lane', 'crashed:1', 1000))!;
+    clock.advance(1001);
+    let calls = 0;
+    const worker = new QueueWorker({
+      queue: { kind: store.db.dialect, ...bindJobs(store) },
+      queueName: 'lane',
+      owner: 'w:2',
+      leaseMs: 1000,
+      concurrency: 1,
+      log: silent,
+      pollMs: 5,
+      reapEveryMs: 0,
+      handler: async () => {
+        calls++;
+      },
+    });
+    worker.start();
+    try {
+      for (let i = 0; i < 400 && (await store.jobs.get(lost.id))!.status !== 'dead'; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      await worker.stop(1000);
+    }
+    expect(await store.jobs.get(lost.id)).toMatchObject({ status: 'dead', deadReason: 'max_attempts' });
+    expect(calls).toBe(0);
+  });
+
   test('release-lease frees a stuck lease (force for a live one) and fences the old holder', async () => {
     const { store, clock } = h.t;
     await store.jobs.enqueue({ queue: 'lane', kind: 'test', key: 'k1', payload: {} });
