@@ -116,6 +116,8 @@ export type Config = {
   queue: QueueSelection;
   /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
   tokens: ServiceTokens;
+  /** `VERDICT_PUBLIC_URL`: the base URL clients reach this server at (the `apiBaseUrl` of new API keys). */
+  publicUrl: string | null;
   /** Largest webhook body accepted (GitHub caps payloads at 25 MB). */
   maxWebhookBytes: number;
 };
@@ -219,6 +221,15 @@ export function workerConfigFromEnv(env: Env): WorkerConfig {
   };
 }
 
+export function publicUrlFromEnv(env: Env): string | null {
+  const url = blankToUndefined(prefixed(env, 'PUBLIC_URL'));
+  if (url === undefined) return null;
+  if (!/^https?:\/\//.test(url) || !URL.canParse(url)) {
+    throw new ConfigError(prefixedName(env, 'PUBLIC_URL'), 'must be an http:// or https:// URL');
+  }
+  return url.replace(/\/+$/, '');
+}
+
 export function tokensFromEnv(env: Env): ServiceTokens {
   const tokens: ServiceTokens = {};
   for (const [cls, name] of Object.entries(TOKEN_VARIABLES) as Array<[TokenClass, string]>) {
@@ -291,6 +302,7 @@ export function loadConfig(
     worker,
     queue: queueSelectionFromEnv(env, store),
     tokens: tokensFromEnv(env),
+    publicUrl: publicUrlFromEnv(env),
     maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
   };
 }

@@ -82,3 +82,49 @@ export function operatorActor(req: IncomingMessage): string {
 export function sendUnauthorized(res: ServerResponse): void {
   sendJson(res, 401, { ok: false, error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
 }
+
+/** Who is calling: a static service token of a class, or a scoped API key. */
+export type Principal =
+  | { kind: 'token'; tokenClass: TokenClass; actor: string }
+  | { kind: 'key'; keyId: string; scopes: readonly string[]; actor: string };
+
+/** A route's access rule: the static classes it accepts, and the API-key scope that also opens it. */
+export type AccessRule = { classes: readonly TokenClass[]; scope?: string };
+
+export type KeyAuthenticator = {
+  authenticate(token: string): Promise<{ id: string; scopes: readonly string[] } | null>;
+};
+
+/**
+ * Authenticates a request against a route's rule (operator-api 5.1, 5.2) and answers for it when it
+ * fails: 401 `unauthorized` for a missing, mismatched, unknown or revoked credential; 403 `forbidden` for
+ * a valid API key outside its scope (a key never opens a route without a scope, e.g. key management).
+ */
+export async function guard(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: { tokens: ServiceTokens; apiKeys?: KeyAuthenticator | null },
+  rule: AccessRule,
+): Promise<Principal | null> {
+  const presented = bearerToken(req);
+  if (presented === null) {
+    sendUnauthorized(res);
+    return null;
+  }
+  const tokenClass = authenticate(req, deps.tokens, rule.classes);
+  if (tokenClass) return { kind: 'token', tokenClass, actor: operatorActor(req) };
+  if (presented.startsWith('vdt_') && deps.apiKeys) {
+    const key = await deps.apiKeys.authenticate(presented);
+    if (!key) {
+      sendUnauthorized(res);
+      return null;
+    }
+    if (rule.scope === undefined || !key.scopes.includes(rule.scope)) {
+      sendJson(res, 403, { ok: false, error: 'forbidden', message: 'This API key is not allowed here' });
+      return null;
+    }
+    return { kind: 'key', keyId: key.id, scopes: key.scopes, actor: `api-key:${key.id}` };
+  }
+  sendUnauthorized(res);
+  return null;
+}

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { authenticate, operatorActor, sendUnauthorized, type ServiceTokens } from '../http/auth.js';
+import { guard, type ServiceTokens } from '../http/auth.js';
 import { readJsonBody } from '../http/json.js';
 import { sendJson, type Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
@@ -84,20 +84,25 @@ export function registerQueueRepairRoutes(
     sendJson(res, 200, { ok: true, job: result.job, audited });
   };
 
+  const auth = { tokens, apiKeys: store.apiKeys };
+  const ADMIN = { classes: ['operatorAdmin'] } as const;
+
   router.add('POST', '/operator/api/queue/requeue-dead', async (req, res) => {
-    if (!authenticate(req, tokens, ['operatorAdmin'])) return sendUnauthorized(res);
+    const who = await guard(req, res, auth, ADMIN);
+    if (!who) return;
     const body = await readJsonBody(req, res, requeueDeadBody);
     if (!body.ok) return;
     const result = await store.jobs.requeueDead(body.value.jobKey, {
       resetAttempts: body.value.resetAttempts,
     });
-    await finish(res, 'queue.requeue_dead', operatorActor(req), body.value, body.value.jobKey, result, {
+    await finish(res, 'queue.requeue_dead', who.actor, body.value, body.value.jobKey, result, {
       resetAttempts: body.value.resetAttempts,
     });
   });
 
   router.add('POST', '/operator/api/queue/release-lease', async (req, res) => {
-    if (!authenticate(req, tokens, ['operatorAdmin'])) return sendUnauthorized(res);
+    const who = await guard(req, res, auth, ADMIN);
+    if (!who) return;
     const body = await readJsonBody(req, res, releaseLeaseBody);
     if (!body.ok) return;
     const { jobKey: key, receiptId, force } = body.value;
@@ -106,6 +111,6 @@ export function registerQueueRepairRoutes(
       { force },
     );
     const target = key ?? `receipt:${receiptId}`;
-    await finish(res, 'queue.release_lease', operatorActor(req), body.value, target, result, { force });
+    await finish(res, 'queue.release_lease', who.actor, body.value, target, result, { force });
   });
 }

@@ -1,4 +1,5 @@
 import type { Clock, IdGenerator } from '../clock.js';
+import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
@@ -21,6 +22,7 @@ export type Store = {
   commentCommands: CommentCommandStore;
   publications: PublicationStore;
   audit: AuditStore;
+  apiKeys: ApiKeyStore;
   close(): Promise<void>;
 };
 
@@ -38,6 +40,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     commentCommands: new CommentCommandStore(db.knex, opts.clock),
     publications: new PublicationStore(db.knex, opts.clock),
     audit: new AuditStore(db.knex, opts.clock),
+    apiKeys: new ApiKeyStore(db.knex, opts.clock, opts.ids),
     close: () => db.close(),
   };
 }

@@ -84,3 +84,11 @@ describe('queue and worker configuration (review-engine 8)', () => {
     expect(tokens.queueEnqueue).toBeNull();
   });
 });
+
+describe('public URL', () => {
+  test('VERDICT_PUBLIC_URL is a http(s) URL without the trailing slash', () => {
+    expect(load({}).publicUrl).toBeNull();
+    expect(load({ VERDICT_PUBLIC_URL: 'https://v.example.com/' }).publicUrl).toBe('https://v.example.com');
+    expect(() => load({ VERDICT_PUBLIC_URL: 'v.example.com' })).toThrow(/VERDICT_PUBLIC_URL/);
+  });
+});
