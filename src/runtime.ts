@@ -13,6 +13,7 @@ import { ReplyPublisher } from './publish/replies.js';
 import { createHttpServer, type Mount } from './server.js';
 import type { IncomingDelivery, RecordResult } from './store/deliveries.js';
 import { openStore, type Store } from './store/index.js';
+import { registerCommandRoutes } from './operator/commands.js';
 import { registerKeyRoutes } from './operator/keys.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { REVIEW_QUEUE } from './review/request.js';
@@ -77,6 +78,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   registerKeyRoutes(router, { store, tokens: config.tokens, log, publicUrl: config.publicUrl });
+  registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 

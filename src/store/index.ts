@@ -1,6 +1,7 @@
 import type { Clock, IdGenerator } from '../clock.js';
 import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
+import { CommandStore } from './commands.js';
 import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
@@ -23,6 +24,7 @@ export type Store = {
   publications: PublicationStore;
   audit: AuditStore;
   apiKeys: ApiKeyStore;
+  commands: CommandStore;
   close(): Promise<void>;
 };
 
@@ -41,6 +43,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     publications: new PublicationStore(db.knex, opts.clock),
     audit: new AuditStore(db.knex, opts.clock),
     apiKeys: new ApiKeyStore(db.knex, opts.clock, opts.ids),
+    commands: new CommandStore(db.knex, opts.clock),
     close: () => db.close(),
   };
 }

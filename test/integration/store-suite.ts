@@ -248,4 +248,28 @@ export function storeSuite(dialect: TestDialect): void {
       expect(b.attempts).toBe(1);
     });
   });
+
+  describe('operator commands', () => {
+    test('concurrent creations with one id leave exactly one command and one created event', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          t.store.commands.create({ id: 'same', kind: 'requeue', payload: { i }, actor: `a${i}` }),
+        ),
+      );
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect(await t.store.commands.list()).toHaveLength(1);
+      expect(await t.store.commands.events('same')).toHaveLength(1);
+    });
+
+    test('racing status updates: exactly one moves the command', async () => {
+      await t.store.commands.create({ id: 'c', kind: 'requeue', payload: {}, actor: 'x' });
+      await t.store.commands.patch('c', { status: 'running' }, 'bridge');
+      const results = await Promise.all([
+        t.store.commands.patch('c', { status: 'succeeded' }, 'b1'),
+        t.store.commands.patch('c', { status: 'failed' }, 'b2'),
+      ]);
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect((await t.store.commands.events('c')).filter((e) => e.fromStatus === 'running')).toHaveLength(1);
+    });
+  });
 }

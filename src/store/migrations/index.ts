@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as m001 from './001-initial.js';
 import * as m002 from './002-queue-repair.js';
 import * as m003 from './003-api-keys.js';
+import * as m004 from './004-commands.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -10,6 +11,7 @@ const migrations: Array<[string, Migration]> = [
   ['001-initial', m001],
   ['002-queue-repair', m002],
   ['003-api-keys', m003],
+  ['004-commands', m004],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
