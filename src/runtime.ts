@@ -16,6 +16,7 @@ import { openStore, type Store } from './store/index.js';
 import { registerCommandRoutes } from './operator/commands.js';
 import { registerKeyRoutes } from './operator/keys.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
+import { registerReadRoutes } from './operator/read-routes.js';
 import { REVIEW_QUEUE } from './review/request.js';
 import type { QueueBackend } from './queue/types.js';
 import { sqlQueue } from './queue/sql.js';
@@ -79,6 +80,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   registerKeyRoutes(router, { store, tokens: config.tokens, log, publicUrl: config.publicUrl });
   registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
+  registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 

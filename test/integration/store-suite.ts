@@ -1,4 +1,5 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
+import { analytics } from '../../src/operator/read-routes.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
@@ -271,5 +272,20 @@ export function storeSuite(dialect: TestDialect): void {
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect((await t.store.commands.events('c')).filter((e) => e.fromStatus === 'running')).toHaveLength(1);
     });
+  });
+
+  test('the analytics projection reads on this dialect', async () => {
+    const job = (await t.store.jobs.enqueue({ queue: 'lane', kind: 'k', payload: {}, maxAttempts: 1 })) as {
+      jobId: number;
+    };
+    const claimed = (await t.store.jobs.claim('lane', 'w:1', 1000))!;
+    await t.store.jobs.fail(claimed.id, claimed.receipt, 'boom');
+    await t.store.jobs.enqueue({ queue: 'lane', kind: 'k', payload: {} });
+    const a = await analytics(t.store, t.clock.now() + 5);
+    expect(a.queue.lanes).toEqual([
+      { queue: 'lane', waiting: 1, running: 0, done: 0, dead: 1, oldestWaitingAgeMs: 5 },
+    ]);
+    expect(a.failureReasons).toEqual([{ source: 'queue', reason: 'max_attempts', count: 1 }]);
+    expect(job.jobId).toBe(claimed.id);
   });
 }

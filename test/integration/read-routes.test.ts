@@ -1,0 +1,113 @@
+import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+import { eventually, example, postWebhook } from '../helpers/webhooks.js';
+
+const TOKENS = {
+  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
+  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
+  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
+  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
+  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
+  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
+  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
+};
+
+/** Read routes of operator-api 4.1: repositories, webhook history, one delivery, analytics. */
+describe('operator read routes', () => {
+  let app: RunningVerdict;
+  beforeEach(async () => {
+    app = await startVerdict(TOKENS);
+  });
+  afterEach(() => app.stop());
+
+  async function get(path: string, token: string | null = 'read-secret') {
+    const res = await fetch(app.baseUrl + path, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    return {
+      status: res.status,
+      body: (await res.json()) as any,
+      cacheControl: res.headers.get('cache-control'),
+    };
+  }
+
+  test('webhooks: status filter, limit rules, one delivery, 404 for a missing id', async () => {
+    const opened = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'));
+    const ignored = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'labeled'));
+    await eventually(
+      async () => (await app.verdict.store.deliveries.get(opened.deliveryId))?.status === 'processed',
+    );
+    const all = await get('/operator/api/webhooks');
+    expect(all.status).toBe(200);
+    expect(all.cacheControl).toBe('no-store');
+    expect(all.body.deliveries.map((d: any) => d.id).sort()).toEqual(
+      [opened.deliveryId, ignored.deliveryId].sort(),
+    );
+    expect(all.body.deliveries[0]).not.toHaveProperty('payload');
+    expect(
+      (await get('/operator/api/webhooks?status=ignored')).body.deliveries.map((d: any) => d.id),
+    ).toEqual([ignored.deliveryId]);
+    expect((await get('/operator/api/webhooks?limit=1')).body.deliveries).toHaveLength(1);
+    expect((await get('/operator/api/webhooks?limit=nope')).body.deliveries).toHaveLength(2);
+    expect((await get('/operator/api/webhooks?status=weird')).status).toBe(400);
+    const one = await get(`/operator/api/webhooks/${opened.deliveryId}`);
+    expect(one.body).toMatchObject({
+      ok: true,
+      delivery: { id: opened.deliveryId, event: 'pull_request', action: 'opened', status: 'processed' },
+    });
+    expect(await get('/operator/api/webhooks/not-a-delivery')).toMatchObject({
+      status: 404,
+      body: { ok: false, error: 'not_found' },
+    });
+  });
+
+  test('repos lists the stored repositories', async () => {
+    await app.verdict.store.repositories.upsertInstalled('acme/api', 9);
+    const res = await get('/operator/api/repos');
+    expect(res.body).toMatchObject({ ok: true, repos: [expect.objectContaining({ fullName: 'acme/api' })] });
+  });
+
+  test('analytics: queue projection per lane, statuses, and at most 100 failure reasons', async () => {
+    const { store } = app.verdict;
+    for (let i = 0; i < 120; i++) {
+      await store.jobs.enqueue({ queue: 'lane', kind: 'k', payload: {}, maxAttempts: 1 });
+      const job = (await store.jobs.claim('lane', 'w:1', 1000))!;
+      await store.jobs.fail(job.id, job.receipt, 'x', { deadReason: `reason-${i % 110}` });
+    }
+    await store.jobs.enqueue({ queue: 'reviews', kind: 'review', payload: {} });
+    const res = await get('/operator/api/analytics');
+    expect(res.status).toBe(200);
+    const a = res.body.analytics;
+    expect(a.queue.lanes).toEqual([
+      expect.objectContaining({ queue: 'lane', dead: 120, waiting: 0, oldestWaitingAgeMs: null }),
+      expect.objectContaining({ queue: 'reviews', waiting: 1, oldestWaitingAgeMs: expect.any(Number) }),
+    ]);
+    expect(a.failureReasons).toHaveLength(100);
+    expect(a.failureReasons[0]).toMatchObject({ source: 'queue', count: 2 });
+    expect(typeof a.generatedAt).toBe('string');
+  });
+
+  test('tokens: the read token; an API key with read may list repos but not webhooks or analytics', async () => {
+    const key = (
+      await fetch(`${app.baseUrl}/operator/api/keys`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'reader' }),
+      }).then((r) => r.json() as Promise<{ token: string }>)
+    ).token as string;
+    const rows: Array<[string, boolean]> = [
+      ['/operator/api/repos', true],
+      ['/operator/api/webhooks', false],
+      ['/operator/api/webhooks/x', false],
+      ['/operator/api/analytics', false],
+    ];
+    for (const [path, keyAllowed] of rows) {
+      expect([path, (await get(path, null)).status]).toEqual([path, 401]);
+      for (const token of Object.values(TOKENS)) {
+        const res = await get(path, token);
+        const expected = token === 'read-secret' ? [200, 404] : [401];
+        expect([path, token, expected.includes(res.status)]).toEqual([path, token, true]);
+      }
+      expect([path, (await get(path, key)).status]).toEqual([path, keyAllowed ? 200 : 403]);
+    }
+  });
+});
