@@ -17,6 +17,7 @@ import { registerCommandRoutes } from './operator/commands.js';
 import { registerKeyRoutes } from './operator/keys.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
+import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { REVIEW_QUEUE } from './review/request.js';
 import type { QueueBackend } from './queue/types.js';
 import { sqlQueue } from './queue/sql.js';
@@ -81,6 +82,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerKeyRoutes(router, { store, tokens: config.tokens, log, publicUrl: config.publicUrl });
   registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
+  registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 

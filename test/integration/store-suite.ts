@@ -1,4 +1,5 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
+import { pullRequestDetail, pullRequestItems } from '../../src/operator/snapshot.js';
 import { analytics } from '../../src/operator/read-routes.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { failInsertsWhere } from '../helpers/faults.js';
@@ -287,5 +288,30 @@ export function storeSuite(dialect: TestDialect): void {
     ]);
     expect(a.failureReasons).toEqual([{ source: 'queue', reason: 'max_attempts', count: 1 }]);
     expect(job.jobId).toBe(claimed.id);
+  });
+
+  test('the snapshot pull-request items and PR detail read on this dialect', async () => {
+    for (const number of [1, 2]) {
+      await t.store.pullRequests.upsert({
+        repo: 'acme/api',
+        number,
+        title: `PR ${number}`,
+        headSha: 'a'.repeat(40),
+      });
+    }
+    await t.store.runs.createOrGet({
+      reviewKey: `acme/api#2@${'a'.repeat(40)}`,
+      repo: 'acme/api',
+      prNumber: 2,
+      headSha: 'a'.repeat(40),
+      trigger: 'opened',
+      installationId: 1,
+    });
+    const page = await pullRequestItems(t.store, { q: 'pr', status: 'queued' });
+    expect(page.items.map((i) => [i.number, i.latestRun?.status])).toEqual([[2, 'queued']]);
+    expect((await pullRequestItems(t.store, {})).items).toHaveLength(2);
+    const detail = await pullRequestDetail(t.store, 'acme/api', 2);
+    expect(detail?.runs).toHaveLength(1);
+    expect(await pullRequestDetail(t.store, 'acme/api', 3)).toBeNull();
   });
 }
