@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Probot } from 'probot';
 import { verdictApp } from './app.js';
 import { randomId, systemClock, type Clock, type IdGenerator } from './clock.js';
-import type { Config } from './config.js';
+import { SERVER_DEFAULT_LEASE_MS, type Config } from './config.js';
 import { createProbot } from './github/probot.js';
 import { Router } from './http/router.js';
 import { GroupCommitter } from './ingress/group-commit.js';
@@ -20,6 +20,7 @@ import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { REVIEW_QUEUE } from './review/request.js';
 import type { QueueBackend } from './queue/types.js';
+import { registerQueueRoutes } from './queue/http-routes.js';
 import { sqlQueue } from './queue/sql.js';
 import { reviewJobHandler, type ReviewExecutor } from './worker/review-consumer.js';
 import { QueueWorker } from './worker/runner.js';
@@ -83,6 +84,12 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
+  registerQueueRoutes(router, {
+    queue: sqlQueue(store),
+    tokens: config.tokens,
+    defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
+    log,
+  });
   const mounts: Mount[] = [];
   const server = createHttpServer(router, mounts, log);
 

@@ -2,13 +2,16 @@ import { randomId, systemClock } from '../clock.js';
 import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
+import { openQueue } from '../queue/select.js';
 import { createWebhookWorker, loadApp } from '../runtime.js';
 import { openStore } from '../store/index.js';
+import type { QueueWorker } from './runner.js';
 
 /**
- * `npm run worker`: a worker process against the same store as the server (run the server with
- * VERDICT_WORKER_INLINE=0). It processes the `webhooks` lane; SIGTERM stops claiming and lets in-flight
- * jobs finish (or releases them).
+ * `npm run worker`: a worker process beside the server (run the server with VERDICT_WORKER_INLINE=0, or
+ * add workers to one that has its own). It claims from the queue that review-engine 8 selects; the
+ * `webhooks` lane runs when that queue is the store's own job table, where ingress records deliveries
+ * and their jobs together. SIGTERM stops claiming and lets in-flight jobs finish (or releases them).
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
@@ -18,16 +21,34 @@ async function main(): Promise<void> {
     ids: randomId,
     dedupeTtlSeconds: config.dedupeTtlSeconds,
   });
+  const queue = await openQueue(config.queue, { store, clock: systemClock, ids: randomId, log });
   const probot = createProbot(config.github, log);
   await loadApp(probot, store, config, log);
-  const worker = createWebhookWorker(store, probot, config, log);
-  worker.start();
+  const workers: QueueWorker[] = [];
+  if (queue.sharesStore) {
+    workers.push(createWebhookWorker(store, probot, config, log));
+  } else {
+    log.info(
+      { event: 'lane-skipped', lane: 'webhooks' },
+      `webhooks lane not run: deliveries and their jobs live in the store, and this worker claims from the ${queue.describe}`,
+    );
+  }
+  for (const worker of workers) worker.start();
   log.info(
-    { event: 'worker-started', store: config.store.client, owner: `${config.workerId}:${process.pid}` },
+    {
+      event: 'worker-started',
+      queue: queue.describe,
+      owner: `${config.worker.id}:${process.pid}`,
+      lanes: workers.length,
+      leaseMs: config.worker.leaseMs,
+      concurrency: config.worker.concurrency,
+      maxJobs: config.worker.maxJobs,
+    },
     'worker started',
   );
   stopOnSignals(log, 'worker stopping: no new claims, finishing in-flight jobs', async () => {
-    await worker.stop();
+    await Promise.all(workers.map((w) => w.stop()));
+    await queue.close();
     await store.close();
   });
 }

@@ -1,0 +1,194 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
+import { readJsonBody } from '../http/json.js';
+import { parseLimit } from '../http/query.js';
+import { sendJson, type RouteHandler, type Router } from '../http/router.js';
+import type { QueueBackend } from './types.js';
+
+const ADMIN: AccessRule = { classes: ['queueAdmin'] };
+const ENQUEUE: AccessRule = { classes: ['queueEnqueue'] };
+const WORKER: AccessRule = { classes: ['queueWorker'] };
+const STATUSES = ['waiting', 'running', 'done', 'dead'] as const;
+const BODY_LIMIT = 1024 * 1024;
+
+const name = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits or . _ : -');
+const jobId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const receipt = z.string().min(1).max(64);
+
+export const enqueueBody = z.strictObject({
+  queue: name,
+  kind: name,
+  key: z.string().min(1).max(500).nullable().optional(),
+  payload: z.unknown(),
+  mode: z.enum(['replace_waiting', 'keep_existing']).optional(),
+  maxAttempts: z.number().int().min(1).max(100).optional(),
+  priority: z.number().int().min(-1000).max(1000).optional(),
+  runAt: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+export const claimBody = (maxLeaseMs: number) =>
+  z.strictObject({
+    queue: name,
+    owner: z.string().min(1).max(255),
+    leaseMs: z.number().int().min(1).max(maxLeaseMs).optional(),
+  });
+
+export const renewBody = (maxLeaseMs: number) =>
+  z.strictObject({ jobId, receipt, leaseMs: z.number().int().min(1).max(maxLeaseMs).optional() });
+export const ackBody = z.strictObject({ jobId, receipt });
+export const failBody = z.strictObject({
+  jobId,
+  receipt,
+  error: z.string().max(4000),
+  deadReason: name.optional(),
+});
+export const releaseBody = z.strictObject({
+  jobId,
+  receipt,
+  delayMs: z.number().int().min(0).max(86_400_000).optional(),
+});
+
+const STALE = {
+  ok: false,
+  error: 'stale_receipt',
+  message: 'The receipt is not the current lease of this job',
+};
+
+/**
+ * The queue routes (operator-api 4.5, 5.1): `GET /queue/jobs` and `/queue/stats` (queue admin token),
+ * `POST /queue/enqueue` (enqueue token), `POST /queue/claim`, `/renew`, `/ack`, `/fail` and `/release`
+ * (worker token). Bodies and answers are in docs/queue-api.md.
+ */
+export function registerQueueRoutes(
+  router: Router,
+  deps: {
+    queue: QueueBackend;
+    tokens: ServiceTokens;
+    defaultLeaseMs: number;
+    maxLeaseMs?: number;
+    log: Logger;
+  },
+): void {
+  const { queue, log } = deps;
+  const auth = { tokens: deps.tokens };
+  const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
+
+  /** Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
+  const route =
+    (rule: AccessRule, handler: RouteHandler): RouteHandler =>
+    async (req, res, params, url) => {
+      if (!(await guard(req, res, auth, rule))) return;
+      try {
+        await handler(req, res, params, url);
+      } catch (error) {
+        log.error({ event: 'queue-route-failed', err: error, path: url.pathname }, 'queue operation failed');
+        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'queue_unavailable' });
+      }
+    };
+
+  router.add(
+    'GET',
+    '/queue/jobs',
+    route(ADMIN, async (_req, res, _params, url) => {
+      const status = url.searchParams.get('status');
+      if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
+        return sendJson(res, 400, {
+          ok: false,
+          error: 'invalid_request',
+          message: `Invalid parameter status: one of ${STATUSES.join(', ')}`,
+        });
+      }
+      const queueName = url.searchParams.get('queue') ?? undefined;
+      const jobs = await queue.list({
+        queue: queueName,
+        status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
+        limit: parseLimit(url.searchParams.get('limit')),
+      });
+      sendJson(res, 200, { ok: true, jobs });
+    }),
+  );
+
+  router.add(
+    'GET',
+    '/queue/stats',
+    route(ADMIN, async (_req, res) => {
+      sendJson(res, 200, { ok: true, stats: await queue.stats() });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/enqueue',
+    route(ENQUEUE, async (req, res) => {
+      const body = await readJsonBody(req, res, enqueueBody, BODY_LIMIT);
+      if (!body.ok) return;
+      const result = await queue.enqueue(body.value);
+      sendJson(res, result.outcome === 'enqueued' ? 201 : 200, { ok: true, ...result });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/claim',
+    route(WORKER, async (req, res) => {
+      const body = await readJsonBody(req, res, claimBody(maxLeaseMs));
+      if (!body.ok) return;
+      const job = await queue.claim(
+        body.value.queue,
+        body.value.owner,
+        body.value.leaseMs ?? deps.defaultLeaseMs,
+      );
+      sendJson(res, 200, { ok: true, job });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/renew',
+    route(WORKER, async (req, res) => {
+      const body = await readJsonBody(req, res, renewBody(maxLeaseMs));
+      if (!body.ok) return;
+      const { jobId: id, receipt: r, leaseMs } = body.value;
+      const expires = await queue.renew(id, r, leaseMs ?? deps.defaultLeaseMs);
+      if (expires === null) return sendJson(res, 409, STALE);
+      sendJson(res, 200, { ok: true, leaseExpiresAt: expires });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/ack',
+    route(WORKER, async (req, res) => {
+      const body = await readJsonBody(req, res, ackBody);
+      if (!body.ok) return;
+      if (!(await queue.ack(body.value.jobId, body.value.receipt))) return sendJson(res, 409, STALE);
+      sendJson(res, 200, { ok: true });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/fail',
+    route(WORKER, async (req, res) => {
+      const body = await readJsonBody(req, res, failBody);
+      if (!body.ok) return;
+      const { jobId: id, receipt: r, error, deadReason } = body.value;
+      const result = await queue.fail(id, r, error, deadReason ? { deadReason } : {});
+      if (result === null) return sendJson(res, 409, STALE);
+      sendJson(res, 200, { ok: true, result });
+    }),
+  );
+
+  router.add(
+    'POST',
+    '/queue/release',
+    route(WORKER, async (req, res) => {
+      const body = await readJsonBody(req, res, releaseBody);
+      if (!body.ok) return;
+      const { jobId: id, receipt: r, delayMs } = body.value;
+      if (!(await queue.release(id, r, { delayMs }))) return sendJson(res, 409, STALE);
+      sendJson(res, 200, { ok: true });
+    }),
+  );
+}

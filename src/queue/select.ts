@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import type { Clock, IdGenerator } from '../clock.js';
+import type { QueueSelection } from '../config.js';
+import { openDb } from '../store/db.js';
+import type { Store } from '../store/index.js';
+import { JobStore } from '../store/jobs.js';
+import { HttpQueue } from './http-client.js';
+import { MemoryQueue } from './memory.js';
+import { sqlQueue } from './sql.js';
+import type { QueueBackend } from './types.js';
+
+export type OpenedQueue = {
+  backend: QueueBackend;
+  /** True when the jobs live in the application store itself (enqueued with the rows they refer to). */
+  sharesStore: boolean;
+  /** Where the jobs are, for the start-up log line (never the token). */
+  describe: string;
+  close(): Promise<void>;
+};
+
+/**
+ * Opens the queue a worker claims from (review-engine 8, "Queue selection"): the HTTP queue of a
+ * Verdict server, a SQLite queue file, the application store's job table (PostgreSQL or SQLite), or a
+ * process-local memory queue, which is logged as losing its jobs on exit.
+ */
+export async function openQueue(
+  selection: QueueSelection,
+  deps: { store: Store; clock: Clock; ids: IdGenerator; log: Logger },
+): Promise<OpenedQueue> {
+  switch (selection.kind) {
+    case 'http':
+      return {
+        backend: new HttpQueue({ url: selection.url, token: selection.token }),
+        sharesStore: false,
+        describe: `http queue at ${selection.url}`,
+        close: async () => undefined,
+      };
+    case 'sqlite': {
+      const db = await openDb({ client: 'sqlite', filename: selection.filename });
+      const jobs = new JobStore(db.knex, 'sqlite', deps.clock, deps.ids);
+      return {
+        backend: sqlQueue({ db, jobs }),
+        sharesStore: false,
+        describe: `sqlite queue at ${selection.filename}`,
+        close: () => db.close(),
+      };
+    }
+    case 'memory':
+      deps.log.warn(
+        { event: 'memory-queue' },
+        'using a process-local memory queue: only this process can enqueue into it, and its jobs are lost on exit',
+      );
+      return {
+        backend: new MemoryQueue({ clock: deps.clock, ids: deps.ids }),
+        sharesStore: false,
+        describe: 'process-local memory queue',
+        close: async () => undefined,
+      };
+    case 'store':
+      return {
+        backend: sqlQueue(deps.store),
+        sharesStore: true,
+        describe: `${deps.store.db.dialect} store job table`,
+        close: async () => undefined,
+      };
+  }
+}
