@@ -95,7 +95,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
 
   let reviewWorker: QueueWorker | null = null;
   if (config.workerInline) {
-    webhookWorker = createWebhookWorker(store, probot, config, log);
+    webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick());
     if (opts.reviewExecutor)
       reviewWorker = createReviewWorker(store, sqlQueue(store), opts.reviewExecutor, config, log);
   }
@@ -151,14 +151,28 @@ export async function loadApp(probot: Probot, store: Store, config: Config, log:
  * The worker of the `webhooks` lane: stored deliveries into the Probot app. Webhook handling is short, so
  * its lease is at most 2 minutes (shorter when VERDICT_QUEUE_LEASE_SECONDS says so).
  */
-export function createWebhookWorker(store: Store, probot: Probot, config: Config, log: Logger): QueueWorker {
+export function createWebhookWorker(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  afterJob?: () => void,
+): QueueWorker {
+  const handle = webhookJobHandler(store, probot);
   return new QueueWorker({
     queue: sqlQueue(store),
     queueName: WEBHOOK_QUEUE,
     owner: `${config.worker.id}:${process.pid}`,
     leaseMs: Math.min(config.worker.leaseMs, 120_000),
     concurrency: 4,
-    handler: webhookJobHandler(store, probot),
+    // A webhook often queues a review: wake the review lane at once instead of at its next poll.
+    handler: async (job, ctx) => {
+      try {
+        return await handle(job, ctx);
+      } finally {
+        afterJob?.();
+      }
+    },
     log,
     pollMs: 1000,
   });

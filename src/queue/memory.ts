@@ -114,6 +114,22 @@ export class MemoryQueue implements QueueBackend {
     return this.copy(best) as ClaimedJob;
   }
 
+  async claimMany(queue: string, owner: string, leaseMs: number, limit: number): Promise<ClaimedJob[]> {
+    const claimed: ClaimedJob[] = [];
+    for (let i = 0; i < limit; i++) {
+      const job = await this.claim(queue, owner, leaseMs);
+      if (!job) break;
+      claimed.push(job);
+    }
+    return claimed;
+  }
+
+  async ackMany(items: Array<{ jobId: number; receipt: string }>): Promise<number[]> {
+    const acked: number[] = [];
+    for (const item of items) if (await this.ack(item.jobId, item.receipt)) acked.push(item.jobId);
+    return acked;
+  }
+
   async renew(jobId: number, receipt: string, leaseMs: number): Promise<number | null> {
     const job = this.current(jobId, receipt);
     if (!job) return null;

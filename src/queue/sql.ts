@@ -12,6 +12,8 @@ export function bindJobs(store: Pick<Store, 'jobs'>) {
   return {
     enqueue: j.enqueue.bind(j),
     claim: j.claim.bind(j),
+    claimMany: j.claimMany.bind(j),
+    ackMany: j.ackMany.bind(j),
     renew: j.renew.bind(j),
     ack: j.ack.bind(j),
     fail: j.fail.bind(j),

@@ -17,6 +17,10 @@ export interface QueueBackend {
     opts?: { deadReason?: string },
   ): Promise<FailResult | null>;
   release(jobId: number, receipt: string, opts?: { delayMs?: number }): Promise<boolean>;
+  /** Claims up to `limit` jobs at once, each with its own receipt (backends that can batch). */
+  claimMany?(queue: string, owner: string, leaseMs: number, limit: number): Promise<ClaimedJob[]>;
+  /** Acknowledges several jobs at once; returns the ids acknowledged (backends that can batch). */
+  ackMany?(items: Array<{ jobId: number; receipt: string }>): Promise<number[]>;
   reapExpired(): Promise<number>;
   list(filter?: { queue?: string; status?: JobStatus; limit?: number }): Promise<Job[]>;
   stats(): Promise<Array<{ queue: string; status: JobStatus; count: number }>>;

@@ -175,27 +175,68 @@ export class JobStore {
    * `FOR UPDATE SKIP LOCKED` on PostgreSQL lets many workers claim at once without waiting on each other.
    */
   async claim(queue: string, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
+    return (await this.claimMany(queue, owner, leaseMs, 1))[0] ?? null;
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs in one statement, each with its own receipt (`<random>.<id>`), in
+   * claim order. Two index probes (the partial indexes of migration 005): waiting jobs in claim order,
+   * and expired leases with attempts left; the best `limit` of both are taken. On PostgreSQL both use
+   * `FOR UPDATE SKIP LOCKED`, so concurrent claimers never wait on, or take, each other's rows.
+   */
+  async claimMany(queue: string, owner: string, leaseMs: number, limit: number): Promise<ClaimedJob[]> {
+    const n = Math.max(1, Math.min(1000, Math.floor(limit)));
     const now = this.clock.now();
-    const receipt = this.ids('rcpt');
+    const receiptBase = this.ids('rcpt');
     const expires = now + leaseMs;
-    const lock = this.dialect === 'pg' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const pg = this.dialect === 'pg';
+    const lock = pg ? 'FOR UPDATE SKIP LOCKED' : '';
+    const receipt = pg ? `?::text || '.' || jobs.id::text` : `? || '.' || jobs.id`;
     const sql = `
-      UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires_at = ?, receipt = ?,
-        attempts = attempts + 1, updated_at = ?
-      WHERE id = (
-        SELECT id FROM jobs
-        WHERE queue = ? AND (
-          (status = 'waiting' AND run_at <= ?)
-          OR (status = 'running' AND lease_expires_at <= ? AND attempts < max_attempts)
-        )
-        ORDER BY priority DESC, run_at, id
-        LIMIT 1 ${lock}
+      WITH w AS (
+        SELECT id, priority, run_at FROM jobs
+        WHERE queue = ? AND status = 'waiting' AND run_at <= ?
+        ORDER BY priority DESC, run_at, id LIMIT ${n} ${lock}
+      ), e AS (
+        SELECT id, priority, run_at FROM jobs
+        WHERE queue = ? AND status = 'running' AND lease_expires_at <= ? AND attempts < max_attempts
+        ORDER BY lease_expires_at LIMIT ${n} ${lock}
+      ), pick AS (
+        SELECT id FROM (SELECT id, priority, run_at FROM w UNION ALL SELECT id, priority, run_at FROM e) c
+        ORDER BY priority DESC, run_at, id LIMIT ${n}
       )
+      UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires_at = ?, receipt = ${receipt},
+        attempts = attempts + 1, updated_at = ?
+      WHERE id IN (SELECT id FROM pick)
       RETURNING *`;
-    const result = await this.knex.raw(sql, [owner, expires, receipt, now, queue, now, now]);
-    const rows: Raw[] = this.dialect === 'pg' ? result.rows : result;
-    const row = rows[0];
-    return row ? (mapJob(row) as ClaimedJob) : null;
+    const result = await this.knex.raw(sql, [queue, now, queue, now, owner, expires, receiptBase, now]);
+    const rows: Raw[] = pg ? result.rows : result;
+    return rows
+      .map((row) => mapJob(row) as ClaimedJob)
+      .sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || a.id - b.id);
+  }
+
+  /**
+   * Acknowledges several claimed jobs in one statement; returns the ids that were acknowledged (a job
+   * whose receipt is no longer current is left alone and not returned).
+   */
+  async ackMany(items: Array<{ jobId: number; receipt: string }>): Promise<number[]> {
+    if (items.length === 0) return [];
+    const now = this.clock.now();
+    const acked: number[] = [];
+    for (let i = 0; i < items.length; i += 400) {
+      const part = items.slice(i, i + 400);
+      const values = part.map(() => (this.dialect === 'pg' ? '(?::bigint, ?::text)' : '(?, ?)')).join(', ');
+      const result = await this.knex.raw(
+        `UPDATE jobs SET status = 'done', lease_expires_at = NULL, last_error = NULL, updated_at = ?
+         WHERE status = 'running' AND (id, receipt) IN (VALUES ${values})
+         RETURNING id`,
+        [now, ...part.flatMap((item) => [item.jobId, item.receipt])],
+      );
+      const rows: Raw[] = this.dialect === 'pg' ? result.rows : result;
+      for (const row of rows) acked.push(Number(row.id));
+    }
+    return acked;
   }
 
   /** Extends a lease. False when the receipt is no longer current (the lease was lost). */

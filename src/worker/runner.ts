@@ -92,9 +92,9 @@ export class QueueWorker {
         await Promise.race(this.inFlight);
         continue;
       }
-      let job: ClaimedJob | null = null;
+      let jobs: ClaimedJob[] = [];
       try {
-        job = await this.opts.queue.claim(this.opts.queueName, this.opts.owner, this.opts.leaseMs);
+        jobs = await this.claim(this.opts.concurrency - this.inFlight.size);
       } catch (error) {
         this.opts.log.error(
           { event: 'claim-failed', err: error, queue: this.opts.queueName },
@@ -103,14 +103,24 @@ export class QueueWorker {
         await this.sleep(poll);
         continue;
       }
-      if (!job) {
+      if (jobs.length === 0) {
         await this.reapIfDue();
         await this.sleep(poll);
         continue;
       }
-      const task = this.run(job).finally(() => this.inFlight.delete(task));
-      this.inFlight.add(task);
+      for (const job of jobs) {
+        const task = this.run(job).finally(() => this.inFlight.delete(task));
+        this.inFlight.add(task);
+      }
     }
+  }
+
+  /** Fills free slots: one claim statement for several jobs when the backend can batch. */
+  private async claim(free: number): Promise<ClaimedJob[]> {
+    const { queue, queueName, owner, leaseMs } = this.opts;
+    if (free > 1 && queue.claimMany) return queue.claimMany(queueName, owner, leaseMs, Math.min(free, 50));
+    const job = await queue.claim(queueName, owner, leaseMs);
+    return job ? [job] : [];
   }
 
   private async reapIfDue(): Promise<void> {

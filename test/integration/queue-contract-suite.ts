@@ -142,4 +142,23 @@ export function queueContractSuite(open: () => Promise<QueueFixture>): void {
       { queue: 'other', status: 'waiting', count: 1 },
     ]);
   });
+
+  test('batched claim and ack (backends that batch): own receipts, claim order, fenced', async () => {
+    if (!q.claimMany || !q.ackMany) return;
+    for (let i = 0; i < 5; i++) await q.enqueue(job(null, i, { priority: i === 3 ? 1 : 0 }));
+    const batch = await q.claimMany('lane', 'w:1', 1000, 3);
+    expect(batch.map((j) => j.payload)).toEqual([3, 0, 1]);
+    expect(new Set(batch.map((j) => j.receipt)).size).toBe(3);
+    expect(batch.every((j) => j.status === 'running' && j.attempts === 1)).toBe(true);
+    const rest = await q.claimMany('lane', 'w:2', 1000, 10);
+    expect(rest.map((j) => j.payload)).toEqual([2, 4]);
+    const acked = await q.ackMany([
+      { jobId: batch[0]!.id, receipt: batch[0]!.receipt },
+      { jobId: batch[1]!.id, receipt: 'rcpt_stale.1' },
+      { jobId: rest[0]!.id, receipt: rest[0]!.receipt },
+    ]);
+    expect(acked.sort((a, b) => a - b)).toEqual([batch[0]!.id, rest[0]!.id].sort((a, b) => a - b));
+    expect(await q.ack(batch[1]!.id, batch[1]!.receipt)).toBe(true);
+    expect(await q.ackMany([])).toEqual([]);
+  });
 }

@@ -29,11 +29,10 @@ describe('the in-process reviews lane', () => {
     const payload = example('pull_request', 'opened');
     payload.installation = { id: 77 };
     await postWebhook(app.baseUrl, 'pull_request', payload);
-    app.verdict.reviewWorker!.kick();
     const run = await eventually(async () => {
       const r = await app.verdict.store.runs.latestForPr(REPO, 2);
       return r?.status === 'completed' ? r : null;
-    });
+    }, 15_000);
     expect(reviewed.map((r) => r.id)).toEqual([run.id]);
     const [job] = await app.verdict.store.jobs.list({ queue: 'reviews' });
     expect(job).toMatchObject({ status: 'done', attempts: 1 });

@@ -3,6 +3,7 @@ import * as m001 from './001-initial.js';
 import * as m002 from './002-queue-repair.js';
 import * as m003 from './003-api-keys.js';
 import * as m004 from './004-commands.js';
+import * as m005 from './005-claim-index.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -12,6 +13,7 @@ const migrations: Array<[string, Migration]> = [
   ['002-queue-repair', m002],
   ['003-api-keys', m003],
   ['004-commands', m004],
+  ['005-claim-index', m005],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
