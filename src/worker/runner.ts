@@ -55,6 +55,8 @@ export class QueueWorker {
   private loopDone: Promise<void> | null = null;
   private readonly controllers = new Set<AbortController>();
   private lastReap = 0;
+  private stopRequested!: () => void;
+  private readonly stopping = new Promise<void>((resolve) => (this.stopRequested = resolve));
 
   constructor(private readonly opts: QueueWorkerOptions) {}
 
@@ -89,7 +91,8 @@ export class QueueWorker {
     const poll = this.opts.pollMs ?? 1000;
     while (this.running) {
       if (this.inFlight.size >= this.opts.concurrency) {
-        await Promise.race(this.inFlight);
+        // Every slot is busy: wait for one to free up, or for stop().
+        await Promise.race([...this.inFlight, this.stopping]);
         continue;
       }
       let jobs: ClaimedJob[] = [];
@@ -171,14 +174,31 @@ export class QueueWorker {
       },
     };
     let outcome: JobOutcome;
+    // Once aborted (lease lost, or shutdown after the grace period) the runner does not wait for the
+    // handler: it stops renewing and gives the job back. A handler that carries on is fenced: its
+    // assertLease() fails and the queue refuses its receipt.
+    const abortedSignal = new Promise<'aborted'>((resolve) =>
+      controller.signal.addEventListener('abort', () => resolve('aborted'), { once: true }),
+    );
+    const handled = Promise.resolve()
+      .then(() => this.opts.handler(job, ctx))
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
     try {
-      outcome = (await this.opts.handler(job, ctx)) ?? { type: 'ack' };
-    } catch (error) {
-      // Aborted (lease lost or hard shutdown): give the job back without counting the attempt.
-      outcome =
-        error instanceof LeaseLostError || controller.signal.aborted
-          ? { type: 'release', delayMs: 0 }
-          : { type: 'retry', error: (error as Error)?.message ?? String(error) };
+      const settled = await Promise.race([handled, abortedSignal]);
+      if (settled === 'aborted') {
+        outcome = { type: 'release', delayMs: 0 };
+      } else if ('error' in settled) {
+        const error = settled.error;
+        outcome =
+          error instanceof LeaseLostError || controller.signal.aborted
+            ? { type: 'release', delayMs: 0 }
+            : { type: 'retry', error: (error as Error)?.message ?? String(error) };
+      } else {
+        outcome = settled.value ?? { type: 'ack' };
+      }
     } finally {
       clearInterval(timer);
       this.controllers.delete(controller);
@@ -220,6 +240,7 @@ export class QueueWorker {
    */
   async stop(graceMs = 25_000): Promise<void> {
     this.running = false;
+    this.stopRequested();
     this.kick();
     await this.loopDone;
     const all = Promise.all(this.inFlight);

@@ -99,9 +99,14 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
       jobId: number;
     };
     const backend: QueueBackend = { kind: store.db.dialect, ...bindJobs(store) };
-    // The first worker is cut off from the queue for renewals (a network partition): its lease runs out.
+    // The first worker is cut off from the queue after its first claim (a network partition): it can
+    // neither renew nor claim again, and its lease runs out.
+    let claims = 0;
     const partitioned: QueueBackend = {
       ...backend,
+      claimMany: undefined,
+      claim: async (queue, owner, leaseMs) =>
+        claims++ === 0 ? backend.claim(queue, owner, leaseMs) : Promise.reject(new Error('partition')),
       renew: async () => Promise.reject(new Error('partition')),
     };
     let release!: () => void;
