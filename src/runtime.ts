@@ -14,6 +14,7 @@ import { createHttpServer, type Mount } from './server.js';
 import type { IncomingDelivery, RecordResult } from './store/deliveries.js';
 import { openStore, type Store } from './store/index.js';
 import { registerCommandRoutes } from './operator/commands.js';
+import { registerFamilyRoutes } from './operator/families.js';
 import { registerKeyRoutes } from './operator/keys.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
@@ -84,6 +85,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
+  registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
     tokens: config.tokens,

@@ -1,0 +1,206 @@
+import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+
+const TOKENS = {
+  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
+  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
+  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
+  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
+  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
+  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
+  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
+};
+
+type Row = {
+  method: string;
+  path: string;
+  body?: unknown;
+  token: string; // the static token that opens it
+  status: number; // its answer with that token
+  key: 'read' | 'memory:write' | null; // the key scope that also opens it
+};
+
+const rows: Row[] = [
+  {
+    method: 'GET',
+    path: '/operator/api/memory/integrations',
+    token: 'read-secret',
+    status: 200,
+    key: 'read',
+  },
+  { method: 'GET', path: '/operator/api/memory/contexts', token: 'read-secret', status: 200, key: 'read' },
+  { method: 'GET', path: '/operator/api/memory/contexts/c1', token: 'read-secret', status: 404, key: 'read' },
+  { method: 'GET', path: '/operator/api/memory/clusters', token: 'read-secret', status: 200, key: 'read' },
+  { method: 'GET', path: '/operator/api/memory/knowledge', token: 'read-secret', status: 200, key: 'read' },
+  {
+    method: 'GET',
+    path: '/operator/api/memory/knowledge/document?repo=a/b&path=x',
+    token: 'read-secret',
+    status: 200,
+    key: 'read',
+  },
+  {
+    method: 'POST',
+    path: '/operator/api/memory/integrations/preview',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: null,
+  },
+  {
+    method: 'POST',
+    path: '/operator/api/memory/contexts',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'PATCH',
+    path: '/operator/api/memory/contexts/c1',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'DELETE',
+    path: '/operator/api/memory/contexts/c1',
+    body: { revision: 1 },
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'POST',
+    path: '/operator/api/memory/clusters',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'PATCH',
+    path: '/operator/api/memory/clusters/k1',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'DELETE',
+    path: '/operator/api/memory/clusters/k1',
+    body: { revision: 1 },
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  {
+    method: 'PUT',
+    path: '/operator/api/memory/knowledge/document',
+    body: {},
+    token: 'admin-secret',
+    status: 501,
+    key: 'memory:write',
+  },
+  { method: 'GET', path: '/operator/api/scm', token: 'read-secret', status: 200, key: 'read' },
+  { method: 'POST', path: '/operator/api/scm/sync', body: {}, token: 'admin-secret', status: 202, key: null },
+  {
+    method: 'DELETE',
+    path: '/operator/api/scm/alerts/a1',
+    body: { revision: 3 },
+    token: 'admin-secret',
+    status: 404,
+    key: null,
+  },
+  { method: 'GET', path: '/operator/api/test-lab', token: 'read-secret', status: 200, key: 'read' },
+  { method: 'GET', path: '/operator/api/test-lab/t1', token: 'read-secret', status: 404, key: 'read' },
+];
+
+/** Memory, SCM and Test Lab routes answer with the right authentication (operator-api 4.6, 5.1, 5.2). */
+describe('memory, SCM and Test Lab route families', () => {
+  let app: RunningVerdict;
+  beforeEach(async () => {
+    app = await startVerdict(TOKENS);
+  });
+  afterEach(() => app.stop());
+
+  async function call(method: string, path: string, token: string | null, body?: unknown) {
+    const res = await fetch(app.baseUrl + path, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+  async function key(scopes: string[]): Promise<string> {
+    return (await call('POST', '/operator/api/keys', 'admin-secret', { name: scopes.join('+'), scopes })).body
+      .token;
+  }
+
+  test('every row: its token opens it, every other class is 401, keys by scope (403 outside it)', async () => {
+    const readKey = await key(['read']);
+    const writeKey = await key(['memory:write']);
+    for (const row of rows) {
+      const label = `${row.method} ${row.path}`;
+      expect([label, (await call(row.method, row.path, null, row.body)).status]).toEqual([label, 401]);
+      for (const token of Object.values(TOKENS)) {
+        if (token === row.token) continue;
+        expect([label, token, (await call(row.method, row.path, token, row.body)).status]).toEqual([
+          label,
+          token,
+          401,
+        ]);
+      }
+      const ok = await call(row.method, row.path, row.token, row.body);
+      expect([label, ok.status]).toEqual([label, row.status]);
+      const withRead = (await call(row.method, row.path, readKey, row.body)).status;
+      const withWrite = (await call(row.method, row.path, writeKey, row.body)).status;
+      expect([label, 'read key', withRead]).toEqual([
+        label,
+        'read key',
+        row.key === 'read' ? row.status : 403,
+      ]);
+      expect([label, 'write key', withWrite]).toEqual([
+        label,
+        'write key',
+        row.key === 'memory:write' ? row.status : 403,
+      ]);
+    }
+  });
+
+  test('POST /scm/sync takes an empty JSON object and creates a sync-repositories command', async () => {
+    const res = await call('POST', '/operator/api/scm/sync', 'admin-secret', {});
+    expect(res).toMatchObject({
+      status: 202,
+      body: {
+        ok: true,
+        created: true,
+        command: { kind: 'sync-repositories', status: 'queued', actor: 'service-admin' },
+      },
+    });
+    expect(await app.verdict.store.commands.get(res.body.command.id)).toMatchObject({
+      kind: 'sync-repositories',
+    });
+    expect((await call('POST', '/operator/api/scm/sync', 'admin-secret', { repos: ['a/b'] })).status).toBe(
+      400,
+    );
+    const patch = await call('PATCH', `/operator/api/commands/${res.body.command.id}`, 'bridge-secret', {
+      status: 'running',
+    });
+    expect(patch).toMatchObject({ status: 409, body: { error: 'bridge_owned' } });
+  });
+
+  test('reads answer well-formed empty data; mutations say they are not implemented and store nothing', async () => {
+    expect((await call('GET', '/operator/api/memory/contexts', 'read-secret')).body).toEqual({
+      ok: true,
+      contexts: [],
+    });
+    expect((await call('GET', '/operator/api/test-lab', 'read-secret')).body).toEqual({ ok: true, runs: [] });
+    const res = await call('POST', '/operator/api/memory/contexts', 'admin-secret', { title: 'x' });
+    expect(res.body).toMatchObject({ ok: false, error: 'not_implemented' });
+    expect((await call('DELETE', '/operator/api/scm/alerts/a1', 'admin-secret', {})).status).toBe(400);
+  });
+});
