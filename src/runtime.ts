@@ -18,6 +18,7 @@ import { registerFamilyRoutes } from './operator/families.js';
 import { registerKeyRoutes } from './operator/keys.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
+import { registerSettingsRoutes } from './operator/settings.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { REVIEW_QUEUE } from './review/request.js';
 import type { QueueBackend } from './queue/types.js';
@@ -86,6 +87,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
+  registerSettingsRoutes(router, { store, tokens: config.tokens, log });
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
     tokens: config.tokens,

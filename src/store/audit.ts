@@ -66,4 +66,29 @@ export class AuditStore {
       createdAt: Number(r.created_at),
     }));
   }
+
+  /** Newest first; `q` matches actor, action, target or reason (case-insensitive). */
+  async search(filter: { q?: string; limit: number; offset: number }): Promise<AuditEvent[]> {
+    let query = this.knex('audit_events').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset);
+    if (filter.q) {
+      const like = `%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where((w) =>
+        w
+          .whereRaw(`LOWER(actor) LIKE ? ESCAPE '\\'`, [like])
+          .orWhereRaw(`LOWER(action) LIKE ? ESCAPE '\\'`, [like])
+          .orWhereRaw(`LOWER(COALESCE(target, '')) LIKE ? ESCAPE '\\'`, [like])
+          .orWhereRaw(`LOWER(COALESCE(reason, '')) LIKE ? ESCAPE '\\'`, [like]),
+      );
+    }
+    const rows: Array<Record<string, unknown>> = await query;
+    return rows.map((r) => ({
+      id: Number(r.id),
+      actor: String(r.actor),
+      action: String(r.action),
+      target: (r.target as string | null) ?? null,
+      reason: (r.reason as string | null) ?? null,
+      detail: parseJson(r.detail, null),
+      createdAt: Number(r.created_at),
+    }));
+  }
 }

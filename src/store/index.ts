@@ -2,6 +2,7 @@ import type { Clock, IdGenerator } from '../clock.js';
 import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import { CommandStore } from './commands.js';
+import { PolicyStore } from './policy.js';
 import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
@@ -25,6 +26,7 @@ export type Store = {
   audit: AuditStore;
   apiKeys: ApiKeyStore;
   commands: CommandStore;
+  policy: PolicyStore;
   close(): Promise<void>;
 };
 
@@ -44,6 +46,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     audit: new AuditStore(db.knex, opts.clock),
     apiKeys: new ApiKeyStore(db.knex, opts.clock, opts.ids),
     commands: new CommandStore(db.knex, opts.clock),
+    policy: new PolicyStore(db.knex, opts.clock),
     close: () => db.close(),
   };
 }

@@ -314,4 +314,14 @@ export function storeSuite(dialect: TestDialect): void {
     expect(detail?.runs).toHaveLength(1);
     expect(await pullRequestDetail(t.store, 'acme/api', 3)).toBeNull();
   });
+
+  test('policy writes: of concurrent writers with one revision exactly one wins, with one audit entry', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => t.store.policy.update(1, { fileChangeLimit: 10 + i }, `w${i}`)),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok && r.code === 'revision_conflict')).toHaveLength(5);
+    expect((await t.store.policy.get())!.revision).toBe(2);
+    expect(await t.store.audit.list({ action: 'settings.update' })).toHaveLength(1);
+  });
 }

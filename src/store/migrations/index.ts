@@ -4,6 +4,7 @@ import * as m002 from './002-queue-repair.js';
 import * as m003 from './003-api-keys.js';
 import * as m004 from './004-commands.js';
 import * as m005 from './005-claim-index.js';
+import * as m006 from './006-review-policy.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -14,6 +15,7 @@ const migrations: Array<[string, Migration]> = [
   ['003-api-keys', m003],
   ['004-commands', m004],
   ['005-claim-index', m005],
+  ['006-review-policy', m006],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
