@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
+import { readJsonBody } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
 import { sendJson, type Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
@@ -11,6 +13,45 @@ export const MAX_FAILURE_REASONS = 100;
 /** Operator read token; API keys with `read` only where operator-api 5.2 rule 2 lets them. */
 const READ: AccessRule = { classes: ['operatorRead'] };
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+const branchList = z.array(text(255).min(1)).max(100);
+
+/** The repository configuration PATCH body (operator-api 2.8): unknown fields at any level are refused. */
+export const repoConfigPatch = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    branches: z.strictObject({ include: branchList.optional(), exclude: branchList.optional() }).optional(),
+    validation: z
+      .strictObject({
+        provider: z.enum(['local', 'executor_a', 'executor_b', 'shadow']).optional(),
+        codeChangesOnly: z.boolean().optional(),
+      })
+      .optional(),
+    model: z
+      .strictObject({
+        provider: text(100).min(1).optional(),
+        model: text(200).min(1).optional(),
+        fallbackProvider: text(100).min(1).optional(),
+        fallbackModel: text(200).min(1).optional(),
+        reasoningEffort: text(50).min(1).optional(),
+      })
+      .optional(),
+    alerts: z.strictObject({ telegram: z.boolean().optional(), target: text(300).optional() }).optional(),
+    reason: text(1000).optional(),
+  })
+  .refine((b) => Object.keys(b).some((k) => k !== 'reason'), {
+    message: 'give at least one configuration field',
+    path: ['enabled'],
+  });
 
 type Count = { key: string; count: number };
 
@@ -96,6 +137,30 @@ export function registerReadRoutes(
   router.add('GET', '/operator/api/repos', async (req, res) => {
     if (!(await guard(req, res, auth, READ_OR_KEY))) return;
     sendJson(res, 200, { ok: true, repos: await store.repositories.list() });
+  });
+
+  router.add('PATCH', '/operator/api/repos/:repo', async (req, res, params) => {
+    const who = await guard(req, res, auth, ADMIN);
+    if (!who) return;
+    const fullName = params.repo!;
+    if (!REPO_PATTERN.test(fullName)) {
+      req.resume();
+      return sendJson(res, 400, {
+        ok: false,
+        error: 'invalid_request',
+        message: 'Invalid repository: use one URL-encoded owner%2Fname segment',
+      });
+    }
+    const body = await readJsonBody(req, res, repoConfigPatch, 64 * 1024);
+    if (!body.ok) return;
+    const { reason, ...patch } = body.value;
+    const repo = await store.repositories.configure(fullName, patch, {
+      actor: who.actor,
+      reason: reason ?? null,
+    });
+    if (!repo)
+      return sendJson(res, 404, { ok: false, error: 'not_found', message: `No repository ${fullName}` });
+    sendJson(res, 200, { ok: true, repo });
   });
 
   router.add('GET', '/operator/api/webhooks', async (req, res, _params, url) => {

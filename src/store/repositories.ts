@@ -97,4 +97,45 @@ export class RepositoryStore {
       .onConflict('full_name')
       .merge({ standalone_config: JSON.stringify(config), updated_at: now });
   }
+
+  /**
+   * Merges an operator configuration patch (operator-api 2.8) over the stored one, section by section,
+   * and writes it with its audit entry in one transaction. Null when the repository is unknown.
+   */
+  async configure(
+    fullName: string,
+    patch: Record<string, unknown>,
+    audit: { actor: string; reason: string | null },
+  ): Promise<RepositoryRecord | null> {
+    return this.knex.transaction(async (trx) => {
+      const row = await trx('repositories').where({ full_name: fullName }).first();
+      if (!row) return null;
+      const current = parseJson<Record<string, unknown>>(row.config, {}) ?? {};
+      const next: Record<string, unknown> = { ...current };
+      for (const [key, value] of Object.entries(patch)) {
+        const before = current[key];
+        next[key] =
+          value !== null &&
+          typeof value === 'object' &&
+          !Array.isArray(value) &&
+          before &&
+          typeof before === 'object'
+            ? { ...(before as Record<string, unknown>), ...(value as Record<string, unknown>) }
+            : value;
+      }
+      const now = this.clock.now();
+      await trx('repositories')
+        .where({ full_name: fullName })
+        .update({ config: JSON.stringify(next), updated_at: now });
+      await trx('audit_events').insert({
+        actor: audit.actor,
+        action: 'repos.configure',
+        target: fullName,
+        reason: audit.reason,
+        detail: JSON.stringify({ patch }),
+        created_at: now,
+      });
+      return mapRepo(await trx('repositories').where({ full_name: fullName }).first());
+    });
+  }
 }

@@ -110,4 +110,58 @@ describe('operator read routes', () => {
       expect([path, (await get(path, key)).status]).toEqual([path, keyAllowed ? 200 : 403]);
     }
   });
+
+  test('PATCH /repos/:encodedRepo merges the operator configuration, audits it, and rejects unknown fields', async () => {
+    await app.verdict.store.repositories.upsertInstalled('acme/api', 9);
+    const patch = async (body: unknown, token = 'admin-secret', repo = 'acme%2Fapi') => {
+      const res = await fetch(`${app.baseUrl}/operator/api/repos/${repo}`, {
+        method: 'PATCH',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'x-operator-actor': 'ops',
+        },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const first = await patch({ enabled: false, branches: { include: ['main'] }, reason: 'noisy' });
+    expect(first.status).toBe(200);
+    expect(first.body.repo.config).toEqual({ enabled: false, branches: { include: ['main'] } });
+    const second = await patch({
+      branches: { exclude: ['legacy/*'] },
+      model: { provider: 'openai', model: 'gpt-4.1' },
+    });
+    expect(second.body.repo.config).toEqual({
+      enabled: false,
+      branches: { include: ['main'], exclude: ['legacy/*'] },
+      model: { provider: 'openai', model: 'gpt-4.1' },
+    });
+    const [audit] = await app.verdict.store.audit.list({ action: 'repos.configure' });
+    expect(audit).toMatchObject({
+      actor: 'ops',
+      target: 'acme/api',
+      detail: { patch: { branches: { exclude: ['legacy/*'] } } },
+    });
+    expect((await app.verdict.store.audit.list({ action: 'repos.configure' }))[1]).toMatchObject({
+      reason: 'noisy',
+    });
+
+    for (const [body, field] of [
+      [{ surprise: true }, 'surprise'],
+      [{ branches: { include: 'main' } }, 'branches.include'],
+      [{ branches: { only: [] } }, 'only'],
+      [{ validation: { provider: 'cloud' } }, 'validation.provider'],
+      [{ alerts: { telegram: 'yes' } }, 'alerts.telegram'],
+      [{ reason: 'only a reason' }, 'enabled'],
+    ] as const) {
+      const res = await patch(body);
+      expect([field, res.status, res.body.error]).toEqual([field, 400, 'invalid_request']);
+      expect(res.body.message).toContain(field);
+    }
+    expect((await patch({ enabled: true }, 'admin-secret', 'nobody%2Fnothing')).status).toBe(404);
+    expect((await patch({ enabled: true }, 'admin-secret', 'not-a-repo')).status).toBe(400);
+    expect((await patch({ enabled: true }, 'read-secret')).status).toBe(401);
+    expect((await app.verdict.store.repositories.get('acme/api'))!.config).toMatchObject({ enabled: false });
+  });
 });
