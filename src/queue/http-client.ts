@@ -27,18 +27,34 @@ export class HttpQueue implements QueueBackend {
   constructor(
     private readonly opts: { url: string; token: string; fetch?: typeof fetch; timeoutMs?: number },
   ) {
+    let parsed: URL;
+    try {
+      parsed = new URL(opts.url);
+    } catch {
+      throw new Error(`VERDICT_QUEUE_URL is not a URL: ${opts.url}`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new Error(`VERDICT_QUEUE_URL must be http or https: ${opts.url}`);
+    }
+    if (!opts.token) throw new Error('VERDICT_QUEUE_TOKEN is empty');
     this.url = opts.url.replace(/\/+$/, '');
     this.fetchImpl = opts.fetch ?? fetch;
     this.timeoutMs = opts.timeoutMs ?? 15_000;
   }
 
+  /**
+   * One request. 2xx answers the JSON body (which must say `ok: true`); 409 `stale_receipt` answers null
+   * when the caller treats it as a refusal; anything else throws a QueueHttpError.
+   */
   private async call<T>(
     method: 'GET' | 'POST',
     path: string,
     body?: unknown,
     opts: { staleOk?: boolean } = {},
   ): Promise<T | null> {
+    const what = `queue ${method} ${path}`;
     let res: Response;
+    let text: string;
     try {
       res = await this.fetchImpl(this.url + path, {
         method,
@@ -50,17 +66,23 @@ export class HttpQueue implements QueueBackend {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
+      text = await res.text();
     } catch (error) {
+      const err = error as Error & { cause?: { code?: string; message?: string } };
+      if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
+        throw new QueueHttpError(null, 'queue_timeout', `${what} timed out after ${this.timeoutMs} ms`);
+      }
+      const cause = err?.cause?.code ?? err?.cause?.message;
       throw new QueueHttpError(
         null,
         'queue_unreachable',
-        `queue ${method} ${path} failed: ${(error as Error).message}`,
+        `${what} failed: ${err?.message ?? String(error)}${cause ? ` (${cause})` : ''}`,
       );
     }
-    const text = await res.text();
     let json: Record<string, unknown> | null = null;
     try {
-      json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+      const parsed: unknown = text ? JSON.parse(text) : null;
+      json = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
     } catch {
       json = null;
     }
@@ -68,10 +90,13 @@ export class HttpQueue implements QueueBackend {
     if (!res.ok) {
       const code = typeof json?.error === 'string' ? json.error : 'http_error';
       const detail = typeof json?.message === 'string' ? `: ${json.message}` : '';
+      throw new QueueHttpError(res.status, code, `${what} answered ${res.status} ${code}${detail}`);
+    }
+    if (json?.ok !== true) {
       throw new QueueHttpError(
         res.status,
-        code,
-        `queue ${method} ${path} answered ${res.status} ${code}${detail}`,
+        'invalid_response',
+        `${what} answered ${res.status} without a JSON body saying ok: true`,
       );
     }
     return json as T;

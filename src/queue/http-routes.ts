@@ -12,15 +12,25 @@ const WORKER: AccessRule = { classes: ['queueWorker'] };
 const STATUSES = ['waiting', 'running', 'done', 'dead'] as const;
 const BODY_LIMIT = 1024 * 1024;
 
-const name = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1 to 64 letters, digits or . _ : -');
+const NAME = /^[A-Za-z0-9._:-]{1,64}$/;
+const name = z.string().regex(NAME, 'must be 1 to 64 letters, digits or . _ : -');
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** 1 to `max` characters, none of them a control character (keys and owners end up in logs). */
+const printable = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((v) => !CONTROL.test(v), 'must not contain control characters');
 const jobId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
-const receipt = z.string().min(1).max(64);
+const receipt = z.string().min(1).max(128);
 
 export const enqueueBody = z.strictObject({
   queue: name,
   kind: name,
-  key: z.string().min(1).max(500).nullable().optional(),
-  payload: z.unknown(),
+  key: printable(500).nullable().optional(),
+  payload: z.unknown().refine((v) => v !== undefined, 'is required (null is allowed)'),
   mode: z.enum(['replace_waiting', 'keep_existing']).optional(),
   maxAttempts: z.number().int().min(1).max(100).optional(),
   priority: z.number().int().min(-1000).max(1000).optional(),
@@ -30,7 +40,7 @@ export const enqueueBody = z.strictObject({
 export const claimBody = (maxLeaseMs: number) =>
   z.strictObject({
     queue: name,
-    owner: z.string().min(1).max(255),
+    owner: printable(255),
     leaseMs: z.number().int().min(1).max(maxLeaseMs).optional(),
   });
 
@@ -58,7 +68,9 @@ const STALE = {
 /**
  * The queue routes (operator-api 4.5, 5.1): `GET /queue/jobs` and `/queue/stats` (queue admin token),
  * `POST /queue/enqueue` (enqueue token), `POST /queue/claim`, `/renew`, `/ack`, `/fail` and `/release`
- * (worker token). Bodies and answers are in docs/queue-api.md.
+ * (worker token; `/release` is a Verdict extension for graceful shutdown). The token is checked before
+ * the body is read; a receipt that is no longer current is 409 `stale_receipt`; a store failure is 500
+ * `queue_unavailable` (logged). Bodies and answers are in docs/queue-api.md.
  */
 export function registerQueueRoutes(
   router: Router,
@@ -73,6 +85,8 @@ export function registerQueueRoutes(
   const { queue, log } = deps;
   const auth = { tokens: deps.tokens };
   const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
+  /** A claim or renewal that names no lease gets the server default (never over the maximum). */
+  const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
 
   /** Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
   const route =
@@ -83,7 +97,13 @@ export function registerQueueRoutes(
         await handler(req, res, params, url);
       } catch (error) {
         log.error({ event: 'queue-route-failed', err: error, path: url.pathname }, 'queue operation failed');
-        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'queue_unavailable' });
+        if (!res.headersSent) {
+          sendJson(res, 500, {
+            ok: false,
+            error: 'queue_unavailable',
+            message: 'The queue is unavailable; try again later',
+          });
+        } else res.destroy();
       }
     };
 
@@ -91,7 +111,7 @@ export function registerQueueRoutes(
     'GET',
     '/queue/jobs',
     route(ADMIN, async (_req, res, _params, url) => {
-      const status = url.searchParams.get('status');
+      const status = url.searchParams.get('status') || null;
       if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
         return sendJson(res, 400, {
           ok: false,
@@ -99,7 +119,14 @@ export function registerQueueRoutes(
           message: `Invalid parameter status: one of ${STATUSES.join(', ')}`,
         });
       }
-      const queueName = url.searchParams.get('queue') ?? undefined;
+      const queueName = url.searchParams.get('queue') || undefined;
+      if (queueName !== undefined && !NAME.test(queueName)) {
+        return sendJson(res, 400, {
+          ok: false,
+          error: 'invalid_request',
+          message: 'Invalid parameter queue: must be 1 to 64 letters, digits or . _ : -',
+        });
+      }
       const jobs = await queue.list({
         queue: queueName,
         status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
@@ -134,11 +161,7 @@ export function registerQueueRoutes(
     route(WORKER, async (req, res) => {
       const body = await readJsonBody(req, res, claimBody(maxLeaseMs));
       if (!body.ok) return;
-      const job = await queue.claim(
-        body.value.queue,
-        body.value.owner,
-        body.value.leaseMs ?? deps.defaultLeaseMs,
-      );
+      const job = await queue.claim(body.value.queue, body.value.owner, body.value.leaseMs ?? defaultLeaseMs);
       sendJson(res, 200, { ok: true, job });
     }),
   );
@@ -150,7 +173,7 @@ export function registerQueueRoutes(
       const body = await readJsonBody(req, res, renewBody(maxLeaseMs));
       if (!body.ok) return;
       const { jobId: id, receipt: r, leaseMs } = body.value;
-      const expires = await queue.renew(id, r, leaseMs ?? deps.defaultLeaseMs);
+      const expires = await queue.renew(id, r, leaseMs ?? defaultLeaseMs);
       if (expires === null) return sendJson(res, 409, STALE);
       sendJson(res, 200, { ok: true, leaseExpiresAt: expires });
     }),

@@ -32,7 +32,7 @@ export async function openQueue(
       return {
         backend: new HttpQueue({ url: selection.url, token: selection.token }),
         sharesStore: false,
-        describe: `http queue at ${selection.url}`,
+        describe: `http queue at ${withoutCredentials(selection.url)}`,
         close: async () => undefined,
       };
     case 'sqlite': {
@@ -63,5 +63,17 @@ export async function openQueue(
         describe: `${deps.store.db.dialect} store job table`,
         close: async () => undefined,
       };
+  }
+}
+
+/** A URL for the log: any user name or password in it is dropped. */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparseable URL)';
   }
 }

@@ -68,5 +68,11 @@ describe('openQueue', () => {
     expect(q.backend.kind).toBe('http');
     expect(q.describe).toBe('http queue at http://127.0.0.1:9');
     expect(q.describe).not.toContain('secret');
+    const withUser = await openQueue(
+      loadConfig({ VERDICT_QUEUE_URL: 'https://bob:hunter2@q.example.com/base', VERDICT_QUEUE_TOKEN: 't' })
+        .queue,
+      deps(),
+    );
+    expect(withUser.describe).toBe('http queue at https://q.example.com/base');
   });
 });
