@@ -16,6 +16,7 @@ import { openStore, type Store } from './store/index.js';
 import { registerCommandRoutes } from './operator/commands.js';
 import { registerFamilyRoutes } from './operator/families.js';
 import { registerKeyRoutes } from './operator/keys.js';
+import { registerOpenApiRoute } from './operator/openapi.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
@@ -33,6 +34,8 @@ export type Verdict = {
   store: Store;
   probot: Probot;
   server: Server;
+  /** The HTTP routes (the OpenAPI document is built from them). */
+  router: Router;
   log: Logger;
   webhookWorker: QueueWorker | null;
   /** The in-process worker of the `reviews` lane (only when a review engine is given). */
@@ -88,6 +91,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
   registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerSettingsRoutes(router, { store, tokens: config.tokens, log });
+  registerOpenApiRoute(router);
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
     tokens: config.tokens,
@@ -119,6 +123,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     store,
     probot,
     server,
+    router,
     log,
     webhookWorker,
     reviewWorker,

@@ -19,6 +19,11 @@ export class Router {
     return this;
   }
 
+  /** Every registered route, in registration order (for the OpenAPI document). */
+  list(): Array<{ method: string; pattern: string }> {
+    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.parts.join('/') }));
+  }
+
   /** Finds the handler; `methodNotAllowed` when the path exists under another method. */
   match(
     method: string,

@@ -10,7 +10,9 @@ const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 const MEMORY_WRITE: AccessRule = { classes: ['operatorAdmin'], scope: 'memory:write' };
 
-const revisionBody = z.strictObject({ revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) });
+export const revisionBody = z.strictObject({
+  revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
 
 function notBuilt(res: ServerResponse, what: string): void {
   sendJson(res, 501, {

@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 const READ: AccessRule = { classes: ['operatorRead'] };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 
-const patchBody = z.strictObject({
+export const settingsPatchBody = z.strictObject({
   revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   settings: z.unknown(),
 });
@@ -75,7 +75,7 @@ export function registerSettingsRoutes(
         message: 'Request body is not valid JSON',
       });
     }
-    const body = patchBody.safeParse(json);
+    const body = settingsPatchBody.safeParse(json);
     if (!body.success) {
       const issue = body.error.issues[0];
       const field =
