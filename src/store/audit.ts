@@ -20,6 +20,18 @@ export type NewAuditEvent = {
   detail?: unknown;
 };
 
+function mapAudit(r: Record<string, unknown>): AuditEvent {
+  return {
+    id: Number(r.id),
+    actor: String(r.actor),
+    action: String(r.action),
+    target: (r.target as string | null) ?? null,
+    reason: (r.reason as string | null) ?? null,
+    detail: parseJson(r.detail, null),
+    createdAt: Number(r.created_at),
+  };
+}
+
 /** The operator audit log: who changed what, when and why. */
 export class AuditStore {
   constructor(
@@ -56,15 +68,7 @@ export class AuditStore {
       .limit(filter.limit ?? 50);
     if (filter.action) q = q.where('action', filter.action);
     const rows: Array<Record<string, unknown>> = await q;
-    return rows.map((r) => ({
-      id: Number(r.id),
-      actor: String(r.actor),
-      action: String(r.action),
-      target: (r.target as string | null) ?? null,
-      reason: (r.reason as string | null) ?? null,
-      detail: parseJson(r.detail, null),
-      createdAt: Number(r.created_at),
-    }));
+    return rows.map(mapAudit);
   }
 
   /** Newest first; `q` matches actor, action, target or reason (case-insensitive). */
@@ -81,14 +85,6 @@ export class AuditStore {
       );
     }
     const rows: Array<Record<string, unknown>> = await query;
-    return rows.map((r) => ({
-      id: Number(r.id),
-      actor: String(r.actor),
-      action: String(r.action),
-      target: (r.target as string | null) ?? null,
-      reason: (r.reason as string | null) ?? null,
-      detail: parseJson(r.detail, null),
-      createdAt: Number(r.created_at),
-    }));
+    return rows.map(mapAudit);
   }
 }

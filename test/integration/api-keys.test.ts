@@ -1,15 +1,6 @@
 import { createHash } from 'node:crypto';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
-  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
-  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
-};
+import { TOKENS } from '../helpers/operator.js';
 
 /** Scoped API keys (operator-api 2.2, 4.6, 5.2). */
 describe('API keys', () => {

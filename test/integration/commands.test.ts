@@ -1,16 +1,8 @@
 import { parseLimit } from '../../src/http/query.js';
 import { transitionAllowed, COMMAND_STATUSES } from '../../src/store/commands.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+import { TOKENS } from '../helpers/operator.js';
 
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
-  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
-  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
-};
 const SHA = 'a'.repeat(40);
 const KEY = `acme/api#7@${SHA}`;
 

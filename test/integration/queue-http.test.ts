@@ -11,16 +11,7 @@ import { retryDelayMs } from '../../src/store/jobs.js';
 import { QueueWorker } from '../../src/worker/runner.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
-  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
-  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
-};
+import { TOKENS } from '../helpers/operator.js';
 
 /** The `/queue` routes on the real server (operator-api 4.5, 5.1) and a worker over them. */
 describe('queue routes', () => {

@@ -1,15 +1,6 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-  VERDICT_QUEUE_ADMIN_TOKEN: 'qadmin-secret',
-  VERDICT_QUEUE_ENQUEUE_TOKEN: 'qenqueue-secret',
-  VERDICT_QUEUE_WORKER_TOKEN: 'qworker-secret',
-};
+import { TOKENS } from '../helpers/operator.js';
 
 /** Read routes of operator-api 4.1: repositories, webhook history, one delivery, analytics. */
 describe('operator read routes', () => {
