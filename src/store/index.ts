@@ -7,6 +7,8 @@ import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
+import { FindingStore } from './findings.js';
+import { TraceStore } from './traces.js';
 import { JobStore } from './jobs.js';
 import { PublicationStore } from './publications.js';
 import { PullRequestStore } from './pull-requests.js';
@@ -27,6 +29,8 @@ export type Store = {
   apiKeys: ApiKeyStore;
   commands: CommandStore;
   policy: PolicyStore;
+  findings: FindingStore;
+  traces: TraceStore;
   close(): Promise<void>;
 };
 
@@ -47,6 +51,8 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     apiKeys: new ApiKeyStore(db.knex, opts.clock, opts.ids),
     commands: new CommandStore(db.knex, opts.clock),
     policy: new PolicyStore(db.knex, opts.clock),
+    findings: new FindingStore(db.knex, opts.clock),
+    traces: new TraceStore(db.knex, opts.clock),
     close: () => db.close(),
   };
 }

@@ -324,4 +324,242 @@ export function storeSuite(dialect: TestDialect): void {
     expect((await t.store.policy.get())!.revision).toBe(2);
     expect(await t.store.audit.list({ action: 'settings.update' })).toHaveLength(1);
   });
+
+  describe('review records: findings, traces, usage', () => {
+    const owner = {
+      runId: 'run-1',
+      reviewKey: 'octo/demo#1@' + 'a'.repeat(40),
+      repo: 'octo/demo',
+      prNumber: 1,
+      headSha: 'a'.repeat(40),
+    };
+    const finding = (i: number) => ({
+      severity: i % 2 ? 'high' : 'low',
+      category: 'bug',
+      path: i === 0 ? null : `src/f${i}.ts`,
+      line: i === 0 ? null : i,
+      title: `Finding ${i}`,
+      body: 'why',
+      fingerprint: `fp${i}`,
+      outsideDiff: i === 2,
+    });
+
+    test('findings: a run records all its findings at once; location stays null when not given', async () => {
+      await t.store.findings.recordMany(
+        owner,
+        Array.from({ length: 450 }, (_, i) => finding(i)),
+      );
+      const all = await t.store.findings.listForRun('run-1');
+      expect(all).toHaveLength(450);
+      expect(all[0]).toMatchObject({ path: null, line: null, severity: 'low', outsideDiff: false });
+      expect(all[2]).toMatchObject({ path: 'src/f2.ts', line: 2, outsideDiff: true });
+      expect(await t.store.findings.listForPr('octo/demo', 1, 10)).toHaveLength(10);
+    });
+
+    test('findings: a failing insert leaves none of the run behind', async () => {
+      const bad = [finding(1), { ...finding(2), title: null as unknown as string }];
+      await expect(t.store.findings.recordMany(owner, bad)).rejects.toThrow();
+      expect(await t.store.findings.listForRun('run-1')).toEqual([]);
+    });
+
+    test('traces: filters, spans in order, bodies never stored, finish once', async () => {
+      t.clock.set(1_000);
+      await t.store.traces.start({
+        id: 'tr-1',
+        runId: 'run-1',
+        reviewKey: owner.reviewKey,
+        repo: 'octo/demo',
+        prNumber: 1,
+        name: 'review',
+        attributes: { trigger: 'opened', prompt: 'secret diff' },
+      });
+      t.clock.set(2_000);
+      await t.store.traces.start({
+        id: 'tr-2',
+        runId: 'run-2',
+        repo: 'octo/other',
+        prNumber: 5,
+        name: 'review',
+      });
+      await t.store.traces.addSpan({
+        traceId: 'tr-1',
+        spanId: 's1',
+        kind: 'stage',
+        name: 'context',
+        status: 'ok',
+        startedAt: 1_000,
+        endedAt: 1_500,
+      });
+      await t.store.traces.addSpan({
+        traceId: 'tr-1',
+        spanId: 's2',
+        parentSpanId: 's1',
+        kind: 'model',
+        name: 'chunk 1',
+        status: 'ok',
+        provider: 'direct_a',
+        model: 'm',
+        inputTokens: 1200,
+        outputTokens: 300,
+        costUsd: 0.0123,
+        startedAt: 1_100,
+        endedAt: 1_400,
+        attributes: { response: 'model text', chunk: 1 },
+      });
+      t.clock.set(3_000);
+      expect(await t.store.traces.finish('tr-1', 'ok')).toBe(true);
+      expect(await t.store.traces.finish('tr-1', 'error')).toBe(false);
+      expect((await t.store.traces.list({ limit: 50 })).map((x) => x.traceId)).toEqual(['tr-2', 'tr-1']);
+      expect((await t.store.traces.list({ limit: 50, repo: 'octo/demo' })).map((x) => x.traceId)).toEqual([
+        'tr-1',
+      ]);
+      expect((await t.store.traces.list({ limit: 50, prNumber: 5 })).map((x) => x.traceId)).toEqual(['tr-2']);
+      expect((await t.store.traces.list({ limit: 50, status: 'running' })).map((x) => x.traceId)).toEqual([
+        'tr-2',
+      ]);
+      expect(
+        (await t.store.traces.list({ limit: 50, reviewKey: owner.reviewKey })).map((x) => x.traceId),
+      ).toEqual(['tr-1']);
+      expect((await t.store.traces.list({ limit: 50, runId: 'run-2' })).map((x) => x.traceId)).toEqual([
+        'tr-2',
+      ]);
+      expect(await t.store.traces.list({ limit: 1 })).toHaveLength(1);
+      const detail = (await t.store.traces.get('tr-1'))!;
+      expect(detail.trace).toMatchObject({
+        status: 'ok',
+        durationMs: 2_000,
+        attributes: { trigger: 'opened' },
+      });
+      expect(detail.trace.attributes).not.toHaveProperty('prompt');
+      expect(detail.spans.map((x) => [x.spanId, x.parentSpanId])).toEqual([
+        ['s1', null],
+        ['s2', 's1'],
+      ]);
+      expect(detail.spans[1]).toMatchObject({
+        kind: 'model',
+        inputTokens: 1200,
+        outputTokens: 300,
+        costUsd: 0.0123,
+        attributes: { chunk: 1 },
+      });
+      expect(detail.spans[1]!.attributes).not.toHaveProperty('response');
+      expect(await t.store.traces.get('nope')).toBeNull();
+    });
+
+    test('usage: sums known telemetry; one call without a value makes that total unknown, not 0', async () => {
+      const { usageReport } = await import('../../src/store/usage.js');
+      await t.store.traces.start({ id: 'tr-1', runId: 'run-1', name: 'review', startedAt: 10 });
+      const span = (
+        id: string,
+        kind: 'model' | 'chat',
+        at: number,
+        usage: { i?: number | null; o?: number | null; c?: number | null },
+      ) =>
+        t.store.traces.addSpan({
+          traceId: 'tr-1',
+          spanId: id,
+          kind,
+          name: id,
+          status: 'ok',
+          provider: 'direct_a',
+          model: kind === 'chat' ? 'small' : 'big',
+          inputTokens: usage.i,
+          outputTokens: usage.o,
+          costUsd: usage.c,
+          startedAt: at,
+          endedAt: at,
+        });
+      await span('a', 'model', 100, { i: 1000, o: 100, c: 0.5 });
+      await span('b', 'model', 200, { i: 3000, o: 300, c: 1.25 });
+      await span('c', 'chat', 300, { i: 10, o: 5, c: null });
+      await span('old', 'model', 5, { i: 1, o: 1, c: 1 });
+      await t.store.traces.addSpan({
+        traceId: 'tr-1',
+        spanId: 'stage',
+        kind: 'stage',
+        name: 'x',
+        status: 'ok',
+        startedAt: 150,
+      });
+      const report = await usageReport(t.store.db.knex, 50, 1_000);
+      expect(report.sourceRows).toBe(3);
+      expect(report.model).toMatchObject({
+        calls: 2,
+        inputTokens: 4000,
+        outputTokens: 400,
+        costUsd: 1.75,
+        complete: true,
+        runsWithoutTelemetry: 0,
+      });
+      expect(report.model.byModel).toEqual([
+        { provider: 'direct_a', model: 'big', calls: 2, inputTokens: 4000, outputTokens: 400, costUsd: 1.75 },
+      ]);
+      expect(report.chat).toMatchObject({
+        calls: 1,
+        inputTokens: 10,
+        outputTokens: 5,
+        costUsd: null,
+        complete: false,
+        unreported: { inputTokens: 0, outputTokens: 0, costUsd: 1 },
+      });
+      const empty = await usageReport(t.store.db.knex, 2_000, 3_000);
+      expect(empty.model).toMatchObject({ calls: 0, inputTokens: 0, costUsd: 0, complete: true });
+    });
+
+    test('usage: an analysed run without model telemetry makes the model totals unknown', async () => {
+      const { usageReport } = await import('../../src/store/usage.js');
+      t.clock.set(500);
+      const { run } = await t.store.runs.createOrGet({
+        reviewKey: owner.reviewKey,
+        repo: 'octo/demo',
+        prNumber: 1,
+        headSha: owner.headSha,
+        trigger: 'opened',
+        installationId: 7,
+      });
+      await t.store.runs.update(run.id, { analysisStatus: 'analysed' });
+      const report = await usageReport(t.store.db.knex, 0, 1_000);
+      expect(report.model).toMatchObject({
+        calls: 0,
+        costUsd: null,
+        inputTokens: null,
+        complete: false,
+        runsWithoutTelemetry: 1,
+      });
+      await t.store.traces.start({ id: 'tr-x', runId: run.id, name: 'review', startedAt: 400 });
+      await t.store.traces.addSpan({
+        traceId: 'tr-x',
+        spanId: 'm',
+        kind: 'model',
+        name: 'm',
+        status: 'ok',
+        inputTokens: 5,
+        outputTokens: 6,
+        costUsd: 0.01,
+        startedAt: 450,
+      });
+      expect((await usageReport(t.store.db.knex, 0, 1_000)).model).toMatchObject({
+        calls: 1,
+        costUsd: 0.01,
+        complete: true,
+        runsWithoutTelemetry: 0,
+      });
+    });
+
+    test('usage: more than 50,000 source rows is refused before aggregating', async () => {
+      const { usageReport, UsageTooLargeError } = await import('../../src/store/usage.js');
+      const rows = Array.from({ length: 50_001 }, (_, i) => ({
+        trace_id: 'big',
+        span_id: `s${i}`,
+        kind: 'model',
+        name: 'm',
+        status: 'ok',
+        started_at: 100 + (i % 50),
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await t.store.db.knex('spans').insert(rows.slice(i, i + 500));
+      await expect(usageReport(t.store.db.knex, 0, 1_000)).rejects.toBeInstanceOf(UsageTooLargeError);
+      expect((await usageReport(t.store.db.knex, 100, 149)).sourceRows).toBe(1001 + 48 * 1000);
+    }, 60_000);
+  });
 }

@@ -5,6 +5,7 @@ import * as m003 from './003-api-keys.js';
 import * as m004 from './004-commands.js';
 import * as m005 from './005-claim-index.js';
 import * as m006 from './006-review-policy.js';
+import * as m007 from './007-review-records.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -16,6 +17,7 @@ const migrations: Array<[string, Migration]> = [
   ['004-commands', m004],
   ['005-claim-index', m005],
   ['006-review-policy', m006],
+  ['007-review-records', m007],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,0 +1,112 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.js';
+import { toBool } from './db.js';
+
+/** A stored finding (review-engine 2.3 plus the run it belongs to). Location fields may be null. */
+export type FindingRecord = {
+  id: number;
+  runId: string;
+  reviewKey: string;
+  repo: string;
+  prNumber: number;
+  headSha: string | null;
+  severity: string;
+  category: string;
+  path: string | null;
+  line: number | null;
+  title: string;
+  body: string;
+  fingerprint: string;
+  outsideDiff: boolean;
+  createdAt: number;
+};
+
+export type FindingOwner = {
+  runId: string;
+  reviewKey: string;
+  repo: string;
+  prNumber: number;
+  headSha: string | null;
+};
+export type NewFinding = Pick<
+  FindingRecord,
+  'severity' | 'category' | 'path' | 'line' | 'title' | 'body' | 'fingerprint' | 'outsideDiff'
+>;
+
+/** Most findings one pull request detail returns (operator-api 8: 2,000 per PR). */
+export const MAX_FINDINGS_PER_PR = 2000;
+const INSERT_CHUNK = 200;
+
+function mapFinding(r: Record<string, unknown>): FindingRecord {
+  return {
+    id: Number(r.id),
+    runId: String(r.run_id),
+    reviewKey: String(r.review_key),
+    repo: String(r.repo),
+    prNumber: Number(r.pr_number),
+    headSha: (r.head_sha as string | null) ?? null,
+    severity: String(r.severity),
+    category: String(r.category),
+    path: (r.path as string | null) ?? null,
+    line: r.line === null || r.line === undefined ? null : Number(r.line),
+    title: String(r.title),
+    body: String(r.body),
+    fingerprint: String(r.fingerprint),
+    outsideDiff: toBool(r.outside_diff),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export class FindingStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records a run's findings in one transaction: all of them or none. */
+  async recordMany(
+    owner: FindingOwner,
+    findings: readonly NewFinding[],
+    trx?: Knex.Transaction,
+  ): Promise<void> {
+    if (findings.length === 0) return;
+    const now = this.clock.now();
+    const rows = findings.map((f) => ({
+      run_id: owner.runId,
+      review_key: owner.reviewKey,
+      repo: owner.repo,
+      pr_number: owner.prNumber,
+      head_sha: owner.headSha,
+      severity: f.severity,
+      category: f.category,
+      path: f.path,
+      line: f.line,
+      title: f.title,
+      body: f.body,
+      fingerprint: f.fingerprint,
+      outside_diff: f.outsideDiff,
+      created_at: now,
+    }));
+    const write = async (t: Knex.Transaction) => {
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+        await t('findings').insert(rows.slice(i, i + INSERT_CHUNK));
+    };
+    if (trx) await write(trx);
+    else await this.knex.transaction(write);
+  }
+
+  async listForRun(runId: string): Promise<FindingRecord[]> {
+    const rows = await this.knex('findings').where({ run_id: runId }).orderBy('id');
+    return rows.map(mapFinding);
+  }
+
+  /** The newest findings of a pull request (at most `limit`, default 2,000), newest run first. */
+  async listForPr(repo: string, prNumber: number, limit = MAX_FINDINGS_PER_PR): Promise<FindingRecord[]> {
+    const rows = await this.knex('findings')
+      .where({ repo, pr_number: prNumber })
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .limit(limit);
+    return rows.map(mapFinding);
+  }
+}
