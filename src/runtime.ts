@@ -20,7 +20,9 @@ import { registerOpenApiRoute } from './operator/openapi.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
+import type { OperatorDeps } from './operator/operation.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
+import { trpcMount } from './trpc/router.js';
 import { REVIEW_QUEUE } from './review/request.js';
 import type { QueueBackend } from './queue/types.js';
 import { registerQueueRoutes } from './queue/http-routes.js';
@@ -84,13 +86,21 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     log,
   });
   for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  const operator: OperatorDeps = {
+    store,
+    tokens: config.tokens,
+    log,
+    now: () => clock.now(),
+    newId: (prefix) => ids(prefix),
+    publicUrl: config.publicUrl,
+  };
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
-  registerKeyRoutes(router, { store, tokens: config.tokens, log, publicUrl: config.publicUrl });
-  registerCommandRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
-  registerReadRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
-  registerSnapshotRoutes(router, { store, tokens: config.tokens, log, now: () => clock.now() });
+  registerKeyRoutes(router, operator);
+  registerCommandRoutes(router, operator);
+  registerReadRoutes(router, operator);
+  registerSnapshotRoutes(router, operator);
   registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
-  registerSettingsRoutes(router, { store, tokens: config.tokens, log });
+  registerSettingsRoutes(router, operator);
   registerOpenApiRoute(router);
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
@@ -98,7 +108,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
   });
-  const mounts: Mount[] = [];
+  const mounts: Mount[] = [trpcMount(operator)];
   const server = createHttpServer(router, mounts, log);
 
   let reviewWorker: QueueWorker | null = null;

@@ -95,36 +95,55 @@ export type KeyAuthenticator = {
   authenticate(token: string): Promise<{ id: string; scopes: readonly string[] } | null>;
 };
 
+/** Why a request was refused: the status and body operator-api 5.1 and 5.2 give. */
+export type Refusal = { status: 401 | 403; body: { ok: false; error: string; message?: string } };
+
 /**
- * Authenticates a request against a route's rule (operator-api 5.1, 5.2) and answers for it when it
- * fails: 401 `unauthorized` for a missing, mismatched, unknown or revoked credential; 403 `forbidden` for
- * a valid API key outside its scope (a key never opens a route without a scope, e.g. key management).
+ * Authenticates a request against a route's rule (operator-api 5.1, 5.2) without answering: a principal,
+ * or the refusal: 401 `unauthorized` for a missing, mismatched, unknown or revoked credential; 403
+ * `forbidden` for a valid API key outside its scope (a key never opens a route without a scope, e.g. key
+ * management). Shared by the REST routes and the tRPC facade.
  */
+export async function authorize(
+  req: IncomingMessage,
+  deps: { tokens: ServiceTokens; apiKeys?: KeyAuthenticator | null },
+  rule: AccessRule,
+): Promise<{ ok: true; principal: Principal } | { ok: false; refusal: Refusal }> {
+  const unauthorized: Refusal = { status: 401, body: { ok: false, error: 'unauthorized' } };
+  const presented = bearerToken(req);
+  if (presented === null) return { ok: false, refusal: unauthorized };
+  const tokenClass = authenticate(req, deps.tokens, rule.classes);
+  if (tokenClass) return { ok: true, principal: { kind: 'token', tokenClass, actor: operatorActor(req) } };
+  if (presented.startsWith('vdt_') && deps.apiKeys) {
+    const key = await deps.apiKeys.authenticate(presented);
+    if (!key) return { ok: false, refusal: unauthorized };
+    if (rule.scope === undefined || !key.scopes.includes(rule.scope)) {
+      return {
+        ok: false,
+        refusal: {
+          status: 403,
+          body: { ok: false, error: 'forbidden', message: 'This API key is not allowed here' },
+        },
+      };
+    }
+    return {
+      ok: true,
+      principal: { kind: 'key', keyId: key.id, scopes: key.scopes, actor: `api-key:${key.id}` },
+    };
+  }
+  return { ok: false, refusal: unauthorized };
+}
+
+/** `authorize`, answering the refusal itself; the principal, or null once it has answered. */
 export async function guard(
   req: IncomingMessage,
   res: ServerResponse,
   deps: { tokens: ServiceTokens; apiKeys?: KeyAuthenticator | null },
   rule: AccessRule,
 ): Promise<Principal | null> {
-  const presented = bearerToken(req);
-  if (presented === null) {
-    sendUnauthorized(res);
-    return null;
-  }
-  const tokenClass = authenticate(req, deps.tokens, rule.classes);
-  if (tokenClass) return { kind: 'token', tokenClass, actor: operatorActor(req) };
-  if (presented.startsWith('vdt_') && deps.apiKeys) {
-    const key = await deps.apiKeys.authenticate(presented);
-    if (!key) {
-      sendUnauthorized(res);
-      return null;
-    }
-    if (rule.scope === undefined || !key.scopes.includes(rule.scope)) {
-      sendJson(res, 403, { ok: false, error: 'forbidden', message: 'This API key is not allowed here' });
-      return null;
-    }
-    return { kind: 'key', keyId: key.id, scopes: key.scopes, actor: `api-key:${key.id}` };
-  }
-  sendUnauthorized(res);
+  const result = await authorize(req, deps, rule);
+  if (result.ok) return result.principal;
+  if (result.refusal.status === 401) sendUnauthorized(res);
+  else sendJson(res, 403, result.refusal.body);
   return null;
 }

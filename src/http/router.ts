@@ -8,20 +8,28 @@ export type RouteHandler = (
   url: URL,
 ) => Promise<void> | void;
 
-type Route = { method: string; parts: string[]; handler: RouteHandler };
+/** What a route declares about its input, for the OpenAPI document. */
+export type RouteMeta = { input: import('zod').ZodType; source: 'query' | 'body' | 'params+body' | 'params' };
+
+type Route = { method: string; parts: string[]; handler: RouteHandler; meta?: RouteMeta };
 
 /** A tiny path router: literal segments and `:name` parameters (decoded). */
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, handler: RouteHandler): this {
-    this.routes.push({ method: method.toUpperCase(), parts: pattern.split('/').filter(Boolean), handler });
+  add(method: string, pattern: string, handler: RouteHandler, meta?: RouteMeta): this {
+    this.routes.push({
+      method: method.toUpperCase(),
+      parts: pattern.split('/').filter(Boolean),
+      handler,
+      meta,
+    });
     return this;
   }
 
   /** Every registered route, in registration order (for the OpenAPI document). */
-  list(): Array<{ method: string; pattern: string }> {
-    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.parts.join('/') }));
+  list(): Array<{ method: string; pattern: string; meta?: RouteMeta }> {
+    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.parts.join('/'), meta: r.meta }));
   }
 
   /** Finds the handler; `methodNotAllowed` when the path exists under another method. */

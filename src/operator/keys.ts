@@ -1,11 +1,8 @@
-import type { IncomingMessage } from 'node:http';
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import { guard, type ServiceTokens } from '../http/auth.js';
-import { readJsonBody } from '../http/json.js';
-import { sendJson, type Router } from '../http/router.js';
+import type { AccessRule } from '../http/auth.js';
+import type { Router } from '../http/router.js';
 import { API_KEY_SCOPES } from '../store/api-keys.js';
-import type { Store } from '../store/index.js';
+import { defineOperation, notFound, restOperation, searchParam, type OperatorDeps } from './operation.js';
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -20,66 +17,70 @@ export const createKeyBody = z.strictObject({
   scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).default(['read']),
 });
 
-const ADMIN = { classes: ['operatorAdmin'] } as const;
+const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 
-/** Where a key's holder sends requests: VERDICT_PUBLIC_URL, else this request's own host. */
-function apiBaseUrl(req: IncomingMessage, publicUrl: string | null): string {
-  if (publicUrl) return `${publicUrl.replace(/\/+$/, '')}/operator/api`;
-  const forwarded = req.headers['x-forwarded-proto'];
-  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim() || 'http';
-  return `${proto}://${req.headers.host ?? 'localhost'}/operator/api`;
-}
+export const keyOperations = {
+  /** `POST /keys`: 201 with the key's metadata, its token (shown once) and `apiBaseUrl`; audited. */
+  create: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: createKeyBody,
+    status: () => 201,
+    async run(ctx, body) {
+      const actor = ctx.principal.actor;
+      const { key, token } = await ctx.store.apiKeys.create({ ...body, actor });
+      await ctx.store.audit
+        .record({ actor, action: 'keys.create', target: key.id, detail: { scopes: key.scopes } })
+        .catch((error) => ctx.log.error({ event: 'audit-failed', err: error }, 'key creation not audited'));
+      // Where the key's holder sends requests: VERDICT_PUBLIC_URL, else this request's own host.
+      const base = ctx.publicUrl ? ctx.publicUrl.replace(/\/+$/, '') : ctx.origin;
+      return { key, token, apiBaseUrl: `${base}/operator/api` };
+    },
+  }),
+
+  /** `GET /keys?q=`: metadata only. */
+  list: defineOperation({
+    rule: ADMIN,
+    type: 'query',
+    input: z.object({ q: searchParam.optional() }),
+    async run(ctx, { q }) {
+      return { keys: await ctx.store.apiKeys.list({ q }) };
+    },
+  }),
+
+  /** `POST /keys/:id/revoke`: a revoked key fails authentication afterwards; audited once. */
+  revoke: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: z.object({ id: z.string().min(1).max(1000) }),
+    async run(ctx, { id }) {
+      const existing = await ctx.store.apiKeys.get(id);
+      if (!existing) throw notFound('No such API key');
+      const actor = ctx.principal.actor;
+      const key = await ctx.store.apiKeys.revoke(existing.id, actor);
+      if (existing.status === 'active') {
+        await ctx.store.audit
+          .record({ actor, action: 'keys.revoke', target: existing.id })
+          .catch((error) =>
+            ctx.log.error({ event: 'audit-failed', err: error }, 'key revocation not audited'),
+          );
+      }
+      return { key };
+    },
+  }),
+};
 
 /**
  * Key management (operator-api 4.6, 5.2): operator admin token only; a generated key can never manage
  * keys (it gets 403). The token is returned once, at creation. Creation and revocation are audited.
  */
-export function registerKeyRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger; publicUrl: string | null },
-): void {
-  const { store } = deps;
-  const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
-
-  router.add('POST', '/operator/api/keys', async (req, res) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    const body = await readJsonBody(req, res, createKeyBody, 64 * 1024);
-    if (!body.ok) return;
-    const { key, token } = await store.apiKeys.create({ ...body.value, actor: who.actor });
-    await store.audit
-      .record({ actor: who.actor, action: 'keys.create', target: key.id, detail: { scopes: key.scopes } })
-      .catch((error) => deps.log.error({ event: 'audit-failed', err: error }, 'key creation not audited'));
-    sendJson(res, 201, { ok: true, key, token, apiBaseUrl: apiBaseUrl(req, deps.publicUrl) });
+export function registerKeyRoutes(router: Router, deps: OperatorDeps): void {
+  restOperation(router, 'POST', '/operator/api/keys', keyOperations.create, deps, {
+    from: 'body',
+    limit: 64 * 1024,
   });
-
-  router.add('GET', '/operator/api/keys', async (req, res, _params, url) => {
-    if (!(await guard(req, res, auth, ADMIN))) return;
-    const q = url.searchParams.get('q') ?? undefined;
-    if (q !== undefined && q.length > 300) {
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_request',
-        message: 'Invalid parameter q: at most 300 characters',
-      });
-    }
-    sendJson(res, 200, { ok: true, keys: await store.apiKeys.list({ q }) });
-  });
-
-  router.add('POST', '/operator/api/keys/:id/revoke', async (req, res, params) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    req.resume();
-    const existing = await store.apiKeys.get(params.id!);
-    if (!existing) return sendJson(res, 404, { ok: false, error: 'not_found', message: 'No such API key' });
-    const key = await store.apiKeys.revoke(existing.id, who.actor);
-    if (existing.status === 'active') {
-      await store.audit
-        .record({ actor: who.actor, action: 'keys.revoke', target: existing.id })
-        .catch((error) =>
-          deps.log.error({ event: 'audit-failed', err: error }, 'key revocation not audited'),
-        );
-    }
-    sendJson(res, 200, { ok: true, key });
+  restOperation(router, 'GET', '/operator/api/keys', keyOperations.list, deps, { from: 'query' });
+  restOperation(router, 'POST', '/operator/api/keys/:id/revoke', keyOperations.revoke, deps, {
+    from: 'params',
   });
 }

@@ -1,26 +1,19 @@
 import { z } from 'zod';
 import { sendJson, type Router } from '../http/router.js';
 import { ackBody, claimBody, enqueueBody, failBody, releaseBody, renewBody } from '../queue/http-routes.js';
-import { patchCommandBody, replayWebhookBody, requeueBody, retryPublishBody } from './commands.js';
 import { revisionBody } from './families.js';
-import { createKeyBody } from './keys.js';
 import { releaseLeaseBody, requeueDeadBody } from './queue-repair.js';
-import { repoConfigPatch } from './read-routes.js';
-import { settingsPatchBody } from './settings.js';
 
 const MAX_LEASE_MS = 7 * 86_400_000;
 
-/** Request bodies by `METHOD /path` (router patterns). One source: the zod schemas the routes validate with. */
+/**
+ * Request bodies of the routes that are not operator operations, by `METHOD /path` (router patterns).
+ * Operations declare their own input on the router (`RouteMeta`). One source either way: the zod schemas
+ * the routes validate with.
+ */
 export const REQUEST_BODIES: Record<string, z.ZodType> = {
-  'POST /operator/api/commands/requeue': requeueBody,
-  'POST /operator/api/commands/retry-publish': retryPublishBody,
-  'POST /operator/api/commands/replay-webhook': replayWebhookBody,
-  'PATCH /operator/api/commands/:id': patchCommandBody,
-  'POST /operator/api/keys': createKeyBody,
   'POST /operator/api/queue/requeue-dead': requeueDeadBody,
   'POST /operator/api/queue/release-lease': releaseLeaseBody,
-  'PATCH /operator/api/repos/:repo': repoConfigPatch,
-  'PATCH /operator/api/settings': settingsPatchBody,
   'POST /operator/api/scm/sync': z.strictObject({}),
   'DELETE /operator/api/scm/alerts/:id': revisionBody,
   'POST /queue/enqueue': enqueueBody,
@@ -37,13 +30,21 @@ const errorSchema = {
   required: ['ok', 'error'],
 };
 
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return json;
+}
+
 /**
  * The OpenAPI 3.1 document of the operator and queue routes, built from the router's own route list and
  * the request schemas above, so it cannot drift from what is served.
  */
 export function buildOpenApi(router: Router): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const { method, pattern } of router.list()) {
+  for (const { method, pattern, meta } of router.list()) {
     if (!pattern.startsWith('/operator/api') && !pattern.startsWith('/queue')) continue;
     if (pattern === '/operator/api/openapi.json') continue;
     const path = pattern.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -53,7 +54,19 @@ export function buildOpenApi(router: Router): Record<string, unknown> {
       required: true,
       schema: { type: 'string' },
     }));
-    const body = REQUEST_BODIES[`${method} ${pattern}`];
+    let body = REQUEST_BODIES[`${method} ${pattern}`];
+    if (meta?.source === 'body') body = meta.input;
+    if (meta?.source === 'params+body') {
+      const shape = (meta.input as unknown as { shape?: Record<string, z.ZodType> }).shape;
+      body = shape?.body;
+    }
+    if (meta?.source === 'query') {
+      const json = jsonSchema(meta.input);
+      const properties = (json.properties ?? {}) as Record<string, Record<string, unknown>>;
+      for (const [name, schema] of Object.entries(properties)) {
+        params.push({ name, in: 'query', required: false, schema: schema as { type: string } });
+      }
+    }
     const operation: Record<string, unknown> = {
       operationId: `${method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
       security: [{ bearer: [] }],
@@ -72,11 +85,10 @@ export function buildOpenApi(router: Router): Record<string, unknown> {
       },
     };
     if (body) {
-      const { $schema: _drop, ...schema } = z.toJSONSchema(body, {
-        io: 'input',
-        unrepresentable: 'any',
-      }) as Record<string, unknown>;
-      operation.requestBody = { required: true, content: { 'application/json': { schema } } };
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: jsonSchema(body) } },
+      };
     }
     (paths[path] ??= {})[method.toLowerCase()] = operation;
   }

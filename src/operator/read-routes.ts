@@ -1,11 +1,21 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { Logger } from 'pino';
-import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
-import { readJsonBody } from '../http/json.js';
-import { parseLimit } from '../http/query.js';
-import { sendJson, type Router } from '../http/router.js';
+import type { AccessRule } from '../http/auth.js';
+import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
+import { TRACE_STATUSES } from '../store/traces.js';
+import {
+  defineOperation,
+  describeInput,
+  limitParam,
+  notFound,
+  positiveIntParam,
+  REPO_PATTERN,
+  restOperation,
+  searchParam,
+  text,
+  type OperatorDeps,
+} from './operation.js';
 
 const DELIVERY_STATUSES = ['queued', 'ignored', 'processed', 'failed'] as const;
 export const MAX_FAILURE_REASONS = 100;
@@ -14,15 +24,6 @@ export const MAX_FAILURE_REASONS = 100;
 const READ: AccessRule = { classes: ['operatorRead'] };
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
-const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
 const branchList = z.array(text(255).min(1)).max(100);
 
 /** The repository configuration PATCH body (operator-api 2.8): unknown fields at any level are refused. */
@@ -126,71 +127,127 @@ export async function analytics(store: Store, now: number) {
   };
 }
 
-/** Read routes of operator-api 4.1 that exist so far: repositories, webhook history, analytics. */
-export function registerReadRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger; now: () => number },
-): void {
-  const { store } = deps;
-  const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
+const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
 
-  router.add('GET', '/operator/api/repos', async (req, res) => {
-    if (!(await guard(req, res, auth, READ_OR_KEY))) return;
-    sendJson(res, 200, { ok: true, repos: await store.repositories.list() });
-  });
+export const readOperations = {
+  repos: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { repos: await ctx.store.repositories.list() };
+    },
+  }),
 
-  router.add('PATCH', '/operator/api/repos/:repo', async (req, res, params) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    const fullName = params.repo!;
-    if (!REPO_PATTERN.test(fullName)) {
-      req.resume();
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_request',
-        message: 'Invalid repository: use one URL-encoded owner%2Fname segment',
+  /** `PATCH /operator/api/repos/:encodedRepo` (operator-api 2.8), audited with the change. */
+  configureRepo: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: z.strictObject({
+      repo: z.string().regex(REPO_PATTERN, 'use one URL-encoded owner%2Fname segment'),
+      body: repoConfigPatch,
+    }),
+    describe: (error) =>
+      error.issues[0]?.path[0] === 'repo'
+        ? 'Invalid repository: use one URL-encoded owner%2Fname segment'
+        : describeInput(error, 'field', 'body'),
+    async run(ctx, { repo: fullName, body }) {
+      const { reason, ...patch } = body;
+      const repo = await ctx.store.repositories.configure(fullName, patch, {
+        actor: ctx.principal.actor,
+        reason: reason ?? null,
       });
-    }
-    const body = await readJsonBody(req, res, repoConfigPatch, 64 * 1024);
-    if (!body.ok) return;
-    const { reason, ...patch } = body.value;
-    const repo = await store.repositories.configure(fullName, patch, {
-      actor: who.actor,
-      reason: reason ?? null,
-    });
-    if (!repo)
-      return sendJson(res, 404, { ok: false, error: 'not_found', message: `No repository ${fullName}` });
-    sendJson(res, 200, { ok: true, repo });
-  });
+      if (!repo) throw notFound(`No repository ${fullName}`);
+      return { repo };
+    },
+  }),
 
-  router.add('GET', '/operator/api/webhooks', async (req, res, _params, url) => {
-    if (!(await guard(req, res, auth, READ))) return;
-    const status = url.searchParams.get('status');
-    if (status !== null && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_request',
-        message: `Invalid parameter status: one of ${DELIVERY_STATUSES.join(', ')}`,
+  webhooks: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({
+      status: z.enum(DELIVERY_STATUSES, { error: `one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+      limit: limitParam,
+    }),
+    async run(ctx, input) {
+      return { deliveries: await ctx.store.deliveries.list({ status: input.status, limit: input.limit }) };
+    },
+  }),
+
+  webhook: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({ deliveryId: z.string().min(1).max(1000) }),
+    async run(ctx, { deliveryId }) {
+      const delivery = await ctx.store.deliveries.get(deliveryId);
+      if (!delivery) throw notFound('No such webhook delivery');
+      return { delivery };
+    },
+  }),
+
+  analytics: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { analytics: await analytics(ctx.store, ctx.now()) };
+    },
+  }),
+
+  /** Trace summaries (operator-api 2.6, 4.1): filters on indexed columns; `pr` is `prNumber`'s alias. */
+  traces: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z
+      .object({
+        repo: z.string().regex(REPO_PATTERN, 'must be owner/name').optional(),
+        prNumber: positiveIntParam.optional(),
+        pr: positiveIntParam.optional(),
+        reviewKey: searchParam.optional(),
+        runId: searchParam.optional(),
+        status: z.enum(TRACE_STATUSES, { error: `one of ${TRACE_STATUSES.join(', ')}` }).optional(),
+        limit: limitParam,
+      })
+      .refine((q) => q.pr === undefined || q.prNumber === undefined || q.pr === q.prNumber, {
+        message: 'pr and prNumber disagree',
+        path: ['pr'],
+      }),
+    async run(ctx, input) {
+      const traces = await ctx.store.traces.list({
+        repo: input.repo,
+        prNumber: input.prNumber ?? input.pr,
+        reviewKey: nonEmpty(input.reviewKey),
+        runId: nonEmpty(input.runId),
+        status: input.status,
+        limit: input.limit,
       });
-    }
-    const deliveries = await store.deliveries.list({
-      status: status ?? undefined,
-      limit: parseLimit(url.searchParams.get('limit')),
-    });
-    sendJson(res, 200, { ok: true, deliveries });
-  });
+      return { traces };
+    },
+  }),
 
-  router.add('GET', '/operator/api/webhooks/:deliveryId', async (req, res, params) => {
-    if (!(await guard(req, res, auth, READ))) return;
-    const delivery = await store.deliveries.get(params.deliveryId!);
-    if (!delivery) {
-      return sendJson(res, 404, { ok: false, error: 'not_found', message: 'No such webhook delivery' });
-    }
-    sendJson(res, 200, { ok: true, delivery });
-  });
+  trace: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({ traceId: z.string().min(1).max(1000) }),
+    async run(ctx, { traceId }) {
+      const found = await ctx.store.traces.get(traceId);
+      if (!found) throw notFound('No such trace');
+      return { trace: found.trace, spans: found.spans };
+    },
+  }),
+};
 
-  router.add('GET', '/operator/api/analytics', async (req, res) => {
-    if (!(await guard(req, res, auth, READ))) return;
-    sendJson(res, 200, { ok: true, analytics: await analytics(store, deps.now()) });
+/** Read routes of operator-api 4.1: repositories, webhook history, analytics, traces. */
+export function registerReadRoutes(router: Router, deps: OperatorDeps): void {
+  const ops = readOperations;
+  restOperation(router, 'GET', '/operator/api/repos', ops.repos, deps, { from: 'query' });
+  restOperation(router, 'PATCH', '/operator/api/repos/:repo', ops.configureRepo, deps, {
+    from: 'params+body',
+    limit: 64 * 1024,
   });
+  restOperation(router, 'GET', '/operator/api/webhooks', ops.webhooks, deps, { from: 'query' });
+  restOperation(router, 'GET', '/operator/api/webhooks/:deliveryId', ops.webhook, deps, { from: 'params' });
+  restOperation(router, 'GET', '/operator/api/analytics', ops.analytics, deps, { from: 'query' });
+  restOperation(router, 'GET', '/operator/api/traces', ops.traces, deps, { from: 'query' });
+  restOperation(router, 'GET', '/operator/api/traces/:traceId', ops.trace, deps, { from: 'params' });
 }

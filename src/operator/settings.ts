@@ -1,12 +1,19 @@
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
-import { parseLimit } from '../http/query.js';
-import { BodyTooLargeError, readBody, sendJson, type Router } from '../http/router.js';
+import type { AccessRule } from '../http/auth.js';
+import type { Router } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
-import type { Store } from '../store/index.js';
+import { usageReport, UsageTooLargeError } from '../store/usage.js';
+import {
+  defineOperation,
+  limitParam,
+  OperatorError,
+  restOperation,
+  searchParam,
+  type OperatorDeps,
+} from './operation.js';
 
 const READ: AccessRule = { classes: ['operatorRead'] };
+const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 
 export const settingsPatchBody = z.strictObject({
@@ -17,124 +24,168 @@ export const settingsPatchBody = z.strictObject({
 const NOT_INITIALIZED = 'Review policy schema is not initialized';
 const CONFLICT = 'Review policy revision conflict';
 const UNAVAILABLE = 'Review policy storage is unavailable';
+const DAY_MS = 86_400_000;
 
-/**
- * The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7): `GET /settings` (read
- * token; API keys can never read it), `PATCH /settings` (admin token; `{revision, settings}` merged over
- * the saved document), and `GET /settings/audit` (read token).
- */
-export function registerSettingsRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger },
-): void {
-  const { store, log } = deps;
-  const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
+const notInitialized = () => new OperatorError(503, 'policy_not_initialized', NOT_INITIALIZED);
+const unavailable = () => new OperatorError(500, 'policy_unavailable', UNAVAILABLE);
 
-  router.add('GET', '/operator/api/settings', async (req, res) => {
-    if (!(await guard(req, res, auth, READ))) return;
-    let policy;
-    try {
-      policy = await store.policy.get();
-    } catch (error) {
-      log.error({ event: 'policy-read-failed', err: error }, UNAVAILABLE);
-      return sendJson(res, 500, { ok: false, error: 'policy_unavailable', message: UNAVAILABLE });
-    }
-    if (!policy)
-      return sendJson(res, 503, { ok: false, error: 'policy_not_initialized', message: NOT_INITIALIZED });
-    sendJson(res, 200, {
-      ok: true,
-      settings: policy.settings,
-      revision: policy.revision,
-      updatedAt: new Date(policy.updatedAt).toISOString(),
-    });
-  });
+/** A UTC calendar day `YYYY-MM-DD` that exists, as the epoch milliseconds of its midnight. */
+const utcDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+  .refine((s) => {
+    const ms = Date.parse(`${s}T00:00:00Z`);
+    return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === s;
+  }, 'must be a real calendar date')
+  .transform((s) => Date.parse(`${s}T00:00:00Z`));
 
-  router.add('PATCH', '/operator/api/settings', async (req, res) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, POLICY_MAX_BODY_BYTES);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        return sendJson(res, 413, {
-          ok: false,
-          error: 'payload_too_large',
-          message: 'Request body is too large',
-        });
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export const settingsOperations = {
+  /** `GET /settings`: read token only (an API key can never read the policy). */
+  get: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      let policy;
+      try {
+        policy = await ctx.store.policy.get();
+      } catch (error) {
+        ctx.log.error({ event: 'policy-read-failed', err: error }, UNAVAILABLE);
+        throw unavailable();
       }
-      throw error;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_json',
-        message: 'Request body is not valid JSON',
-      });
-    }
-    const body = settingsPatchBody.safeParse(json);
-    if (!body.success) {
-      const issue = body.error.issues[0];
+      if (!policy) throw notInitialized();
+      return {
+        settings: policy.settings,
+        revision: policy.revision,
+        updatedAt: new Date(policy.updatedAt).toISOString(),
+      };
+    },
+  }),
+
+  /** `PATCH /settings`: `{revision, settings}` merged over the saved document (operator-api 2.9, 3, 7). */
+  patch: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: settingsPatchBody,
+    describe: (error) => {
+      const issue = error.issues[0];
       const field =
         issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_request',
-        message: `Unknown or invalid field: ${field}`,
-      });
-    }
-    let result;
-    try {
-      result = await store.policy.update(body.data.revision, body.data.settings, who.actor);
-    } catch (error) {
-      log.error({ event: 'policy-write-failed', err: error }, UNAVAILABLE);
-      return sendJson(res, 500, { ok: false, error: 'policy_unavailable', message: UNAVAILABLE });
-    }
-    if (result.ok) {
-      return sendJson(res, 200, {
-        ok: true,
-        settings: result.policy.settings,
-        revision: result.policy.revision,
-        updatedAt: new Date(result.policy.updatedAt).toISOString(),
-      });
-    }
-    switch (result.code) {
-      case 'not_initialized':
-        return sendJson(res, 503, { ok: false, error: 'policy_not_initialized', message: NOT_INITIALIZED });
-      case 'revision_conflict':
-        return sendJson(res, 409, {
-          ok: false,
-          error: 'revision_conflict',
-          message: CONFLICT,
-          revision: result.revision,
-        });
-      case 'invalid':
-        return sendJson(res, 400, {
-          ok: false,
-          error: 'invalid_settings',
-          message: result.message,
-          path: result.path,
-        });
-    }
-  });
+      return `Unknown or invalid field: ${field}`;
+    },
+    async run(ctx, body) {
+      if (Buffer.byteLength(JSON.stringify(body.settings ?? null)) > POLICY_MAX_BODY_BYTES) {
+        throw new OperatorError(413, 'payload_too_large', 'Request body is too large');
+      }
+      let result;
+      try {
+        result = await ctx.store.policy.update(body.revision, body.settings, ctx.principal.actor);
+      } catch (error) {
+        ctx.log.error({ event: 'policy-write-failed', err: error }, UNAVAILABLE);
+        throw unavailable();
+      }
+      if (result.ok) {
+        return {
+          settings: result.policy.settings,
+          revision: result.policy.revision,
+          updatedAt: new Date(result.policy.updatedAt).toISOString(),
+        };
+      }
+      switch (result.code) {
+        case 'not_initialized':
+          throw notInitialized();
+        case 'revision_conflict':
+          throw new OperatorError(409, 'revision_conflict', CONFLICT, { revision: result.revision });
+        case 'invalid':
+          throw new OperatorError(400, 'invalid_settings', result.message, { path: result.path });
+      }
+    },
+  }),
 
-  router.add('GET', '/operator/api/settings/audit', async (req, res, _params, url) => {
-    if (!(await guard(req, res, auth, READ))) return;
-    const q = url.searchParams.get('q')?.trim().toLowerCase() || undefined;
-    if (q !== undefined && q.length > 300) {
-      return sendJson(res, 400, {
-        ok: false,
-        error: 'invalid_request',
-        message: 'Invalid parameter q: at most 300 characters',
-      });
-    }
-    const limit = parseLimit(url.searchParams.get('limit'));
-    const offsetText = url.searchParams.get('offset');
-    const offset = offsetText !== null && /^\d{1,9}$/.test(offsetText) ? Number(offsetText) : 0;
-    const entries = await store.audit.search({ q, limit, offset });
-    sendJson(res, 200, { ok: true, entries, limit, offset });
+  /** `GET /settings/audit` (`q`, `limit` 1..100 default 50, `offset`). */
+  audit: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({
+      q: searchParam.optional(),
+      limit: limitParam,
+      offset: z
+        .union([z.number(), z.string()])
+        .optional()
+        .transform((v) => {
+          const s = v === undefined ? '' : String(v);
+          return /^\d{1,9}$/.test(s) ? Number(s) : 0;
+        }),
+    }),
+    async run(ctx, input) {
+      const q = input.q?.trim().toLowerCase() || undefined;
+      const entries = await ctx.store.audit.search({ q, limit: input.limit, offset: input.offset });
+      return { entries, limit: input.limit, offset: input.offset };
+    },
+  }),
+
+  /**
+   * `GET /settings/usage` (`from`, `to`: UTC days, inclusive; month start through today by default):
+   * model and chat telemetry. A total that some call did not report is null (unknown), never 0; more than
+   * 50,000 source rows is 413.
+   */
+  usage: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z
+      .object({ from: utcDay.optional(), to: utcDay.optional() })
+      .refine((r) => r.from === undefined || r.to === undefined || r.from <= r.to, {
+        message: 'must not be after to',
+        path: ['from'],
+      }),
+    async run(ctx, input) {
+      const now = ctx.now();
+      const today = Math.floor(now / DAY_MS) * DAY_MS;
+      const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
+      const to = input.to ?? Math.max(today, input.from ?? today);
+      const from = input.from ?? Math.min(monthStart, to);
+      try {
+        const report = await usageReport(ctx.store.db.knex, from, to + DAY_MS);
+        const notes: string[] = [];
+        if (report.model.runsWithoutTelemetry > 0) {
+          notes.push(
+            `${report.model.runsWithoutTelemetry} analysed run(s) recorded no model telemetry: model totals are unknown`,
+          );
+        }
+        for (const [name, section] of [
+          ['model', report.model],
+          ['chat', report.chat],
+        ] as const) {
+          const { inputTokens, outputTokens, costUsd } = section.unreported;
+          if (inputTokens + outputTokens + costUsd > 0) {
+            notes.push(
+              `${name}: some calls did not report usage (input tokens ${inputTokens}, output tokens ${outputTokens}, cost ${costUsd}); those totals are unknown`,
+            );
+          }
+        }
+        return { from: day(from), to: day(to), ...report, notes };
+      } catch (error) {
+        if (error instanceof UsageTooLargeError) {
+          throw new OperatorError(413, 'usage_too_large', error.message, { sourceRows: error.rows });
+        }
+        throw error;
+      }
+    },
+  }),
+};
+
+/**
+ * The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
+ */
+export function registerSettingsRoutes(router: Router, deps: OperatorDeps): void {
+  const ops = settingsOperations;
+  restOperation(router, 'GET', '/operator/api/settings', ops.get, deps, { from: 'query' });
+  restOperation(router, 'PATCH', '/operator/api/settings', ops.patch, deps, {
+    from: 'body',
+    limit: POLICY_MAX_BODY_BYTES,
   });
+  restOperation(router, 'GET', '/operator/api/settings/audit', ops.audit, deps, { from: 'query' });
+  restOperation(router, 'GET', '/operator/api/settings/usage', ops.usage, deps, { from: 'query' });
 }

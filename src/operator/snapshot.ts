@@ -1,8 +1,16 @@
-import type { Logger } from 'pino';
-import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
-import { sendJson, type Router } from '../http/router.js';
+import { z } from 'zod';
+import type { AccessRule } from '../http/auth.js';
+import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import { toBool } from '../store/db.js';
+import {
+  defineOperation,
+  notFound,
+  REPO_PATTERN,
+  restOperation,
+  searchParam,
+  type OperatorDeps,
+} from './operation.js';
 import { analytics } from './read-routes.js';
 
 export const OPERATOR_SCHEMA = 'verdict.operator.v1';
@@ -13,7 +21,6 @@ export type SnapshotView = (typeof SNAPSHOT_VIEWS)[number];
 const MAX_PR_EVENTS = 200;
 
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 
 type Raw = Record<string, unknown>;
 const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -142,88 +149,86 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
   ]
     .sort((a, b) => b.at - a.at)
     .slice(0, MAX_PR_EVENTS);
-  // Findings are recorded by the review engine; until a run has some, the list is empty (never invented).
-  return { pullRequest, runs, findings: [] as unknown[], events, publications };
+  // Findings are recorded by the review engine, newest run first, at most 2,000 (operator-api 8).
+  const findings = await store.findings.listForPr(repo, number);
+  return { pullRequest, runs, findings, events, publications };
 }
 
-/** `GET /operator/api/snapshot` (operator-api 2.4) and `GET /operator/api/pr` (2.5). */
-export function registerSnapshotRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger; now: () => number },
-): void {
-  const { store } = deps;
-  const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
-  const bad = (res: Parameters<Parameters<Router['add']>[2]>[1], message: string) =>
-    sendJson(res, 400, { ok: false, error: 'invalid_request', message });
+const optionalFilter = searchParam.optional();
 
-  router.add('GET', '/operator/api/snapshot', async (req, res, _params, url) => {
-    if (!(await guard(req, res, auth, READ_OR_KEY))) return;
-    const rawView = url.searchParams.get('view');
-    const view: SnapshotView = (SNAPSHOT_VIEWS as readonly string[]).includes(rawView ?? '')
-      ? (rawView as SnapshotView)
-      : 'pull-requests';
-    const q = url.searchParams.get('q') ?? undefined;
-    const repo = url.searchParams.get('repo') ?? undefined;
-    const status = url.searchParams.get('status') ?? undefined;
-    for (const [name, value] of [
-      ['q', q],
-      ['repo', repo],
-      ['status', status],
-    ] as const) {
-      if (value !== undefined && value.length > 300)
-        return bad(res, `Invalid parameter ${name}: at most 300 characters`);
-    }
-    const now = deps.now();
-    let data: unknown;
-    switch (view) {
-      case 'pull-requests':
-        data = {
-          filters: { q: q ?? null, repo: repo ?? null, status: status ?? null },
-          ...(await pullRequestItems(store, { q, repo, status })),
-        };
-        break;
-      case 'analytics':
-        data = await analytics(store, now);
-        break;
-      case 'memory':
-        data = { items: [], note: 'memory contexts are not recorded by this version' };
-        break;
-      case 'settings':
-        data = { available: false, note: 'the review policy is served by /operator/api/settings' };
-        break;
-    }
-    sendJson(res, 200, {
-      ok: true,
-      schema: OPERATOR_SCHEMA,
-      generatedAt: new Date(now).toISOString(),
-      ttlSeconds: SNAPSHOT_TTL_SECONDS,
-      view,
-      data,
-    });
-  });
+export const snapshotOperations = {
+  /** `GET /operator/api/snapshot` (operator-api 2.4): an unknown view falls back to `pull-requests`. */
+  snapshot: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({
+      view: z.string().max(300).optional(),
+      q: optionalFilter,
+      repo: optionalFilter,
+      status: optionalFilter,
+    }),
+    async run(ctx, input) {
+      const view: SnapshotView = (SNAPSHOT_VIEWS as readonly string[]).includes(input.view ?? '')
+        ? (input.view as SnapshotView)
+        : 'pull-requests';
+      const { q, repo, status } = input;
+      const now = ctx.now();
+      let data: unknown;
+      switch (view) {
+        case 'pull-requests':
+          data = {
+            filters: { q: q ?? null, repo: repo ?? null, status: status ?? null },
+            ...(await pullRequestItems(ctx.store, { q, repo, status })),
+          };
+          break;
+        case 'analytics':
+          data = await analytics(ctx.store, now);
+          break;
+        case 'memory':
+          data = { items: [], note: 'memory contexts are not recorded by this version' };
+          break;
+        case 'settings':
+          data = { available: false, note: 'the review policy is served by /operator/api/settings' };
+          break;
+      }
+      return {
+        schema: OPERATOR_SCHEMA,
+        generatedAt: new Date(now).toISOString(),
+        ttlSeconds: SNAPSHOT_TTL_SECONDS,
+        view,
+        data,
+      };
+    },
+  }),
 
-  router.add('GET', '/operator/api/pr', async (req, res, _params, url) => {
-    if (!(await guard(req, res, auth, READ_OR_KEY))) return;
-    const repo = url.searchParams.get('repo');
-    const numberText = url.searchParams.get('number');
-    if (repo === null || !REPO_PATTERN.test(repo))
-      return bad(res, 'Invalid parameter repo: must be owner/name');
-    if (numberText === null || !/^[1-9]\d{0,9}$/.test(numberText)) {
-      return bad(res, 'Invalid parameter number: must be a pull request number');
-    }
-    const detail = await pullRequestDetail(store, repo, Number(numberText));
-    if (!detail) {
-      return sendJson(res, 404, {
-        ok: false,
-        error: 'not_found',
-        message: `No pull request ${repo}#${numberText}`,
-      });
-    }
-    sendJson(res, 200, {
-      ok: true,
-      schema: OPERATOR_SCHEMA,
-      generatedAt: new Date(deps.now()).toISOString(),
-      data: detail,
-    });
+  /** `GET /operator/api/pr` (operator-api 2.5). */
+  pullRequest: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({
+      repo: z.string({ error: 'must be owner/name' }).regex(REPO_PATTERN, 'must be owner/name'),
+      number: z.union(
+        [
+          z.number().int().min(1).max(9_999_999_999),
+          z
+            .string()
+            .regex(/^[1-9]\d{0,9}$/, 'must be a pull request number')
+            .transform(Number),
+        ],
+        { error: 'must be a pull request number' },
+      ),
+    }),
+    async run(ctx, { repo, number }) {
+      const detail = await pullRequestDetail(ctx.store, repo, number);
+      if (!detail) throw notFound(`No pull request ${repo}#${number}`);
+      return { schema: OPERATOR_SCHEMA, generatedAt: new Date(ctx.now()).toISOString(), data: detail };
+    },
+  }),
+};
+
+export function registerSnapshotRoutes(router: Router, deps: OperatorDeps): void {
+  restOperation(router, 'GET', '/operator/api/snapshot', snapshotOperations.snapshot, deps, {
+    from: 'query',
   });
+  restOperation(router, 'GET', '/operator/api/pr', snapshotOperations.pullRequest, deps, { from: 'query' });
 }

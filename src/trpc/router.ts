@@ -1,0 +1,189 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { initTRPC, TRPCError } from '@trpc/server';
+import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { z } from 'zod';
+import { authorize } from '../http/auth.js';
+import { sendJson } from '../http/router.js';
+import { commandOperations } from '../operator/commands.js';
+import { keyOperations } from '../operator/keys.js';
+import {
+  idempotencyKeyOf,
+  OperatorError,
+  originOf,
+  type Operation,
+  type OperationContext,
+  type OperatorDeps,
+} from '../operator/operation.js';
+import { readOperations } from '../operator/read-routes.js';
+import { settingsOperations } from '../operator/settings.js';
+import { snapshotOperations } from '../operator/snapshot.js';
+import type { Mount } from '../server.js';
+
+export const TRPC_PREFIX = '/trpc';
+/** Largest tRPC request body (a batch of calls); the settings document keeps its own 256 KiB rule. */
+export const TRPC_MAX_BODY_BYTES = 1024 * 1024;
+
+type Context = { deps: OperatorDeps; req: IncomingMessage };
+
+const STATUS_CODES: Record<number, TRPCError['code']> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  501: 'NOT_IMPLEMENTED',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** The REST `error` code and extra fields of a refusal, carried to the client in `error.data`. */
+class RefusalCause extends Error {
+  constructor(
+    readonly status: number,
+    readonly operatorCode: string,
+    readonly extra: Record<string, unknown>,
+  ) {
+    super(operatorCode);
+  }
+}
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    return {
+      ...shape,
+      data: {
+        ...shape.data,
+        // The flattened zod error of an invalid input (null otherwise).
+        zodError: cause instanceof z.ZodError ? z.flattenError(cause) : null,
+        operatorCode: cause instanceof RefusalCause ? cause.operatorCode : null,
+        operatorStatus: cause instanceof RefusalCause ? cause.status : null,
+        details: cause instanceof RefusalCause && Object.keys(cause.extra).length > 0 ? cause.extra : null,
+      },
+    };
+  },
+});
+
+function refusal(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
+  return new TRPCError({
+    code: STATUS_CODES[status] ?? 'INTERNAL_SERVER_ERROR',
+    message,
+    cause: new RefusalCause(status, code, extra),
+  });
+}
+
+/**
+ * One procedure per operator operation: the same access rule (token classes, API-key scope), the same
+ * input schema and the same service as its REST route. Nothing is checked here that the operation does
+ * not check itself.
+ */
+function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
+  const base = t.procedure
+    .use(async ({ ctx, next }) => {
+      const { deps, req } = ctx;
+      const access = await authorize(req, { tokens: deps.tokens, apiKeys: deps.store.apiKeys }, op.rule);
+      if (!access.ok) {
+        const { status, body } = access.refusal;
+        throw refusal(status, body.error, body.message ?? 'Unauthorized');
+      }
+      const operation: OperationContext = {
+        ...deps,
+        principal: access.principal,
+        idempotencyKey: idempotencyKeyOf(req),
+        origin: originOf(req),
+      };
+      return next({ ctx: { operation } });
+    })
+    .input(op.input);
+  const resolve = async ({ ctx, input }: { ctx: { operation: OperationContext }; input: unknown }) => {
+    try {
+      return await op.run(ctx.operation, input as z.output<S>);
+    } catch (error) {
+      if (error instanceof OperatorError) throw refusal(error.status, error.code, error.message, error.extra);
+      throw error;
+    }
+  };
+  return { base, resolve };
+}
+
+function query<S extends z.ZodType, O>(op: Operation<S, O>) {
+  if (op.type !== 'query') throw new Error('a mutation cannot be served as a tRPC query');
+  const { base, resolve } = authed(op);
+  return base.query(resolve);
+}
+
+function mutation<S extends z.ZodType, O>(op: Operation<S, O>) {
+  if (op.type !== 'mutation') throw new Error('a query cannot be served as a tRPC mutation');
+  const { base, resolve } = authed(op);
+  return base.mutation(resolve);
+}
+
+export const appRouter = t.router({
+  snapshot: query(snapshotOperations.snapshot),
+  pullRequest: query(snapshotOperations.pullRequest),
+  repos: t.router({
+    list: query(readOperations.repos),
+    configure: mutation(readOperations.configureRepo),
+  }),
+  webhooks: t.router({
+    list: query(readOperations.webhooks),
+    get: query(readOperations.webhook),
+  }),
+  analytics: query(readOperations.analytics),
+  traces: t.router({
+    list: query(readOperations.traces),
+    get: query(readOperations.trace),
+  }),
+  commands: t.router({
+    list: query(commandOperations.list),
+    get: query(commandOperations.get),
+    requeue: mutation(commandOperations.requeue),
+    retryPublish: mutation(commandOperations.retryPublish),
+    replayWebhook: mutation(commandOperations.replayWebhook),
+    patch: mutation(commandOperations.patch),
+  }),
+  settings: t.router({
+    get: query(settingsOperations.get),
+    patch: mutation(settingsOperations.patch),
+    audit: query(settingsOperations.audit),
+    usage: query(settingsOperations.usage),
+  }),
+  keys: t.router({
+    list: query(keyOperations.list),
+    create: mutation(keyOperations.create),
+    revoke: mutation(keyOperations.revoke),
+  }),
+});
+
+/** The facade's type, for typed clients (`createVerdictClient`). */
+export type AppRouter = typeof appRouter;
+
+/** Serves the facade under `/trpc` on the main HTTP server. */
+export function trpcMount(deps: OperatorDeps): Mount {
+  const handler = createHTTPHandler({
+    router: appRouter,
+    basePath: `${TRPC_PREFIX}/`,
+    maxBodySize: TRPC_MAX_BODY_BYTES,
+    createContext: ({ req }) => ({ deps, req }),
+    onError: ({ error, path }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') {
+        deps.log.error({ event: 'trpc-failed', err: error.cause ?? error, path }, 'tRPC call failed');
+      }
+    },
+  });
+  return {
+    prefix: TRPC_PREFIX,
+    handle: (req: IncomingMessage, res: ServerResponse) =>
+      new Promise<void>((resolve) => {
+        res.once('close', () => resolve());
+        res.once('finish', () => resolve());
+        try {
+          handler(req, res);
+        } catch (error) {
+          deps.log.error({ event: 'trpc-failed', err: error }, 'tRPC handler threw');
+          if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error' });
+          resolve();
+        }
+      }),
+  };
+}

@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { TRPCClientError } from '@trpc/client';
+import { createVerdictClient, operatorCodeOf } from '../../src/trpc/client.js';
+import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+import { TOKENS } from '../helpers/operator.js';
+
+const HEAD = 'c'.repeat(40);
+
+/** The tRPC facade (issue: same services, same token classes and scopes, flattened zod errors). */
+describe('tRPC facade at /trpc', () => {
+  let app: RunningVerdict;
+  beforeAll(async () => {
+    app = await startVerdict(TOKENS);
+    const { store } = app.verdict;
+    await store.pullRequests.upsert({
+      repo: 'acme/api',
+      number: 4,
+      headSha: HEAD,
+      title: 'Broken thing',
+      author: 'mona',
+    });
+    const { run } = await store.runs.createOrGet({
+      reviewKey: `acme/api#4@${HEAD}`,
+      repo: 'acme/api',
+      prNumber: 4,
+      headSha: HEAD,
+      trigger: 'opened',
+      installationId: 1,
+    });
+    await store.runs.update(run.id, { status: 'failed', reason: 'model_timeout' });
+    await store.pullRequests.upsert({ repo: 'acme/api', number: 5, headSha: 'd'.repeat(40), title: 'Fine' });
+  });
+  afterAll(() => app.stop());
+
+  const client = (token: string, extra: { idempotencyKey?: string; actor?: string } = {}) =>
+    createVerdictClient({ baseUrl: app.baseUrl, token, ...extra });
+
+  async function rest(path: string, token: string) {
+    const res = await fetch(app.baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
+    return (await res.json()) as any;
+  }
+
+  async function refusal(call: Promise<unknown>) {
+    try {
+      await call;
+    } catch (error) {
+      expect(error).toBeInstanceOf(TRPCClientError);
+      const e = error as TRPCClientError<any>;
+      return {
+        code: e.data?.code,
+        httpStatus: e.data?.httpStatus,
+        operatorCode: operatorCodeOf(e),
+        data: e.data,
+      };
+    }
+    throw new Error('expected the call to be refused');
+  }
+
+  test('queries answer what the REST routes answer', async () => {
+    const read = client('read-secret');
+    const snapshot = await read.snapshot.query({ status: 'failed' });
+    const restSnapshot = await rest('/operator/api/snapshot?status=failed', 'read-secret');
+    expect({ ...snapshot, generatedAt: 0 }).toEqual({ ...restSnapshot, ok: undefined, generatedAt: 0 });
+    expect((snapshot.data as any).items.map((i: any) => i.number)).toEqual([4]);
+    const pr = await read.pullRequest.query({ repo: 'acme/api', number: 4 });
+    expect(pr.data.runs[0]).toMatchObject({ status: 'failed', reason: 'model_timeout' });
+    expect((await read.repos.list.query({})).repos).toEqual(
+      (await rest('/operator/api/repos', 'read-secret')).repos,
+    );
+    expect((await read.analytics.query({})).analytics.runs).toEqual({ failed: 1 });
+    expect((await read.traces.list.query({ limit: 5 })).traces).toEqual([]);
+    expect(await refusal(read.traces.get.query({ traceId: 'missing' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+  });
+
+  test('the same token classes and scopes as REST: 401, and 403 for a key outside its scope', async () => {
+    expect(await refusal(client('nope').snapshot.query({}))).toMatchObject({
+      code: 'UNAUTHORIZED',
+      operatorCode: 'unauthorized',
+    });
+    // Classes are not hierarchical: the admin token does not read the snapshot.
+    expect(await refusal(client('admin-secret').snapshot.query({}))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await refusal(client('read-secret').keys.list.query({}))).toMatchObject({ code: 'UNAUTHORIZED' });
+    const { token } = await app.verdict.store.apiKeys.create({ name: 'k', scopes: ['read'], actor: 't' });
+    const keyed = client(token);
+    expect((await keyed.snapshot.query({})).schema).toBe('verdict.operator.v1');
+    expect(await keyed.settings.usage.query({})).toMatchObject({ model: { calls: 0 } });
+    expect(await refusal(keyed.settings.get.query({}))).toMatchObject({
+      code: 'FORBIDDEN',
+      operatorCode: 'forbidden',
+    });
+    expect(await refusal(keyed.commands.list.query({}))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await refusal(keyed.keys.list.query({}))).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  test('invalid input: BAD_REQUEST with the flattened zod error', async () => {
+    const failure = await refusal(
+      client('command-secret').commands.requeue.mutate({ repo: 'acme/api', number: -1 } as any),
+    );
+    expect(failure).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(failure.data.zodError.fieldErrors.number).toEqual([expect.any(String)]);
+    const unknown = await refusal(client('read-secret').settings.usage.query({ from: '2026-02-30' }));
+    expect(unknown.data.zodError.fieldErrors.from).toBeDefined();
+  });
+
+  test('commands: created once per idempotency key, then patched by the bridge with the transition table', async () => {
+    const first = await client('command-secret', { idempotencyKey: 'trpc-1' }).commands.requeue.mutate({
+      reviewKey: `acme/api#4@${HEAD}`,
+    });
+    expect(first).toMatchObject({
+      created: true,
+      command: { id: 'trpc-1', kind: 'requeue', status: 'queued' },
+    });
+    const again = await client('command-secret', { idempotencyKey: 'trpc-1' }).commands.requeue.mutate({
+      reviewKey: `acme/api#4@${HEAD}`,
+      reason: 'different payload',
+    });
+    expect(again.created).toBe(false);
+    const bridge = client('bridge-secret');
+    expect(
+      await refusal(bridge.commands.patch.mutate({ id: 'trpc-1', body: { status: 'succeeded' } })),
+    ).toMatchObject({
+      code: 'CONFLICT',
+      operatorCode: 'invalid_transition',
+    });
+    expect(
+      (await bridge.commands.patch.mutate({ id: 'trpc-1', body: { status: 'running' } })).command.status,
+    ).toBe('running');
+    expect((await rest('/operator/api/commands/trpc-1', 'read-secret')).command.status).toBe('running');
+  });
+
+  test('settings: a stale revision is 409 with the current revision; the write is audited', async () => {
+    const admin = client('admin-secret', { actor: 'ops@example' });
+    const current = await client('read-secret').settings.get.query({});
+    const written = await admin.settings.patch.mutate({
+      revision: current.revision,
+      settings: { strictness: 'high' },
+    });
+    expect(written.revision).toBeGreaterThan(current.revision);
+    const stale = await refusal(
+      admin.settings.patch.mutate({ revision: current.revision, settings: { strictness: 'low' } }),
+    );
+    expect(stale).toMatchObject({
+      code: 'CONFLICT',
+      operatorCode: 'revision_conflict',
+      data: { details: { revision: written.revision } },
+    });
+    const invalid = await refusal(
+      admin.settings.patch.mutate({ revision: written.revision, settings: { strictness: 'max' } }),
+    );
+    expect(invalid).toMatchObject({ code: 'BAD_REQUEST', operatorCode: 'invalid_settings' });
+    const audit = await client('read-secret').settings.audit.query({ q: 'ops@example' });
+    expect(audit.entries).toHaveLength(1);
+  });
+
+  test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
+    const run = (env: Record<string, string>, args: string[] = []) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', join(process.cwd(), 'scripts/failed-runs.ts'), ...args],
+          { env: { PATH: process.env.PATH ?? '', VERDICT_URL: app.baseUrl, ...env } },
+          (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const json = await run({ VERDICT_OPERATOR_READ_TOKEN: 'read-secret' }, ['--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).map((i: any) => [i.repo, i.number])).toEqual([['acme/api', 4]]);
+    const table = await run({ VERDICT_OPERATOR_READ_TOKEN: 'read-secret' });
+    expect(table.stdout).toMatch(/acme\/api#4 .*model_timeout {2}Broken thing/);
+    const refused = await run({ VERDICT_OPERATOR_READ_TOKEN: 'wrong' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^failed-runs: unauthorized: /);
+  }, 30_000);
+});
