@@ -120,6 +120,12 @@ export type Config = {
   publicUrl: string | null;
   /** Largest webhook body accepted (GitHub caps payloads at 25 MB). */
   maxWebhookBytes: number;
+  /**
+   * `VERDICT_OPERATOR_CACHE_MS`: how long an identical snapshot or PR-detail read is served from memory
+   * (default 1000, 0 turns it off, at most the snapshot's 15 s `ttlSeconds`). Writes made by this process
+   * to the tables those reads show drop the cache at once.
+   */
+  operatorCacheMs: number;
 };
 
 export const DEFAULT_PORT = 8787;
@@ -304,6 +310,13 @@ export function loadConfig(
     tokens: tokensFromEnv(env),
     publicUrl: publicUrlFromEnv(env),
     maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
+    operatorCacheMs: int(
+      prefixedName(env, 'OPERATOR_CACHE_MS'),
+      prefixed(env, 'OPERATOR_CACHE_MS'),
+      1000,
+      0,
+      15_000,
+    ),
   };
 }
 

@@ -21,6 +21,7 @@ import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
 import type { OperatorDeps } from './operator/operation.js';
+import { ReadCache } from './operator/read-cache.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { trpcMount } from './trpc/router.js';
 import { REVIEW_QUEUE } from './review/request.js';
@@ -93,7 +94,9 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     now: () => clock.now(),
     newId: (prefix) => ids(prefix),
     publicUrl: config.publicUrl,
+    cache: new ReadCache(config.operatorCacheMs),
   };
+  operator.cache.watch(store.db.knex);
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   registerKeyRoutes(router, operator);
   registerCommandRoutes(router, operator);

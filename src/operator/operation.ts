@@ -5,6 +5,7 @@ import { authorize, type AccessRule, type Principal, type ServiceTokens } from '
 import { parseLimit } from '../http/query.js';
 import { BodyTooLargeError, readBody, sendJson, type Params, type Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
+import type { ReadCache } from './read-cache.js';
 
 /**
  * One operator service, written once and served twice: by its REST route and by the tRPC facade. It names
@@ -34,6 +35,8 @@ export type OperatorDeps = {
   now: () => number;
   newId: (prefix: string) => string;
   publicUrl: string | null;
+  /** Short-lived cache of the snapshot and PR-detail reads. */
+  cache: ReadCache;
 };
 
 export type OperationContext = OperatorDeps & {

@@ -31,27 +31,52 @@ const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
  * `repo` is exact, `status` is the latest run's status.
  */
 export async function pullRequestItems(store: Store, filter: { q?: string; repo?: string; status?: string }) {
-  const knex = store.db.knex;
-  let query = knex('pull_requests as p')
-    .leftJoin('runs as r', function () {
-      this.on(
-        'r.id',
-        '=',
-        knex.raw(
-          '(SELECT r2.id FROM runs r2 WHERE r2.repo = p.repo AND r2.pr_number = p.number ORDER BY r2.created_at DESC, r2.id DESC LIMIT 1)',
-        ),
-      );
-    })
+  const knex = store.db.reader;
+  const latestRunSql = (alias: string) =>
+    `(SELECT r2.id FROM runs r2 WHERE r2.repo = ${alias}.repo AND r2.pr_number = ${alias}.number ORDER BY r2.created_at DESC, r2.id DESC LIMIT 1)`;
+  const prColumns = [
+    'repo',
+    'number',
+    'title',
+    'author',
+    'head_sha',
+    'base_ref',
+    'draft',
+    'state',
+    'updated_at',
+  ];
+  const q = filter.q?.trim().toLowerCase();
+  const like = q ? `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  // One walk of the covering index `pull_requests_recent_idx`, newest first, filtered by `q` and `repo`,
+  // each PR's latest run found by an index probe; with `status` the walk goes on until the page is full.
+  let page = knex('pull_requests as pp')
+    .select(...prColumns.map((c) => `pp.${c}`), knex.raw(`${latestRunSql('pp')} as latest_run_id`))
+    .orderBy('pp.updated_at', 'desc')
+    .orderBy('pp.repo', 'desc')
+    .orderBy('pp.number', 'desc');
+  if (filter.repo) page = page.where('pp.repo', filter.repo);
+  if (like) {
+    page = page.where((w) =>
+      w
+        .whereRaw(`LOWER(pp.repo) LIKE ? ESCAPE '\\'`, [like])
+        .orWhereRaw(`LOWER(COALESCE(pp.title, '')) LIKE ? ESCAPE '\\'`, [like])
+        .orWhereRaw(`LOWER(COALESCE(pp.author, '')) LIKE ? ESCAPE '\\'`, [like]),
+    );
+  }
+  if (filter.status) {
+    page = page.whereExists(
+      knex('runs as rs')
+        .select(knex.raw('1'))
+        .whereRaw(`rs.id = ${latestRunSql('pp')}`)
+        .where('rs.status', filter.status),
+    );
+  }
+  page = page.limit(SNAPSHOT_MAX_ITEMS + 1);
+  const query = knex
+    .from(page.as('p'))
+    .leftJoin('runs as r', 'r.id', 'p.latest_run_id')
     .select(
-      'p.repo',
-      'p.number',
-      'p.title',
-      'p.author',
-      'p.head_sha',
-      'p.base_ref',
-      'p.draft',
-      'p.state',
-      'p.updated_at',
+      ...prColumns.map((c) => `p.${c}`),
       'r.id as run_id',
       'r.review_key',
       'r.status as run_status',
@@ -59,21 +84,8 @@ export async function pullRequestItems(store: Store, filter: { q?: string; repo?
       'r.updated_at as run_updated_at',
     )
     .orderBy('p.updated_at', 'desc')
-    .orderBy('p.repo')
-    .orderBy('p.number', 'desc')
-    .limit(SNAPSHOT_MAX_ITEMS + 1);
-  if (filter.repo) query = query.where('p.repo', filter.repo);
-  if (filter.status) query = query.where('r.status', filter.status);
-  const q = filter.q?.trim().toLowerCase();
-  if (q) {
-    const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    query = query.where((w) =>
-      w
-        .whereRaw(`LOWER(p.repo) LIKE ? ESCAPE '\\'`, [like])
-        .orWhereRaw(`LOWER(COALESCE(p.title, '')) LIKE ? ESCAPE '\\'`, [like])
-        .orWhereRaw(`LOWER(COALESCE(p.author, '')) LIKE ? ESCAPE '\\'`, [like]),
-    );
-  }
+    .orderBy('p.repo', 'desc')
+    .orderBy('p.number', 'desc');
   const rows: Raw[] = await query;
   return {
     truncated: rows.length > SNAPSHOT_MAX_ITEMS,
@@ -103,23 +115,29 @@ export async function pullRequestItems(store: Store, filter: { q?: string; repo?
 
 /** Everything known about one pull request: its record, runs, findings, events and publication ledger. */
 export async function pullRequestDetail(store: Store, repo: string, number: number) {
-  const knex = store.db.knex;
+  const knex = store.db.reader;
+  const reads = store.reads;
   const [pullRequest, runs, publications] = await Promise.all([
-    store.pullRequests.get(repo, number),
-    store.runs.listForPr(repo, number),
-    store.publications.listForPr(repo, number),
+    reads.pullRequests.get(repo, number),
+    reads.runs.listForPr(repo, number),
+    reads.publications.listForPr(repo, number),
   ]);
   if (!pullRequest && runs.length === 0) return null;
-  const deliveries: Raw[] = await knex('deliveries')
+  const deliveriesQuery = knex('deliveries')
     .where({ repo, pr_number: number })
     .select('id', 'event', 'action', 'status', 'outcome', 'received_at')
     .orderBy('received_at', 'desc')
     .limit(MAX_PR_EVENTS);
-  const commands: Raw[] = await knex('operator_commands')
+  const commandsQuery = knex('operator_commands')
     .where({ repo, pr_number: number })
     .select('id', 'kind', 'status', 'actor', 'created_at')
     .orderBy('created_at', 'desc')
     .limit(MAX_PR_EVENTS);
+  const [deliveries, commands, findings]: [
+    Raw[],
+    Raw[],
+    Awaited<ReturnType<typeof reads.findings.listForPr>>,
+  ] = await Promise.all([deliveriesQuery, commandsQuery, reads.findings.listForPr(repo, number)]);
   const events = [
     ...deliveries.map((d) => ({
       type: 'webhook' as const,
@@ -150,7 +168,6 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
     .sort((a, b) => b.at - a.at)
     .slice(0, MAX_PR_EVENTS);
   // Findings are recorded by the review engine, newest run first, at most 2,000 (operator-api 8).
-  const findings = await store.findings.listForPr(repo, number);
   return { pullRequest, runs, findings, events, publications };
 }
 
@@ -167,38 +184,10 @@ export const snapshotOperations = {
       repo: optionalFilter,
       status: optionalFilter,
     }),
-    async run(ctx, input) {
-      const view: SnapshotView = (SNAPSHOT_VIEWS as readonly string[]).includes(input.view ?? '')
-        ? (input.view as SnapshotView)
-        : 'pull-requests';
-      const { q, repo, status } = input;
-      const now = ctx.now();
-      let data: unknown;
-      switch (view) {
-        case 'pull-requests':
-          data = {
-            filters: { q: q ?? null, repo: repo ?? null, status: status ?? null },
-            ...(await pullRequestItems(ctx.store, { q, repo, status })),
-          };
-          break;
-        case 'analytics':
-          data = await analytics(ctx.store, now);
-          break;
-        case 'memory':
-          data = { items: [], note: 'memory contexts are not recorded by this version' };
-          break;
-        case 'settings':
-          data = { available: false, note: 'the review policy is served by /operator/api/settings' };
-          break;
-      }
-      return {
-        schema: OPERATOR_SCHEMA,
-        generatedAt: new Date(now).toISOString(),
-        ttlSeconds: SNAPSHOT_TTL_SECONDS,
-        view,
-        data,
-      };
-    },
+    run: (ctx, input) =>
+      ctx.cache.get(`snapshot:${JSON.stringify([input.view, input.q, input.repo, input.status])}`, () =>
+        snapshot(ctx.store, ctx.now(), input),
+      ),
   }),
 
   /** `GET /operator/api/pr` (operator-api 2.5). */
@@ -219,12 +208,51 @@ export const snapshotOperations = {
       ),
     }),
     async run(ctx, { repo, number }) {
-      const detail = await pullRequestDetail(ctx.store, repo, number);
-      if (!detail) throw notFound(`No pull request ${repo}#${number}`);
-      return { schema: OPERATOR_SCHEMA, generatedAt: new Date(ctx.now()).toISOString(), data: detail };
+      const detail = await ctx.cache.get(`pr:${repo}#${number}`, async () => ({
+        generatedAt: new Date(ctx.now()).toISOString(),
+        data: await pullRequestDetail(ctx.store, repo, number),
+      }));
+      if (!detail.data) throw notFound(`No pull request ${repo}#${number}`);
+      return { schema: OPERATOR_SCHEMA, generatedAt: detail.generatedAt, data: detail.data };
     },
   }),
 };
+
+async function snapshot(
+  store: Store,
+  now: number,
+  input: { view?: string; q?: string; repo?: string; status?: string },
+) {
+  const view: SnapshotView = (SNAPSHOT_VIEWS as readonly string[]).includes(input.view ?? '')
+    ? (input.view as SnapshotView)
+    : 'pull-requests';
+  const { q, repo, status } = input;
+  let data: unknown;
+  switch (view) {
+    case 'pull-requests':
+      data = {
+        filters: { q: q ?? null, repo: repo ?? null, status: status ?? null },
+        ...(await pullRequestItems(store, { q, repo, status })),
+      };
+      break;
+    case 'analytics':
+      data = await analytics(store, now);
+      break;
+    case 'memory':
+      data = { items: [], note: 'memory contexts are not recorded by this version' };
+      break;
+    case 'settings':
+      data = { available: false, note: 'the review policy is served by /operator/api/settings' };
+      break;
+  }
+  return {
+    schema: OPERATOR_SCHEMA,
+    generatedAt: new Date(now).toISOString(),
+    ttlSeconds: SNAPSHOT_TTL_SECONDS,
+    view,
+    data,
+  };
+}
 
 export function registerSnapshotRoutes(router: Router, deps: OperatorDeps): void {
   restOperation(router, 'GET', '/operator/api/snapshot', snapshotOperations.snapshot, deps, {

@@ -4,6 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
 import { migrationSource } from './migrations/index.js';
+import { cachingBetterSqliteClient } from './sqlite-reader.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -12,7 +13,14 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 export type Dialect = 'sqlite' | 'pg';
 
 export type Db = {
+  /** Writes and everything transactional. */
   knex: Knex;
+  /**
+   * Read-only queries that need no transaction (operator reads). On a SQLite file this is a separate
+   * read-only connection (better-sqlite3), so dashboard reads run beside the writer (WAL) instead of
+   * queueing behind it; on PostgreSQL and in-memory SQLite it is `knex` itself.
+   */
+  reader: Knex;
   dialect: Dialect;
   close(): Promise<void>;
 };
@@ -60,7 +68,44 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     await knex.destroy();
     throw error;
   }
-  return { knex, dialect: config.client, close: () => knex.destroy() };
+  if (config.client === 'pg' || config.filename === ':memory:') {
+    return { knex, reader: knex, dialect: config.client, close: () => knex.destroy() };
+  }
+  // better-sqlite3 runs a query synchronously in a fraction of the time the asynchronous driver needs to
+  // hand rows across threads; read-only, and never inside the writer's transactions.
+  const reader = knexFactory({
+    client: cachingBetterSqliteClient(),
+    connection: { filename: config.filename, options: { readonly: true } },
+    useNullAsDefault: true,
+    pool: {
+      min: 0,
+      max: 1,
+      afterCreate: (
+        conn: { pragma(sql: string): unknown },
+        done: (err: Error | null, conn: unknown) => void,
+      ) => {
+        try {
+          conn.pragma('busy_timeout = 5000');
+          // Dashboard reads jump between pull requests: keep the hot pages in memory (64 MiB cache,
+          // memory-mapped reads) instead of the 2 MiB default.
+          conn.pragma('cache_size = -65536');
+          conn.pragma('mmap_size = 268435456');
+          done(null, conn);
+        } catch (error) {
+          done(error as Error, conn);
+        }
+      },
+    },
+  });
+  return {
+    knex,
+    reader,
+    dialect: config.client,
+    close: async () => {
+      await reader.destroy();
+      await knex.destroy();
+    },
+  };
 }
 
 /** Parses a JSON text column; `null` stays `null`. */

@@ -31,6 +31,16 @@ export type Store = {
   policy: PolicyStore;
   findings: FindingStore;
   traces: TraceStore;
+  /** The same stores over the read-only pool (`db.reader`), for operator reads outside transactions. */
+  reads: {
+    pullRequests: PullRequestStore;
+    runs: RunStore;
+    publications: PublicationStore;
+    findings: FindingStore;
+    traces: TraceStore;
+    deliveries: DeliveryStore;
+    commands: CommandStore;
+  };
   close(): Promise<void>;
 };
 
@@ -53,6 +63,15 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     policy: new PolicyStore(db.knex, opts.clock),
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
+    reads: {
+      pullRequests: new PullRequestStore(db.reader, opts.clock),
+      runs: new RunStore(db.reader, opts.clock, opts.ids),
+      publications: new PublicationStore(db.reader, opts.clock),
+      findings: new FindingStore(db.reader, opts.clock),
+      traces: new TraceStore(db.reader, opts.clock),
+      deliveries: new DeliveryStore(db.reader, jobs, opts.clock, opts.dedupeTtlSeconds * 1000),
+      commands: new CommandStore(db.reader, opts.clock),
+    },
     close: () => db.close(),
   };
 }

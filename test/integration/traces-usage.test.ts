@@ -282,3 +282,62 @@ describe('usage over 50,000 source rows', () => {
     expect(((await narrow.json()) as any).model.calls).toBe(10);
   }, 60_000);
 });
+
+describe('operator read cache and the read-only connection', () => {
+  test('in-process writes show at once; writes by another process show within the cache TTL', async () => {
+    const app = await startVerdict({ ...TOKENS, VERDICT_OPERATOR_CACHE_MS: '300' });
+    try {
+      const { store } = app.verdict;
+      const items = async () => {
+        const res = await fetch(`${app.baseUrl}/operator/api/snapshot`, {
+          headers: { authorization: 'Bearer read-secret' },
+        });
+        return ((await res.json()) as any).data.items.map((i: any) => i.number);
+      };
+      expect(await items()).toEqual([]);
+      await store.pullRequests.upsert({ repo: 'acme/api', number: 1, title: 'one' });
+      expect(await items()).toEqual([1]);
+      // Another process writing the same file (a worker): a separate connection the cache does not watch.
+      const { default: knexFactory } = await import('knex');
+      const config = app.verdict.config.store as { filename: string };
+      const other = knexFactory({
+        client: 'sqlite3',
+        connection: { filename: config.filename },
+        useNullAsDefault: true,
+      });
+      try {
+        await other('pull_requests').insert({
+          repo: 'acme/api',
+          number: 2,
+          title: 'two',
+          draft: false,
+          created_at: Date.now() + 1,
+          updated_at: Date.now() + 1,
+        });
+      } finally {
+        await other.destroy();
+      }
+      expect(await items()).toEqual([1]);
+      await new Promise((r) => setTimeout(r, 350));
+      expect(await items()).toEqual([2, 1]);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  test('the read connection cannot write', async () => {
+    const app = await startVerdict(TOKENS);
+    try {
+      const { db } = app.verdict.store;
+      expect(db.reader).not.toBe(db.knex);
+      await expect(
+        db
+          .reader('pull_requests')
+          .insert({ repo: 'a/b', number: 1, draft: false, created_at: 1, updated_at: 1 }),
+      ).rejects.toThrow();
+      expect(await db.knex('pull_requests').where({ repo: 'a/b' })).toEqual([]);
+    } finally {
+      await app.stop();
+    }
+  });
+});

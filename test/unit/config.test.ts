@@ -90,3 +90,16 @@ describe('config', () => {
     expect((error as Error).message).not.toContain('\n');
   });
 });
+
+describe('VERDICT_OPERATOR_CACHE_MS', () => {
+  test('defaults to 1000, takes 0 to 15000, names the variable otherwise', () => {
+    expect(loadConfig({}).operatorCacheMs).toBe(1000);
+    expect(loadConfig({ VERDICT_OPERATOR_CACHE_MS: '0' }).operatorCacheMs).toBe(0);
+    expect(loadConfig({ REVIEWBOT_OPERATOR_CACHE_MS: '15000' }).operatorCacheMs).toBe(15000);
+    for (const bad of ['-1', '15001', 'soon']) {
+      expect(() => loadConfig({ VERDICT_OPERATOR_CACHE_MS: bad })).toThrow(
+        expect.objectContaining({ variable: 'VERDICT_OPERATOR_CACHE_MS' }),
+      );
+    }
+  });
+});

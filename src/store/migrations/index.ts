@@ -6,6 +6,7 @@ import * as m004 from './004-commands.js';
 import * as m005 from './005-claim-index.js';
 import * as m006 from './006-review-policy.js';
 import * as m007 from './007-review-records.js';
+import * as m008 from './008-read-indexes.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -18,6 +19,7 @@ const migrations: Array<[string, Migration]> = [
   ['005-claim-index', m005],
   ['006-review-policy', m006],
   ['007-review-records', m007],
+  ['008-read-indexes', m008],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

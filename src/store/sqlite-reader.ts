@@ -1,0 +1,47 @@
+import { createRequire } from 'node:module';
+import type { Knex } from 'knex';
+
+const require = createRequire(import.meta.url);
+
+type Statement = {
+  reader: boolean;
+  all(bindings: unknown[]): unknown[];
+  run(bindings: unknown[]): { lastInsertRowid: number | bigint; changes: number };
+};
+type Connection = { prepare(sql: string): Statement; __statements?: Map<string, Statement> };
+type QueryObject = { sql?: string; bindings?: unknown[]; response?: unknown; context?: unknown };
+
+/** Prepared statements kept per connection (the operator reads repeat a handful of SQL texts). */
+const MAX_STATEMENTS = 200;
+
+/**
+ * knex's better-sqlite3 client, keeping each connection's prepared statements instead of preparing the
+ * same SQL on every call. Used for the read-only connection only.
+ */
+export function cachingBetterSqliteClient(): typeof Knex.Client {
+  const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
+    new (...args: unknown[]): { _formatBindings(bindings: unknown[] | undefined): unknown[] };
+  };
+  class CachingClient extends Base {
+    async _query(connection: Connection, obj: QueryObject): Promise<QueryObject> {
+      if (!obj.sql) throw new Error('The query is empty');
+      const cache = (connection.__statements ??= new Map());
+      let statement = cache.get(obj.sql);
+      if (!statement) {
+        statement = connection.prepare(obj.sql);
+        if (cache.size >= MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
+        cache.set(obj.sql, statement);
+      }
+      const bindings = this._formatBindings(obj.bindings);
+      if (statement.reader) {
+        obj.response = statement.all(bindings);
+        return obj;
+      }
+      const result = statement.run(bindings);
+      obj.response = result;
+      obj.context = { lastID: result.lastInsertRowid, changes: result.changes };
+      return obj;
+    }
+  }
+  return CachingClient as unknown as typeof Knex.Client;
+}
