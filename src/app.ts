@@ -6,6 +6,7 @@ import type { ReplyPublisher } from './publish/replies.js';
 import { handlePullRequest } from './ingress/pull-request-handler.js';
 import { handleInstallation } from './ingress/installation-handler.js';
 import { handleCommentCommand } from './commands/handle-command.js';
+import { handleCompetitorReview, isCompetitor } from './ingress/competitor-handler.js';
 
 /** The one dependency object every handler gets (store, config, log, publishers). */
 export type AppDeps = {
@@ -25,7 +26,14 @@ export function verdictApp(deps: AppDeps) {
       await deps.store.deliveries.setOutcome(context.id, outcome);
     });
     app.on('issue_comment.created', async (context) => {
-      const outcome = await handleCommentCommand(deps, context as any);
+      // A comment by another review bot is kept for the comparison; it is never a command.
+      const outcome = isCompetitor(deps, context.payload.comment?.user?.login)
+        ? await handleCompetitorReview(deps, context as any)
+        : await handleCommentCommand(deps, context as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+    app.on('pull_request_review.submitted', async (context) => {
+      const outcome = await handleCompetitorReview(deps, context as any);
       await deps.store.deliveries.setOutcome(context.id, outcome);
     });
     app.on(['installation', 'installation_repositories'], async (context) => {

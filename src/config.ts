@@ -70,6 +70,11 @@ export type GithubConfig = {
   webhookProxyUrl: string | null;
   /** REST base URL: https://api.github.com, or the GHES / test host from GHE_HOST + GHE_PROTOCOL. */
   baseUrl: string;
+  /**
+   * `VERDICT_GITHUB_RETRIES` (default 3): retries of a GitHub request that failed with a server error, and
+   * of one refused by a (secondary) rate limit, after the wait GitHub asks for.
+   */
+  requestRetries: number;
 };
 
 export type StoreConfig =
@@ -110,6 +115,13 @@ export type Config = {
   dedupeTtlSeconds: number;
   botHandles: string[];
   competitorLogins: string[];
+  /** `VERDICT_COMPETITOR_TRIGGERS_REVIEW=1`: a competitor's review or comment requests a review. */
+  competitorTriggersReview: boolean;
+  /**
+   * `live` publishes to GitHub; `shadow` records what would have been published. Shadow without App
+   * credentials, or with `VERDICT_PUBLISH_MODE=shadow`.
+   */
+  publishMode: 'live' | 'shadow';
   workerInline: boolean;
   workerId: string;
   worker: WorkerConfig;
@@ -126,7 +138,45 @@ export type Config = {
    * to the tables those reads show drop the cache at once.
    */
   operatorCacheMs: number;
+  review: ReviewConfig;
 };
+
+/** How a review runs (review-engine 8; the context budget of the review issue). */
+export type ReviewConfig = {
+  /** `VERDICT_RUNNER_TIMEOUT_MS`: one model call (default 10 minutes). */
+  timeoutMs: number;
+  /** `VERDICT_RUNNER_SHADOW_TIMEOUT_MS`, else the smaller of the primary timeout and 120000 ms. */
+  shadowTimeoutMs: number;
+  /** `VERDICT_REVIEW_CHUNK_TOKENS` (default 60000): diff tokens per model call. */
+  chunkTokens: number;
+  /** `VERDICT_REVIEW_FILE_TOKENS` (default 12000): one file's diff before it is clipped. */
+  fileTokens: number;
+  /** `VERDICT_REVIEW_MAX_CHUNKS` (default 12): model calls per review; the rest is listed as not reviewed. */
+  maxChunks: number;
+  /** `VERDICT_PUBLISH_ON_RUNNER_FAILURE=1`: an unusable model answer gives a degraded result, not a failure. */
+  publishOnRunnerFailure: boolean;
+  /**
+   * The environment the model providers are selected from (`VERDICT_RUNNER_PROVIDER`, keys, base URLs,
+   * prices): `selectProviders` in `src/review/providers` reads it when the review engine is built.
+   */
+  providerEnv: Readonly<Env>;
+};
+
+export function reviewConfigFromEnv(env: Env): ReviewConfig {
+  const v = (name: string, fallback: number, min: number, max: number) =>
+    int(prefixedName(env, name), prefixed(env, name), fallback, min, max);
+  const timeoutMs = v('RUNNER_TIMEOUT_MS', DEFAULT_MODEL_TIMEOUT_MS, 1000, 86_400_000);
+  const chunkTokens = v('REVIEW_CHUNK_TOKENS', 60_000, 1000, 2_000_000);
+  return {
+    timeoutMs,
+    shadowTimeoutMs: v('RUNNER_SHADOW_TIMEOUT_MS', Math.min(timeoutMs, 120_000), 1000, 86_400_000),
+    chunkTokens,
+    fileTokens: Math.min(v('REVIEW_FILE_TOKENS', 12_000, 100, 2_000_000), chunkTokens),
+    maxChunks: v('REVIEW_MAX_CHUNKS', 12, 1, 1000),
+    publishOnRunnerFailure: prefixed(env, 'PUBLISH_ON_RUNNER_FAILURE') === '1',
+    providerEnv: Object.freeze({ ...env }),
+  };
+}
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_DB_PATH = './data/verdict.sqlite';
@@ -266,6 +316,7 @@ export function githubConfigFromEnv(env: Env, readFile: (path: string) => string
       blankToUndefined(env.GITHUB_WEBHOOK_SECRET) ?? blankToUndefined(env.WEBHOOK_SECRET) ?? null,
     webhookProxyUrl: proxy,
     baseUrl: gheHost ? `${protocol}://${gheHost}/api/v3` : 'https://api.github.com',
+    requestRetries: int(prefixedName(env, 'GITHUB_RETRIES'), prefixed(env, 'GITHUB_RETRIES'), 3, 0, 10),
   };
 }
 
@@ -292,6 +343,11 @@ export function loadConfig(
   }
   const store = storeConfigFromEnv(env);
   const worker = workerConfigFromEnv(env);
+  const github = githubConfigFromEnv(env, readFile);
+  const publishModeValue = blankToUndefined(prefixed(env, 'PUBLISH_MODE'));
+  if (publishModeValue !== undefined && !['live', 'shadow'].includes(publishModeValue)) {
+    throw new ConfigError(prefixedName(env, 'PUBLISH_MODE'), 'must be live or shadow');
+  }
   return {
     port: int('PORT', env.PORT, DEFAULT_PORT, 0, 65535),
     host: blankToUndefined(env.HOST) ?? '0.0.0.0',
@@ -299,10 +355,12 @@ export function loadConfig(
     productName,
     checkName: `${productName} / review`,
     store,
-    github: githubConfigFromEnv(env, readFile),
+    github,
+    publishMode: github.hasCredentials && publishModeValue !== 'shadow' ? 'live' : 'shadow',
     dedupeTtlSeconds: int('DEDUPE_TTL_SECONDS', env.DEDUPE_TTL_SECONDS, 604800, 1, 10 * 365 * 86400),
     botHandles: handles.length > 0 ? handles : ['verdict', 'reviewbot'],
     competitorLogins: list(prefixed(env, 'COMPETITOR_LOGINS')).map((l) => l.toLowerCase()),
+    competitorTriggersReview: prefixed(env, 'COMPETITOR_TRIGGERS_REVIEW') === '1',
     workerInline: !(inline === '0' || inline === 'false'),
     workerId: worker.id,
     worker,
@@ -317,6 +375,7 @@ export function loadConfig(
       0,
       15_000,
     ),
+    review: reviewConfigFromEnv(env),
   };
 }
 

@@ -10,6 +10,7 @@ import { Router } from './http/router.js';
 import { GroupCommitter } from './ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS, WEBHOOK_QUEUE } from './ingress/webhook-handler.js';
 import { ReplyPublisher } from './publish/replies.js';
+import { ReviewPublisher } from './publish/review-publisher.js';
 import { createHttpServer, type Mount } from './server.js';
 import type { IncomingDelivery, RecordResult } from './store/deliveries.js';
 import { openStore, type Store } from './store/index.js';
@@ -29,6 +30,9 @@ import type { QueueBackend } from './queue/types.js';
 import { registerQueueRoutes } from './queue/http-routes.js';
 import { sqlQueue } from './queue/sql.js';
 import { reviewJobHandler, type ReviewExecutor } from './worker/review-consumer.js';
+import { createReviewEngine } from './review/engine.js';
+import type { GitHubClient } from './review/gather.js';
+import { selectProviders } from './review/providers/index.js';
 import { QueueWorker } from './worker/runner.js';
 import { webhookJobHandler } from './worker/webhook-consumer.js';
 
@@ -53,8 +57,12 @@ export type RuntimeOptions = {
   clock?: Clock;
   ids?: IdGenerator;
   store?: Store;
-  /** Runs one review for the `reviews` lane; without it review jobs wait for a worker that has one. */
-  reviewExecutor?: ReviewExecutor;
+  /**
+   * Runs one review for the `reviews` lane. Absent: the review engine (model providers from the config,
+   * GitHub through the App's installation Octokit). `null`: no review lane in this process, so review jobs
+   * wait for a worker that has one.
+   */
+  reviewExecutor?: ReviewExecutor | null;
 };
 
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
@@ -65,11 +73,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const store =
     opts.store ?? (await openStore(config.store, { clock, ids, dedupeTtlSeconds: config.dedupeTtlSeconds }));
   const probot = createProbot(config.github, log);
-  const replies = new ReplyPublisher(
-    config.github.hasCredentials ? 'live' : 'shadow',
-    store.publications,
-    log,
-  );
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
   let webhookWorker: QueueWorker | null = null;
   await probot.load(verdictApp({ store, config, log, replies }));
 
@@ -82,6 +86,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     secret: config.github.webhookSecret,
     maxBytes: config.maxWebhookBytes,
     botHandles: config.botHandles,
+    competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),
     onEnqueued: () => webhookWorker?.kick(),
     log,
@@ -117,8 +122,11 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   let reviewWorker: QueueWorker | null = null;
   if (config.workerInline) {
     webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick());
-    if (opts.reviewExecutor)
-      reviewWorker = createReviewWorker(store, sqlQueue(store), opts.reviewExecutor, config, log);
+    const executor =
+      opts.reviewExecutor === undefined
+        ? reviewEngineFor(store, probot, config, log, { clock, ids })
+        : opts.reviewExecutor;
+    if (executor) reviewWorker = createReviewWorker(store, sqlQueue(store), executor, config, log);
   }
   if (
     store.db.dialect === 'sqlite' &&
@@ -161,12 +169,43 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
 
 /** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */
 export async function loadApp(probot: Probot, store: Store, config: Config, log: Logger): Promise<void> {
-  const replies = new ReplyPublisher(
-    config.github.hasCredentials ? 'live' : 'shadow',
-    store.publications,
-    log,
-  );
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
   await probot.load(verdictApp({ store, config, log, replies }));
+}
+
+/**
+ * The production review engine: the configured model providers (a bad provider value or price table
+ * throws a ConfigError naming the variable), GitHub through the App's installations.
+ */
+export function reviewEngineFor(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  opts: { clock?: Clock; ids?: IdGenerator } = {},
+): ReviewExecutor {
+  return createReviewEngine({
+    store,
+    config: config.review,
+    providers: selectProviders(config.review.providerEnv),
+    github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
+    clock: opts.clock ?? systemClock,
+    ids: opts.ids ?? randomId,
+    log: log.child({ name: 'review' }),
+    publisher: reviewPublisherFor(store, config, log),
+  });
+}
+
+/** Publication as the config says: live with App credentials, shadow otherwise or when asked. */
+export function reviewPublisherFor(store: Store, config: Config, log: Logger): ReviewPublisher {
+  return new ReviewPublisher({
+    store,
+    mode: config.publishMode,
+    productName: config.productName,
+    checkName: config.checkName,
+    botHandle: config.botHandles[0] ?? 'verdict',
+    log: log.child({ name: 'publish' }),
+  });
 }
 
 /**

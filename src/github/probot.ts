@@ -28,7 +28,39 @@ export function createProbot(github: GithubConfig, log: Logger): Probot {
     secret: github.webhookSecret ?? undefined,
   };
   if (github.hasCredentials) {
-    return new Probot({ ...common, appId: github.appId!, privateKey: github.privateKey! });
+    // Server errors are retried by @octokit/plugin-retry; rate limits (primary and secondary) wait as long
+    // as GitHub asks and try again, at most `requestRetries` times, then the error is recorded.
+    const onLimit =
+      (kind: string) =>
+      (
+        retryAfter: number,
+        options: { method?: string; url?: string },
+        _octokit: unknown,
+        retryCount: number,
+      ) => {
+        const retry = retryCount < github.requestRetries;
+        log.warn(
+          { event: 'github-rate-limit', kind, retryAfter, retryCount, url: options.url, retry },
+          `GitHub ${kind} rate limit on ${options.method} ${options.url}: ${retry ? `retrying in ${retryAfter} s` : 'giving up'}`,
+        );
+        return retry;
+      };
+    return new Probot({
+      ...common,
+      appId: github.appId!,
+      privateKey: github.privateKey!,
+      // A function, so that it wins over the throttle options Probot adds on top (which never retry a
+      // secondary rate limit).
+      Octokit: ProbotOctokit.defaults((options: Record<string, any>) => ({
+        ...options,
+        retry: { ...options.retry, retries: github.requestRetries },
+        throttle: {
+          ...options.throttle,
+          onRateLimit: onLimit('primary'),
+          onSecondaryRateLimit: onLimit('secondary'),
+        },
+      })) as typeof ProbotOctokit,
+    });
   }
   return new Probot({
     ...common,

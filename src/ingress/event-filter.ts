@@ -47,7 +47,21 @@ export type FilterOutcome =
   | { action: 'update_metadata'; pr: PrRef }
   | { action: 'command'; pr: PrCommentRef }
   | { action: 'installation' }
+  | { action: 'competitor_review'; pr: PrReviewRef }
   | { action: 'ignore'; reason: IgnoreReason };
+
+/** A submitted pull-request review (kept when its author is a competitor bot, review-engine 2.5). */
+export type PrReviewRef = {
+  owner: string;
+  repo: string;
+  number: number;
+  reviewId: number;
+  author: string;
+  body: string;
+  state: string | null;
+  submittedAt: string | null;
+  installationId: number | null;
+};
 
 const REVIEW_ACTIONS: ReadonlySet<string> = new Set<ReviewTrigger>([
   'opened',
@@ -197,6 +211,30 @@ function classifyIssueComment(p: any): FilterOutcome {
   };
 }
 
+function classifyPullRequestReview(p: any): FilterOutcome {
+  if (p?.action !== 'submitted') return { action: 'ignore', reason: 'unsupported_action' };
+  const identity = repoIdentity(p);
+  const number = id(p?.pull_request?.number);
+  const reviewId = id(p?.review?.id);
+  const author = nonEmpty(p?.review?.user?.login);
+  if (!identity || number === null || reviewId === null || !author) {
+    return { action: 'ignore', reason: 'missing_identity' };
+  }
+  return {
+    action: 'competitor_review',
+    pr: {
+      ...identity,
+      number,
+      reviewId,
+      author,
+      body: str(p?.review?.body) ?? '',
+      state: str(p?.review?.state),
+      submittedAt: str(p?.review?.submitted_at),
+      installationId: id(p?.installation?.id),
+    },
+  };
+}
+
 /**
  * Classifies a verified webhook by its `x-github-event` name and parsed payload. `stored` is the PR's
  * stored state when the caller has one (only `headSha` is read).
@@ -217,6 +255,8 @@ export function classifyEvent(
       return classifyIssueComment(p);
     case 'pull_request':
       return classifyPullRequest(p, stored);
+    case 'pull_request_review':
+      return classifyPullRequestReview(p);
     default:
       return { action: 'ignore', reason: 'unsupported_event' };
   }

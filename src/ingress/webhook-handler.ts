@@ -14,6 +14,8 @@ export type WebhookIngressDeps = {
   secret: string | null;
   maxBytes: number;
   botHandles: readonly string[];
+  /** Lower-case logins of other review bots (`VERDICT_COMPETITOR_LOGINS`): their reviews are kept. */
+  competitorLogins?: readonly string[];
   record: (item: IncomingDelivery) => Promise<RecordResult>;
   /** Called after a delivery was durably enqueued (wakes the local consumer). */
   onEnqueued?: () => void;
@@ -31,7 +33,12 @@ type Classified = Pick<IncomingDelivery, 'repo' | 'prNumber' | 'installationId' 
 };
 
 /** What the ingress can tell from the payload alone (no I/O): whether this delivery asks for work. */
-export function classifyDelivery(event: string, payload: unknown, handles: readonly string[]): Classified {
+export function classifyDelivery(
+  event: string,
+  payload: unknown,
+  handles: readonly string[],
+  competitors: readonly string[] = [],
+): Classified {
   const p = (payload ?? {}) as Record<string, any>;
   const repo: string | null = typeof p.repository?.full_name === 'string' ? p.repository.full_name : null;
   const prNumber: number | null =
@@ -49,11 +56,18 @@ export function classifyDelivery(event: string, payload: unknown, handles: reado
     case 'ignore':
       return { ...base, actionable: false, outcome: result.reason };
     case 'command': {
+      if (competitors.includes(result.pr.author.toLowerCase())) {
+        return { ...base, actionable: true, outcome: 'enqueued' };
+      }
       const command = parseCommand(result.pr.body, handles);
       return command.kind === 'no_command'
         ? { ...base, actionable: false, outcome: 'no_command' }
         : { ...base, actionable: true, outcome: 'enqueued' };
     }
+    case 'competitor_review':
+      return competitors.includes(result.pr.author.toLowerCase())
+        ? { ...base, actionable: true, outcome: 'enqueued' }
+        : { ...base, actionable: false, outcome: 'not_competitor' };
     default:
       return { ...base, actionable: true, outcome: 'enqueued' };
   }
@@ -97,7 +111,7 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
       return;
     }
     const action = typeof (payload as any)?.action === 'string' ? ((payload as any).action as string) : null;
-    const classified = classifyDelivery(event, payload, deps.botHandles);
+    const classified = classifyDelivery(event, payload, deps.botHandles, deps.competitorLogins ?? []);
     const result = await deps.record({
       id: deliveryId,
       event,

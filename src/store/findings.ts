@@ -18,6 +18,8 @@ export type FindingRecord = {
   body: string;
   fingerprint: string;
   outsideDiff: boolean;
+  /** Raised by an earlier review of the PR too (same fingerprint): still open, not new. */
+  stillOpen: boolean;
   createdAt: number;
 };
 
@@ -31,7 +33,7 @@ export type FindingOwner = {
 export type NewFinding = Pick<
   FindingRecord,
   'severity' | 'category' | 'path' | 'line' | 'title' | 'body' | 'fingerprint' | 'outsideDiff'
->;
+> & { stillOpen?: boolean };
 
 /** Most findings one pull request detail returns (operator-api 8: 2,000 per PR). */
 export const MAX_FINDINGS_PER_PR = 2000;
@@ -53,6 +55,7 @@ function mapFinding(r: Record<string, unknown>): FindingRecord {
     body: String(r.body),
     fingerprint: String(r.fingerprint),
     outsideDiff: toBool(r.outside_diff),
+    stillOpen: toBool(r.still_open),
     createdAt: Number(r.created_at),
   };
 }
@@ -85,6 +88,7 @@ export class FindingStore {
       body: f.body,
       fingerprint: f.fingerprint,
       outside_diff: f.outsideDiff,
+      still_open: f.stillOpen ?? false,
       created_at: now,
     }));
     const write = async (t: Knex.Transaction) => {

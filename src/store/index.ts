@@ -7,6 +7,8 @@ import type { StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
+import { MemoryStore } from './memory.js';
+import { CompetitorReviewStore } from './competitors.js';
 import { FindingStore } from './findings.js';
 import { TraceStore } from './traces.js';
 import { JobStore } from './jobs.js';
@@ -31,6 +33,8 @@ export type Store = {
   policy: PolicyStore;
   findings: FindingStore;
   traces: TraceStore;
+  memory: MemoryStore;
+  competitors: CompetitorReviewStore;
   /** The same stores over the read-only pool (`db.reader`), for operator reads outside transactions. */
   reads: {
     pullRequests: PullRequestStore;
@@ -63,6 +67,8 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     policy: new PolicyStore(db.knex, opts.clock),
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
+    memory: new MemoryStore(db.knex, opts.clock),
+    competitors: new CompetitorReviewStore(db.knex, opts.clock),
     reads: {
       pullRequests: new PullRequestStore(db.reader, opts.clock),
       runs: new RunStore(db.reader, opts.clock, opts.ids),

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
+import { parseJson } from './db.js';
+import type { FindingOwner, FindingStore, NewFinding } from './findings.js';
 
 export type RunStatus =
   'queued' | 'running' | 'completed' | 'failed' | 'skipped' | 'superseded' | 'abandoned';
@@ -20,6 +22,18 @@ export type RunRecord = {
   deliveryId: string | null;
   jobId: number | null;
   error: string | null;
+  /** `clear` or `needs-attention` once analysed. */
+  verdict: string | null;
+  /** Analyst confidence 1 to 5 once analysed. */
+  confidence: number | null;
+  /** The analysis (review output, semantic coverage, warnings), once analysed or refused. */
+  result: unknown;
+  /** The shadow model's review: stored, never published. */
+  shadowReview: unknown;
+  /** The check run this run owns on GitHub, once created. */
+  checkRunId: string | null;
+  /** Why the last publication attempt failed (the analysis is kept either way). */
+  publishError: string | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -54,6 +68,12 @@ function mapRun(row: Raw): RunRecord {
     deliveryId: (row.delivery_id as string | null) ?? null,
     jobId: row.job_id === null ? null : Number(row.job_id),
     error: (row.error as string | null) ?? null,
+    verdict: (row.verdict as string | null) ?? null,
+    confidence: row.confidence === null || row.confidence === undefined ? null : Number(row.confidence),
+    result: parseJson(row.result, null),
+    shadowReview: parseJson(row.shadow_review, null),
+    checkRunId: (row.check_run_id as string | null) ?? null,
+    publishError: (row.publish_error as string | null) ?? null,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -127,7 +147,17 @@ export class RunStore {
   async update(
     id: string,
     patch: Partial<
-      Pick<RunRecord, 'status' | 'analysisStatus' | 'publishStatus' | 'reason' | 'error' | 'jobId'>
+      Pick<
+        RunRecord,
+        | 'status'
+        | 'analysisStatus'
+        | 'publishStatus'
+        | 'reason'
+        | 'error'
+        | 'jobId'
+        | 'checkRunId'
+        | 'publishError'
+      >
     >,
     trx: Knex | Knex.Transaction = this.knex,
   ): Promise<void> {
@@ -135,11 +165,70 @@ export class RunStore {
     if (patch.status !== undefined) values.status = patch.status;
     if (patch.analysisStatus !== undefined) values.analysis_status = patch.analysisStatus;
     if (patch.publishStatus !== undefined) values.publish_status = patch.publishStatus;
+    if (patch.checkRunId !== undefined) values.check_run_id = patch.checkRunId;
+    if (patch.publishError !== undefined) values.publish_error = patch.publishError;
     if (patch.reason !== undefined) values.reason = patch.reason;
     if (patch.error !== undefined) values.error = patch.error;
     if (patch.jobId !== undefined) values.job_id = patch.jobId;
     await trx('runs').where({ id }).update(values);
   }
+  /**
+   * Stores what an analysis produced, in one transaction: the run's analysis status, verdict, confidence,
+   * result and shadow review, and its findings (replacing any an earlier attempt of the same run left).
+   */
+  async recordAnalysis(
+    run: FindingOwner,
+    analysis: {
+      analysisStatus: 'analysed' | 'degraded' | 'failed' | 'refused';
+      verdict: string | null;
+      confidence: number | null;
+      result: unknown;
+      shadowReview?: unknown;
+      error?: string | null;
+    },
+    findings: readonly NewFinding[],
+    findingStore: FindingStore,
+  ): Promise<void> {
+    await this.knex.transaction(async (trx) => {
+      await trx('runs')
+        .where({ id: run.runId })
+        .update({
+          analysis_status: analysis.analysisStatus,
+          verdict: analysis.verdict,
+          confidence: analysis.confidence,
+          result: JSON.stringify(analysis.result ?? null),
+          shadow_review: analysis.shadowReview === undefined ? null : JSON.stringify(analysis.shadowReview),
+          ...(analysis.error !== undefined ? { error: analysis.error } : {}),
+          updated_at: this.clock.now(),
+        });
+      await trx('findings').where({ run_id: run.runId }).del();
+      await findingStore.recordMany(run, findings, trx);
+    });
+  }
+
+  /** The most recent analysed run of a PR before `beforeRunId`'s, any head (for prior findings). */
+  async previousAnalysed(repo: string, prNumber: number, excludeRunId: string): Promise<RunRecord | null> {
+    const row = await this.knex('runs')
+      .where({ repo, pr_number: prNumber })
+      .whereIn('analysis_status', ['analysed', 'degraded'])
+      .whereNot('id', excludeRunId)
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .first();
+    return row ? mapRun(row) : null;
+  }
+
+  /** Whether any run of the repository was ever analysed (repository admission). */
+  async repoHasAnalysis(repo: string): Promise<boolean> {
+    const row = await this.knex('runs')
+      .where({ repo })
+      .whereIn('analysis_status', ['analysed', 'degraded'])
+      .first('id');
+    return row !== undefined;
+  }
+
   /**
    * Takes the dispatch lease of a run for the job holding `receipt`: the run becomes `running` unless it
    * is finished, obsolete, or held by another job whose lease is still live. The lease is the job's own

@@ -3,13 +3,13 @@ import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { openQueue } from '../queue/select.js';
-import { createWebhookWorker, loadApp } from '../runtime.js';
+import { createReviewWorker, createWebhookWorker, loadApp, reviewEngineFor } from '../runtime.js';
 import { openStore } from '../store/index.js';
 import type { QueueWorker } from './runner.js';
 
 /**
  * `npm run worker`: a worker process beside the server (run the server with VERDICT_WORKER_INLINE=0, or
- * add workers to one that has its own). It claims from the queue that review-engine 8 selects; the
+ * add workers to one that has its own). It runs reviews from the queue that review-engine 8 selects; the
  * `webhooks` lane runs when that queue is the store's own job table, where ingress records deliveries
  * and their jobs together. SIGTERM stops claiming and lets in-flight jobs finish (or releases them).
  */
@@ -33,6 +33,10 @@ async function main(): Promise<void> {
       `webhooks lane not run: deliveries and their jobs live in the store, and this worker claims from the ${queue.describe}`,
     );
   }
+  // The review lane: the review engine with the configured model providers.
+  workers.push(
+    createReviewWorker(store, queue.backend, reviewEngineFor(store, probot, config, log), config, log),
+  );
   for (const worker of workers) worker.start();
   log.info(
     {

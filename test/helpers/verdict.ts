@@ -8,7 +8,11 @@ import { TEST_SECRET } from './webhooks.js';
 
 export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promise<void> };
 
-/** Starts a real Verdict server on a free loopback port with a fresh SQLite store. */
+/**
+ * Starts a real Verdict server on a free loopback port with a fresh SQLite store. Without a
+ * `reviewExecutor` option no review lane runs (review jobs stay queued); pass `reviewExecutor: undefined`
+ * explicitly for the production review engine.
+ */
 export async function startVerdict(
   env: Env = {},
   opts: Omit<RuntimeOptions, 'log'> = {},
@@ -22,7 +26,8 @@ export async function startVerdict(
     GITHUB_WEBHOOK_SECRET: TEST_SECRET,
     ...env,
   });
-  const verdict = await createVerdict(config, { ...opts, log: createLogger(config.logLevel) });
+  const withLane = 'reviewExecutor' in opts ? opts : { ...opts, reviewExecutor: null };
+  const verdict = await createVerdict(config, { ...withLane, log: createLogger(config.logLevel) });
   const port = await verdict.listen();
   return {
     verdict,

@@ -362,6 +362,94 @@ export function storeSuite(dialect: TestDialect): void {
       expect(await t.store.findings.listForRun('run-1')).toEqual([]);
     });
 
+    test('run analysis: status, verdict, result and findings in one transaction; a retry replaces them', async () => {
+      const { run } = await t.store.runs.createOrGet({
+        reviewKey: owner.reviewKey,
+        repo: owner.repo,
+        prNumber: 1,
+        headSha: owner.headSha,
+        variant: null,
+        trigger: 'opened',
+        installationId: 7,
+        deliveryId: null,
+      });
+      const mine = { ...owner, runId: run.id };
+      expect(await t.store.runs.repoHasAnalysis('octo/demo')).toBe(false);
+      const analysis = {
+        analysisStatus: 'analysed' as const,
+        verdict: 'needs-attention',
+        confidence: 4,
+        result: { coverage: { complete: true } },
+        shadowReview: { model: 'm' },
+      };
+      await t.store.runs.recordAnalysis(mine, analysis, [finding(1), finding(2)], t.store.findings);
+      await t.store.runs.recordAnalysis(
+        mine,
+        analysis,
+        [{ ...finding(3), stillOpen: true }],
+        t.store.findings,
+      );
+      const stored = await t.store.runs.get(run.id);
+      expect(stored).toMatchObject({
+        analysisStatus: 'analysed',
+        verdict: 'needs-attention',
+        confidence: 4,
+        result: { coverage: { complete: true } },
+        shadowReview: { model: 'm' },
+      });
+      expect((await t.store.findings.listForRun(run.id)).map((f) => [f.fingerprint, f.stillOpen])).toEqual([
+        ['fp3', true],
+      ]);
+      // A failing findings insert leaves the run's earlier analysis and findings as they were.
+      await expect(
+        t.store.runs.recordAnalysis(
+          mine,
+          { ...analysis, verdict: 'clear' },
+          [{ ...finding(4), title: null as unknown as string }],
+          t.store.findings,
+        ),
+      ).rejects.toThrow();
+      expect((await t.store.runs.get(run.id))!.verdict).toBe('needs-attention');
+      expect(await t.store.findings.listForRun(run.id)).toHaveLength(1);
+      expect(await t.store.runs.repoHasAnalysis('octo/demo')).toBe(true);
+      expect(await t.store.runs.previousAnalysed('octo/demo', 1, 'other')).toMatchObject({ id: run.id });
+      expect(await t.store.runs.previousAnalysed('octo/demo', 1, run.id)).toBeNull();
+    });
+
+    test('competitor reviews: stored once per kind and GitHub id, newest first', async () => {
+      const review = (githubId: number, kind: 'review' | 'comment' = 'review') => ({
+        repo: 'octo/demo',
+        prNumber: 1,
+        login: 'coderabbitai[bot]',
+        kind,
+        githubId,
+        state: null,
+        body: `body ${githubId}`,
+        submittedAt: null,
+      });
+      expect(await t.store.competitors.record(review(1))).toBe(true);
+      expect(await t.store.competitors.record(review(1))).toBe(false);
+      expect(await t.store.competitors.record(review(1, 'comment'))).toBe(true);
+      expect(await t.store.competitors.record(review(2))).toBe(true);
+      const listed = await t.store.competitors.listForPr('octo/demo', 1);
+      expect(listed.map((r) => [r.kind, r.githubId])).toEqual([
+        ['review', 2],
+        ['comment', 1],
+        ['review', 1],
+      ]);
+    });
+
+    test('memory contexts: by repository (or all) and by path glob', async () => {
+      await t.store.memory.add({ id: 'm1', repo: 'octo/demo', pathGlob: null, title: 'a', body: 'x' });
+      await t.store.memory.add({ id: 'm2', repo: null, pathGlob: 'docs/**', title: 'b', body: 'y' });
+      await t.store.memory.add({ id: 'm3', repo: 'octo/other', pathGlob: null, title: 'c', body: 'z' });
+      await t.store.memory.add({ id: 'm4', repo: 'octo/demo', pathGlob: 'src/*.ts', title: 'd', body: 'w' });
+      const ids = async (paths: string[]) =>
+        (await t.store.memory.forReview('octo/demo', paths)).map((m) => m.id).sort();
+      expect(await ids(['src/a.ts'])).toEqual(['m1', 'm4']);
+      expect(await ids(['docs/x/y.md'])).toEqual(['m1', 'm2']);
+    });
+
     test('traces: filters, spans in order, bodies never stored, finish once', async () => {
       t.clock.set(1_000);
       await t.store.traces.start({

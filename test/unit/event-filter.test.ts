@@ -320,11 +320,37 @@ describe('other events', () => {
   test('push and other events are unsupported_event', () => {
     for (const payload of all('push'))
       expect(classifyEvent('push', payload)).toEqual(ignore('unsupported_event'));
-    expect(classifyEvent('pull_request_review', example('pull_request_review'))).toEqual(
-      ignore('unsupported_event'),
-    );
+    expect(classifyEvent('check_run', example('check_run'))).toEqual(ignore('unsupported_event'));
     // The event name decides, not the payload's shape.
     expect(classifyEvent('push', example('pull_request', 'opened'))).toEqual(ignore('unsupported_event'));
+  });
+});
+
+describe('pull_request_review (competitor reviews)', () => {
+  test('a submitted review is a competitor_review candidate with its identity', () => {
+    const payload = example('pull_request_review', 'submitted');
+    payload.installation = { id: 77 };
+    expect(classifyEvent('pull_request_review', payload)).toEqual({
+      action: 'competitor_review',
+      pr: {
+        owner: 'Codertocat',
+        repo: 'Hello-World',
+        number: 2,
+        reviewId: 237895671,
+        author: 'Codertocat',
+        body: '',
+        state: 'commented',
+        submittedAt: payload.review.submitted_at,
+        installationId: 77,
+      },
+    });
+  });
+  test('other actions are unsupported; a review without an author has no identity', () => {
+    for (const payload of all('pull_request_review').filter((p) => p.action !== 'submitted'))
+      expect(classifyEvent('pull_request_review', payload)).toEqual(ignore('unsupported_action'));
+    const payload = example('pull_request_review', 'submitted');
+    delete payload.review.user;
+    expect(classifyEvent('pull_request_review', payload)).toEqual(ignore('missing_identity'));
   });
 });
 

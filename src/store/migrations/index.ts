@@ -7,6 +7,9 @@ import * as m005 from './005-claim-index.js';
 import * as m006 from './006-review-policy.js';
 import * as m007 from './007-review-records.js';
 import * as m008 from './008-read-indexes.js';
+import * as m009 from './009-run-analysis.js';
+import * as m010 from './010-publication.js';
+import * as m012 from './012-competitor-reviews.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -20,6 +23,9 @@ const migrations: Array<[string, Migration]> = [
   ['006-review-policy', m006],
   ['007-review-records', m007],
   ['008-read-indexes', m008],
+  ['009-run-analysis', m009],
+  ['010-publication', m010],
+  ['012-competitor-reviews', m012],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

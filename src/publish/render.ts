@@ -1,0 +1,266 @@
+import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
+import { normaliseFindingPath } from '../review/fingerprint.js';
+import type { ReviewOutput } from '../review/output.schema.js';
+import { mergeStatus, type MergeStatus, type PublishableAnalysis } from './status.js';
+
+/** GitHub refuses a review body over 65,536 characters. */
+export const GITHUB_BODY_LIMIT = 65_536;
+/** Room kept under the limit for the shortening note and the footer. */
+const BODY_BUDGET = GITHUB_BODY_LIMIT - 1_000;
+
+export const MERGE_STATUS_BADGE: Record<MergeStatus, string> = {
+  CLEAR: '🟢 CLEAR',
+  CAUTION: '🟡 CAUTION',
+  BLOCK: '🔴 BLOCK',
+};
+
+export type RenderFinding = ReviewOutput['findings'][number] & { stillOpen?: boolean };
+
+export type RenderInput = PublishableAnalysis & {
+  productName: string;
+  policy: ReviewPolicy;
+  /** Changed paths of the PR (normalised): a finding on another path is an outside-diff finding. */
+  changedPaths: ReadonlySet<string>;
+  /** Findings with their still-open marks (after the strictness filter), in place of `output.findings`. */
+  findings: RenderFinding[];
+  /** Bot handles for the feature tips (`verdict`, …). */
+  botHandle: string;
+  runId: string;
+};
+
+/**
+ * Model text made safe for a GitHub review body: HTML is escaped (no injected tags or comments),
+ * @mentions and team mentions cannot ping anyone, and fenced code blocks are balanced so that a stray
+ * fence cannot swallow the rest of the body.
+ */
+export function escapeText(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  let inFence = false;
+  const out = lines.map((line) => {
+    if (/^\s*(```|~~~)/.test(line)) {
+      inFence = !inFence;
+      return line;
+    }
+    // Inside a fence GitHub shows text literally: no HTML, no mentions, so nothing to escape.
+    return inFence ? line : escapeOutsideCode(line);
+  });
+  if (inFence) out.push('```');
+  return out.join('\n');
+}
+
+/** Escapes HTML and mentions outside inline code spans (which GitHub also shows literally). */
+function escapeOutsideCode(line: string): string {
+  return line
+    .split(/(`+[^`]*?`+)/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part
+            .replace(/&/g, '&amp;')
+            .replace(/</g, '&lt;')
+            .replace(/>/g, '&gt;')
+            .replace(/(^|[^\w`])@(?=[A-Za-z0-9])/g, '$1@\u200b'),
+    )
+    .join('');
+}
+
+/** One line of model text (titles, table cells): newlines folded, pipes escaped. */
+export function escapeInline(text: string): string {
+  return escapeText(text.replace(/\s*\n\s*/g, ' ').trim())
+    .replace(/\|/g, '\\|')
+    .replace(/```/g, '`\u200b``');
+}
+
+/** A path in inline code, with backticks that cannot close the span early. */
+function codePath(path: string): string {
+  const clean = path.replace(/[\r\n]/g, ' ');
+  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
+  const ticks = '`'.repeat(longest + 1);
+  // Inline code shows its text literally: GitHub parses neither HTML nor mentions inside it.
+  return `${ticks}${longest > 0 ? ' ' : ''}${clean}${longest > 0 ? ' ' : ''}${ticks}`;
+}
+
+/** A fenced block that the content cannot close early. */
+function fenced(content: string, info = 'text'): string {
+  const longest = Math.max(2, ...(content.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}${info}\n${content.replace(/\r\n?/g, '\n')}\n${fence}`;
+}
+
+function section(title: string, body: string, opts: SummarySection | null): string {
+  if (opts && !opts.enabled) return '';
+  if (opts?.collapsible) {
+    return `<details${opts.defaultOpen ? ' open' : ''}>\n<summary><strong>${title}</strong></summary>\n\n${body}\n\n</details>`;
+  }
+  return `### ${title}\n\n${body}`;
+}
+
+type Detail = 0 | 1 | 2 | 3;
+
+function findingLines(findings: RenderFinding[], detail: Detail, bodyChars: number): string {
+  return findings
+    .map((f) => {
+      const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${f.path ? ` — ${codePath(f.path)}` : ''}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
+      if (detail >= 3 || f.body.trim() === '') return head;
+      const body = f.body.length > bodyChars ? `${f.body.slice(0, bodyChars)}…` : f.body;
+      return `${head}\n\n${escapeText(body)
+        .split('\n')
+        .map((l) => (l === '' ? '' : `  ${l}`))
+        .join('\n')}`;
+    })
+    .join('\n\n');
+}
+
+function renderAt(input: RenderInput, detail: Detail): { body: string; shortened: string[] } {
+  const { output, policy } = input;
+  const status = mergeStatus(input);
+  const shortened: string[] = [];
+  const parts: string[] = [];
+  if (policy.commentHeader.trim() !== '') parts.push(policy.commentHeader.trim());
+  parts.push(`## ${escapeInline(input.productName)} review`);
+  parts.push(`**Merge Status: ${MERGE_STATUS_BADGE[status]}** — ${escapeInline(output.mergeVerdict)}`);
+
+  const overview = [escapeText(output.overview.trim())];
+  if (output.bulletHighlights.length > 0) {
+    overview.push(output.bulletHighlights.map((b) => `- ${escapeInline(b)}`).join('\n'));
+  }
+  parts.push(section('Summary', overview.join('\n\n'), policy.summary.summary));
+
+  const confidenceBody =
+    output.reasoning.trim() === '' ? '_No reasoning given._' : escapeText(output.reasoning.trim());
+  parts.push(
+    section(`Analyst Confidence: ${output.confidenceScore}/5`, confidenceBody, policy.summary.confidence),
+  );
+
+  if (output.importantFiles.length > 0 && detail < 2) {
+    const rows = output.importantFiles.map((f) => `| ${codePath(f.path)} | ${escapeInline(f.overview)} |`);
+    parts.push(
+      section(
+        'Important Files',
+        `| File | Why it matters |\n|---|---|\n${rows.join('\n')}`,
+        policy.summary.files,
+      ),
+    );
+  } else if (output.importantFiles.length > 0 && policy.summary.files.enabled) {
+    shortened.push('the important-files table');
+  }
+
+  const isInside = (f: RenderFinding) => input.changedPaths.has(normaliseFindingPath(f.path));
+  const inside = input.findings.filter(isInside);
+  const outside = input.findings.filter((f) => !isInside(f));
+  const bodyChars = detail >= 2 ? 300 : 4000;
+  if (detail >= 2 && input.findings.some((f) => f.body.length > 300)) shortened.push('finding details');
+  parts.push(
+    `### Findings (${inside.length})\n\n${inside.length === 0 ? '_No findings in the changed files._' : findingLines(inside, detail, bodyChars)}`,
+  );
+  if (outside.length > 0) {
+    parts.push(
+      section(
+        `Outside-Diff Findings (${outside.length})`,
+        findingLines(outside, detail, bodyChars),
+        policy.summary.outsideDiff,
+      ),
+    );
+  }
+
+  parts.push(
+    `### Validation Status\n\n${
+      output.missingValidations.length === 0
+        ? 'All validations available.'
+        : output.missingValidations.map((m) => `- MISSING: ${escapeInline(m)}`).join('\n')
+    }`,
+  );
+  if (output.crossRepoImpact.length > 0) {
+    parts.push(
+      `### Cross-Repo Impact\n\n${output.crossRepoImpact.map((c) => `- ${escapeInline(c)}`).join('\n')}`,
+    );
+  }
+  const comparison = output.competitorComparison;
+  if (comparison.available) {
+    const lists: Array<[string, string[]]> = [
+      ['Agreements', comparison.agreements],
+      ['Missed by the other reviewer', comparison.competitorMisses],
+      ['Missed by us', comparison.ownMisses],
+      ['Stronger findings of the other reviewer', comparison.strongerCompetitorFindings],
+      ['Our stronger findings', comparison.strongerOwnFindings],
+      ['Action items', comparison.actionItems],
+    ];
+    const body = [
+      `Winner: **${comparison.winner}** (confidence ${comparison.confidence}/5). ${escapeInline(comparison.summary)}`,
+      ...lists
+        .filter(([, items]) => items.length > 0)
+        .map(([label, items]) => `**${label}**\n${items.map((i) => `- ${escapeInline(i)}`).join('\n')}`),
+    ].join('\n\n');
+    parts.push(`### Competitor Benchmark\n\n${body}`);
+  }
+  if (output.sequenceDiagram.trim() !== '') {
+    if (detail < 1)
+      parts.push(section('Sequence Diagram', fenced(output.sequenceDiagram.trim()), policy.summary.diagram));
+    else if (policy.summary.diagram.enabled) shortened.push('the sequence diagram');
+  }
+  if (policy.promptToFix && input.findings.length > 0) {
+    if (detail < 1) {
+      const lines = input.findings.map((f) => `- ${f.path}: ${f.title.replace(/\s+/g, ' ').trim()}`);
+      parts.push(`### Prompt to Fix\n\n${fenced(`Fix these review findings:\n${lines.join('\n')}`)}`);
+    } else shortened.push('the prompt to fix');
+  }
+  if (policy.featureTips) {
+    const h = `@${input.botHandle}`;
+    parts.push(
+      `---\n<sub>Commands: \`${h} review\` re-reviews the current head · \`${h} status\` shows the latest run · \`${h} help\` lists commands.</sub>`,
+    );
+  }
+  return { body: parts.filter((p) => p !== '').join('\n\n'), shortened };
+}
+
+/**
+ * The review body, following the rendering maps of review-engine 8. A body over GitHub's limit is
+ * shortened step by step (diagram and prompt to fix, then the file table and long finding details, then
+ * finding details altogether, then a hard cut), always keeping the merge status, and says so.
+ */
+export function renderReviewBody(input: RenderInput): string {
+  const footer = `\n\n<!-- verdict:review run=${input.runId} -->`;
+  for (const detail of [0, 1, 2, 3] as Detail[]) {
+    const { body, shortened } = renderAt(input, detail);
+    const note =
+      shortened.length > 0
+        ? `\n\n_Shortened to fit GitHub's size limit: ${shortened.join(', ')} left out._`
+        : '';
+    if (body.length + note.length + footer.length <= BODY_BUDGET) return body + note + footer;
+  }
+  const { body } = renderAt(input, 3);
+  const note = `\n\n_Shortened to fit GitHub's size limit: the rest of this review was cut._`;
+  return body.slice(0, BODY_BUDGET - note.length - footer.length) + note + footer;
+}
+
+export const SUMMARY_START = '<!-- verdict:summary:start -->';
+export const SUMMARY_END = '<!-- verdict:summary:end -->';
+
+/** The short summary written into the PR description between the markers. */
+export function renderDescriptionSummary(input: RenderInput): string {
+  const status = mergeStatus(input);
+  const bullets = input.output.bulletHighlights.map((b) => `- ${escapeInline(b)}`).join('\n');
+  return [
+    `### ${escapeInline(input.productName)} summary`,
+    `**Merge Status: ${MERGE_STATUS_BADGE[status]}**`,
+    escapeText(input.output.overview.trim()),
+    bullets,
+  ]
+    .filter((p) => p !== '')
+    .join('\n\n');
+}
+
+/**
+ * The PR body with the summary between the review-summary markers: only what is between them is replaced;
+ * without markers the block is appended after the author's text, which is never changed.
+ */
+export function withDescriptionSummary(body: string | null, summary: string): string {
+  const current = body ?? '';
+  const block = `${SUMMARY_START}\n${summary}\n${SUMMARY_END}`;
+  const start = current.indexOf(SUMMARY_START);
+  const end = start === -1 ? -1 : current.indexOf(SUMMARY_END, start);
+  if (start !== -1 && end !== -1) {
+    return current.slice(0, start) + block + current.slice(end + SUMMARY_END.length);
+  }
+  return current.trim() === '' ? block : `${current.replace(/\s+$/, '')}\n\n${block}`;
+}

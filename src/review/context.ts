@@ -1,0 +1,237 @@
+import { countTokens } from 'gpt-tokenizer';
+
+/**
+ * Building the review input of a pull request within a token budget (review-engine 2.2; the issue's
+ * "never silently truncated" rule). Files are prioritised, large patches clipped with a marker, and the
+ * rest packed into chunks that each fit the model's budget. Every changed file ends up either in a chunk
+ * or in `notReviewed` with the reason.
+ */
+
+/** One changed file as GitHub's "list pull request files" gives it. */
+export type ChangedFile = {
+  filename: string;
+  status: string;
+  additions: number;
+  deletions: number;
+  changes: number;
+  /** Absent for binary files and diffs GitHub does not return (too large). */
+  patch?: string | null;
+  previous_filename?: string | null;
+};
+
+export type FileKind = 'source' | 'generated' | 'vendored' | 'lock';
+
+export type ChunkFile = {
+  path: string;
+  kind: FileKind;
+  status: string;
+  /** The patch as sent (clipped when `clipped`). */
+  patch: string;
+  tokens: number;
+  clipped: boolean;
+  /** Lines of the original patch left out by clipping. */
+  omittedLines: number;
+};
+
+export type ReviewChunk = { index: number; files: ChunkFile[]; tokens: number };
+
+export type NotReviewed = { path: string; reason: string };
+
+export type ReviewInput = {
+  chunks: ReviewChunk[];
+  notReviewed: NotReviewed[];
+  /** Files reviewed only in part (clipped patches). */
+  clipped: Array<{ path: string; omittedLines: number }>;
+  /** Human lines for `missingValidations`. */
+  missingValidations: string[];
+  totalFiles: number;
+  budget: ContextBudget;
+};
+
+export type ContextBudget = {
+  /** Tokens of diff one chunk may carry (the model's context minus prompt and answer). */
+  chunkTokens: number;
+  /** Most tokens one file's patch may take before it is clipped. */
+  fileTokens: number;
+  /** Most chunks (model calls) per review; files beyond are listed as not reviewed. */
+  maxChunks: number;
+};
+
+export const DEFAULT_BUDGET: ContextBudget = { chunkTokens: 60_000, fileTokens: 12_000, maxChunks: 12 };
+
+const LOCK_FILES = new Set([
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lockb',
+  'cargo.lock',
+  'go.sum',
+  'poetry.lock',
+  'pipfile.lock',
+  'gemfile.lock',
+  'composer.lock',
+  'podfile.lock',
+  'mix.lock',
+  'flake.lock',
+  'packages.lock.json',
+  'gradle.lockfile',
+]);
+const VENDORED = /(^|\/)(vendor|vendors|node_modules|third[_-]?party|bower_components|external|\.yarn)\//i;
+const GENERATED =
+  /(^|\/)(dist|build|out|gen|generated|__generated__|coverage)\/|\.min\.(js|css)$|\.map$|\.snap$|\.pb\.(go|cc|h)$|_pb2\.py$|\.g\.dart$|\.generated\.\w+$|_generated\.\w+$|\.lock$|\.svg$/i;
+
+/** What a changed file is, by its path: lock files, vendored code and generated output are reviewed last. */
+export function classifyFile(path: string): FileKind {
+  const base = path.split('/').pop()!.toLowerCase();
+  if (LOCK_FILES.has(base)) return 'lock';
+  if (VENDORED.test(path)) return 'vendored';
+  if (GENERATED.test(path)) return 'generated';
+  return 'source';
+}
+
+const KIND_RANK: Record<FileKind, number> = { source: 0, generated: 1, vendored: 2, lock: 3 };
+
+/**
+ * Review order: source before generated, vendored and lock files; within a kind, files that add code
+ * before files that only delete it (removed files last), then the larger change first, then by path.
+ */
+export function prioritiseFiles(files: readonly ChangedFile[]): ChangedFile[] {
+  return [...files].sort((a, b) => {
+    const kind = KIND_RANK[classifyFile(a.filename)] - KIND_RANK[classifyFile(b.filename)];
+    if (kind !== 0) return kind;
+    const aDeletes = a.status === 'removed' || a.additions === 0 ? 1 : 0;
+    const bDeletes = b.status === 'removed' || b.additions === 0 ? 1 : 0;
+    if (aDeletes !== bDeletes) return aDeletes - bDeletes;
+    if (a.changes !== b.changes) return b.changes - a.changes;
+    return a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0;
+  });
+}
+
+/** Tokens of a text, by the o200k tokenizer (GPT-4o family); used for every provider's budget. */
+export function tokensOf(text: string): number {
+  return text.length === 0 ? 0 : countTokens(text);
+}
+
+/** No tokenizer yields fewer than one token per this many characters of code. */
+const MAX_CHARS_PER_TOKEN = 8;
+
+/**
+ * Clips a patch to at most `maxTokens`, keeping whole lines from the top and appending a marker that says
+ * how many lines were left out. Returns the text and its token count.
+ */
+export function clipPatch(
+  patch: string,
+  maxTokens: number,
+): { text: string; tokens: number; clipped: boolean; omittedLines: number } {
+  // A patch that could fit is counted exactly; a far larger one is not tokenised past what could fit.
+  if (patch.length <= maxTokens * MAX_CHARS_PER_TOKEN) {
+    const tokens = tokensOf(patch);
+    if (tokens <= maxTokens) return { text: patch, tokens, clipped: false, omittedLines: 0 };
+  }
+  const lines = patch.split('\n');
+  const markerFor = (omitted: number) =>
+    `\n… [clipped by Verdict: ${omitted} more line(s) of this diff not shown]`;
+  const room = Math.max(0, maxTokens - tokensOf(markerFor(lines.length)));
+  // Keep whole lines from the top by their own counts (one pass), then check the result exactly.
+  let kept = 0;
+  let sum = 0;
+  for (const line of lines) {
+    const t = tokensOf(line) + 1;
+    if (sum + t > room) break;
+    sum += t;
+    kept++;
+  }
+  for (;;) {
+    const omitted = lines.length - kept;
+    const text = lines.slice(0, kept).join('\n') + markerFor(omitted);
+    const tokens = tokensOf(text);
+    if (tokens <= maxTokens || kept === 0) return { text, tokens, clipped: true, omittedLines: omitted };
+    kept = Math.max(0, kept - Math.max(1, Math.ceil(kept / 20)));
+  }
+}
+
+/** Per-file framing the prompt adds around a patch (header line and fence), counted against the chunk. */
+export function fileHeader(file: { path: string; status: string; kind: FileKind }): string {
+  return `### ${file.path} (${file.status}${file.kind === 'source' ? '' : `, ${file.kind}`})\n\`\`\`diff\n`;
+}
+const FILE_FOOTER = '\n```\n';
+
+function overBudget(budget: ContextBudget): string {
+  return `over the review budget of ${budget.maxChunks} model calls`;
+}
+const FRAME_TOKENS_SLACK = 4;
+
+/**
+ * Builds the review input: prioritised files, clipped patches, chunks within `budget.chunkTokens`, at
+ * most `budget.maxChunks` of them. Every file is accounted for: in a chunk, or in `notReviewed`.
+ */
+export function buildReviewInput(
+  files: readonly ChangedFile[],
+  budget: ContextBudget = DEFAULT_BUDGET,
+): ReviewInput {
+  const fileCap = Math.min(budget.fileTokens, budget.chunkTokens);
+  const chunks: ReviewChunk[] = [];
+  const notReviewed: NotReviewed[] = [];
+  const clipped: ReviewInput['clipped'] = [];
+  let current: ReviewChunk | null = null;
+  for (const file of prioritiseFiles(files)) {
+    const kind = classifyFile(file.filename);
+    if (file.patch === undefined || file.patch === null || file.patch === '') {
+      notReviewed.push({
+        path: file.filename,
+        reason:
+          file.changes === 0 && file.status === 'renamed'
+            ? 'renamed without changes'
+            : 'no textual diff from GitHub (binary or too large)',
+      });
+      continue;
+    }
+    const frame = fileHeader({ path: file.filename, status: file.status, kind }) + FILE_FOOTER;
+    const frameTokens = tokensOf(frame) + FRAME_TOKENS_SLACK;
+    // The last chunk allowed has no room left even for this file's frame: no need to tokenise the patch.
+    if (
+      chunks.length >= budget.maxChunks &&
+      current &&
+      current.tokens + frameTokens + 1 > budget.chunkTokens
+    ) {
+      notReviewed.push({ path: file.filename, reason: overBudget(budget) });
+      continue;
+    }
+    const clip = clipPatch(file.patch, Math.max(1, fileCap - frameTokens));
+    const cost = clip.tokens + frameTokens;
+    if (!current || current.tokens + cost > budget.chunkTokens) {
+      if (chunks.length >= budget.maxChunks) {
+        notReviewed.push({ path: file.filename, reason: overBudget(budget) });
+        continue;
+      }
+      current = { index: chunks.length, files: [], tokens: 0 };
+      chunks.push(current);
+    }
+    current.files.push({
+      path: file.filename,
+      kind,
+      status: file.status,
+      patch: clip.text,
+      tokens: cost,
+      clipped: clip.clipped,
+      omittedLines: clip.omittedLines,
+    });
+    current.tokens += cost;
+    if (clip.clipped) clipped.push({ path: file.filename, omittedLines: clip.omittedLines });
+  }
+  const missingValidations: string[] = [];
+  if (notReviewed.length > 0) {
+    const shown = notReviewed.slice(0, 20).map((f) => `${f.path} (${f.reason})`);
+    missingValidations.push(
+      `${notReviewed.length} changed file(s) not reviewed: ${shown.join('; ')}${notReviewed.length > 20 ? `; and ${notReviewed.length - 20} more` : ''}`,
+    );
+  }
+  if (clipped.length > 0) {
+    const shown = clipped.slice(0, 20).map((f) => `${f.path} (${f.omittedLines} lines)`);
+    missingValidations.push(
+      `${clipped.length} large diff(s) reviewed only in part, the rest clipped: ${shown.join('; ')}${clipped.length > 20 ? `; and ${clipped.length - 20} more` : ''}`,
+    );
+  }
+  return { chunks, notReviewed, clipped, missingValidations, totalFiles: files.length, budget };
+}

@@ -1,0 +1,760 @@
+import type { Logger } from 'pino';
+import type { Clock, IdGenerator } from '../clock.js';
+import { resolveRepoConfig } from '../commands/repo-config.js';
+import type { ReviewConfig } from '../config.js';
+import { sanitizeStoredPolicy } from '../policy/merge.js';
+import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
+import type { Store } from '../store/index.js';
+import type { NewFinding } from '../store/findings.js';
+import type { ClaimedJob } from '../store/jobs.js';
+import type { RunRecord } from '../store/runs.js';
+import type { NewSpan } from '../store/traces.js';
+import { usageReport } from '../store/usage.js';
+import type { JobContext } from '../worker/runner.js';
+import type { ReviewExecution, ReviewExecutor } from '../worker/review-consumer.js';
+import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
+import { buildReviewInput, type ChangedFile, type ReviewChunk, type ReviewInput } from './context.js';
+import { applyConfidenceCap, reviewDispositions } from './dispositions.js';
+import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
+import {
+  GatherError,
+  gatherError,
+  GITHUB_MAX_PR_FILES,
+  changedSince,
+  fileReader,
+  getPullRequest,
+  listChangedFiles,
+  type GitHubClient,
+  type PullRequestFacts,
+} from './gather.js';
+import { fallbackOutput, mergeOutputs, semanticCoverage, type SemanticCoverage } from './merge.js';
+import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
+import { parseReviewOutput, repairPrompt } from './parse-output.js';
+import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
+import {
+  ModelCallError,
+  type ModelMessage,
+  type ModelProvider,
+  type ProviderSelection,
+} from './providers/index.js';
+import { applyStrictness } from './strictness.js';
+import type { ReviewPublisher } from '../publish/review-publisher.js';
+
+export type ReviewEngineDeps = {
+  store: Store;
+  config: ReviewConfig;
+  providers: ProviderSelection;
+  /** The installation's Octokit (Probot's `auth(installationId)`). */
+  github: (installationId: number) => Promise<GitHubClient>;
+  clock: Clock;
+  ids: IdGenerator;
+  log: Logger;
+  /** Publishes the analysis (review, check run, description); absent: nothing is published. */
+  publisher?: ReviewPublisher;
+};
+
+/** How one model pass over all chunks went (primary or shadow). */
+type PassResult = {
+  outputs: Array<{ chunk: number; output: ReviewOutput; warnings: string[] }>;
+  failed: Map<number, string>;
+  /** Whether some failure was one that trying again later can fix (timeout, 5xx, rate limit). */
+  retryable: boolean;
+};
+
+/** What the engine stores as the run's `result` (review-engine 2.8). */
+export type RunResult = {
+  headSha: string;
+  provider: string;
+  model: string;
+  output: ReviewOutput;
+  coverage: SemanticCoverage;
+  warnings: string[];
+  admission: { notes: string[] };
+  priorFindings: {
+    supplied: number;
+    resolved: Array<{ fingerprint: string; disposition: string; explanation: string }>;
+    rejected: Array<{ fingerprint: string; reason: string }>;
+    /** Prior findings neither disposed of with evidence nor raised again: the next review is given them. */
+    carriedOpen: PriorFinding[];
+  };
+  strictness: { level: string; dropped: number };
+  chunks: { total: number; failed: number; errors: Array<{ chunk: number; error: string }> };
+  sinceLastReview: { headSha: string; changedFiles: number | null; note: string | null } | null;
+  degraded: boolean;
+};
+
+const MAX_PRIOR_FINDINGS = 200;
+
+function monthStartUtc(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+function splitRepo(fullName: string): { owner: string; repo: string } {
+  const i = fullName.indexOf('/');
+  return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
+}
+
+function errorText(error: unknown): string {
+  return (error as Error)?.message ?? String(error);
+}
+
+/**
+ * The review engine: what a worker runs for one review job. In order: the trace starts; the pull request
+ * is read through the installation's Octokit; admission (review-engine 7.2) decides before any model call;
+ * context is gathered (files of all pages, memory contexts, prior findings and what changed since the last
+ * reviewed head) and split into chunks within the token budget; each chunk goes to the model with one
+ * repair attempt; outputs are merged, dispositions checked against the current head, the strictness filter
+ * applied and repeated findings marked still open; coverage, findings and the result are stored in one
+ * transaction. Nothing is published here (the publication issue does that from the stored analysis).
+ */
+export function createReviewEngine(deps: ReviewEngineDeps): ReviewExecutor {
+  return (run, job, ctx) => new ReviewJob(deps, run, job, ctx).execute();
+}
+
+class ReviewJob {
+  private readonly traceId: string;
+  private readonly rootSpanId: string;
+  private readonly startedAt: number;
+  private readonly owner: string;
+  private readonly repo: string;
+  private readonly headSha: string;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly deps: ReviewEngineDeps,
+    private readonly run: RunRecord,
+    private readonly job: ClaimedJob,
+    private readonly ctx: JobContext,
+  ) {
+    this.traceId = deps.ids('trc');
+    this.rootSpanId = deps.ids('spn');
+    this.startedAt = deps.clock.now();
+    ({ owner: this.owner, repo: this.repo } = splitRepo(run.repo));
+    this.headSha = run.headSha!;
+    this.log = deps.log.child({ runId: run.id, reviewKey: run.reviewKey });
+  }
+
+  private async span(span: Omit<NewSpan, 'traceId' | 'spanId' | 'parentSpanId'> & { spanId?: string }) {
+    try {
+      await this.deps.store.traces.addSpan({
+        ...span,
+        traceId: this.traceId,
+        spanId: span.spanId ?? this.deps.ids('spn'),
+        parentSpanId: this.rootSpanId,
+      });
+    } catch (error) {
+      this.log.warn({ event: 'trace-span-failed', err: errorText(error) }, 'could not record a trace span');
+    }
+  }
+
+  async execute(): Promise<ReviewExecution> {
+    const { store } = this.deps;
+    await store.traces.start({
+      id: this.traceId,
+      runId: this.run.id,
+      reviewKey: this.run.reviewKey,
+      repo: this.run.repo,
+      prNumber: this.run.prNumber,
+      name: 'review',
+      attributes: { trigger: this.run.trigger, headSha: this.headSha, attempt: this.job.attempts },
+      startedAt: this.startedAt,
+    });
+    let outcome: ReviewExecution;
+    try {
+      outcome = await this.review();
+    } catch (error) {
+      if (this.ctx.signal.aborted) {
+        await this.finishTrace('error', { error: 'aborted: the job lease was lost or the worker stopped' });
+        throw error;
+      }
+      const retry = error instanceof GatherError ? error.retryable : true;
+      outcome = { status: 'failed', error: errorText(error), retry };
+      await this.recordFailure(outcome.error);
+    }
+    await this.finishTrace(outcome.status === 'failed' ? 'error' : 'ok', {
+      outcome: outcome.status,
+      ...(outcome.status === 'skipped' ? { reason: outcome.reason } : {}),
+      ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
+    });
+    return outcome;
+  }
+
+  private async finishTrace(status: 'ok' | 'error', attributes: Record<string, unknown>) {
+    const { store, clock } = this.deps;
+    await this.span({
+      spanId: this.rootSpanId,
+      kind: 'stage',
+      name: 'review',
+      status,
+      startedAt: this.startedAt,
+      endedAt: clock.now(),
+      attributes,
+    }).catch(() => undefined);
+    await store.traces.finish(this.traceId, status, attributes).catch(() => undefined);
+  }
+
+  private async recordFailure(error: string) {
+    if (this.ctx.signal.aborted) return;
+    await this.ctx.assertLease();
+    await this.deps.store.runs.update(this.run.id, { analysisStatus: 'failed', error });
+  }
+
+  private async policy(): Promise<ReviewPolicy> {
+    const stored = await this.deps.store.policy.get();
+    return stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
+  }
+
+  private async budget(): Promise<BudgetUsage> {
+    const now = this.deps.clock.now();
+    try {
+      const report = await usageReport(this.deps.store.db.knex, monthStartUtc(now), now + 1);
+      if (!report.model.complete || report.model.costUsd === null) {
+        const why =
+          report.model.runsWithoutTelemetry > 0
+            ? `${report.model.runsWithoutTelemetry} analysed run(s) this month recorded no model telemetry`
+            : `${report.model.unreported.costUsd} model call(s) this month have no known cost`;
+        return { known: false, why };
+      }
+      return { known: true, costUsd: report.model.costUsd };
+    } catch (error) {
+      return { known: false, why: `usage could not be read (${errorText(error)})` };
+    }
+  }
+
+  private async review(): Promise<ReviewExecution> {
+    const { store, clock, config } = this.deps;
+    const run = this.run;
+    if (run.installationId === null) {
+      const error = `run ${run.reviewKey} has no installation id: the pull request cannot be read`;
+      await this.recordFailure(error);
+      return { status: 'failed', error, retry: false };
+    }
+    // 1. Read the pull request and decide admission before anything costs money.
+    const gatherStart = clock.now();
+    let gh: GitHubClient;
+    try {
+      gh = await this.deps.github(run.installationId);
+    } catch (error) {
+      throw gatherError(`authenticating as installation ${run.installationId}`, error);
+    }
+    const pr = await getPullRequest(gh, this.owner, this.repo, run.prNumber);
+    if (pr.state !== 'open') return this.refuse('pull_request_closed', `the pull request is ${pr.state}`);
+    if (pr.headSha !== this.headSha) {
+      return this.refuse(
+        'head_moved',
+        `the pull request head moved to ${pr.headSha.slice(0, 12)}; that head gets its own review`,
+      );
+    }
+    await store.pullRequests.upsert({
+      repo: run.repo,
+      number: run.prNumber,
+      title: pr.title,
+      body: pr.body,
+      author: pr.author,
+      draft: pr.draft,
+      labels: pr.labels,
+      baseRef: pr.baseRef,
+      headRef: pr.headRef,
+      state: pr.state,
+      changedFiles: pr.changedFiles,
+    });
+    const policy = await this.policy();
+    const repoRecord = await store.repositories.get(run.repo);
+    const operatorEnabled =
+      typeof repoRecord?.config?.enabled === 'boolean' ? (repoRecord.config.enabled as boolean) : null;
+    const standalone = resolveRepoConfig(repoRecord?.standaloneConfig ?? {}).config;
+    // Files are listed before admission (path filters need them), unless admission refuses on the count.
+    const listFirst = MANUAL_TRIGGERS.has(run.trigger) || pr.changedFiles <= policy.fileChangeLimit;
+    const files = listFirst ? await listChangedFiles(gh, this.owner, this.repo, run.prNumber) : null;
+    const decision = await admit({
+      trigger: run.trigger,
+      pr: {
+        author: pr.author,
+        draft: pr.draft,
+        baseRef: pr.baseRef,
+        headRef: pr.headRef,
+        title: pr.title,
+        body: pr.body,
+        labels: pr.labels,
+        changedFiles: pr.changedFiles,
+        paths: files ? files.map((f) => f.filename) : null,
+      },
+      repo: {
+        fullName: run.repo,
+        operatorEnabled,
+        standalone,
+        hasPriorReview: await store.runs.repoHasAnalysis(run.repo),
+      },
+      policy,
+      budget: () => this.budget(),
+    });
+    if (!decision.admitted) return this.refuse(decision.reason, decision.detail);
+    // The check run shows the review in progress from here on.
+    await this.withPublisher('start-check', async (p) => {
+      await this.ctx.assertLease();
+      await p.startCheck(gh, (await store.runs.get(run.id)) ?? run, this.headSha);
+    });
+    const changed = files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber));
+
+    // 2. Context: prior findings, what changed since the last reviewed head, memory contexts, chunks.
+    const previous = await store.runs.previousAnalysed(run.repo, run.prNumber, run.id);
+    const prior = previous ? await this.priorFindings(previous) : [];
+    const since = previous?.headSha
+      ? {
+          headSha: previous.headSha,
+          ...(await changedSince(gh, this.owner, this.repo, previous.headSha, this.headSha)),
+        }
+      : null;
+    const paths = changed.map((f) => f.filename);
+    const memory = await store.memory.forReview(run.repo, paths);
+    const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
+    const input = buildReviewInput(changed, {
+      chunkTokens: config.chunkTokens,
+      fileTokens: config.fileTokens,
+      maxChunks: config.maxChunks,
+    });
+    const promptContext: PromptContext = {
+      repo: run.repo,
+      number: run.prNumber,
+      title: pr.title,
+      body: pr.body,
+      author: pr.author,
+      baseRef: pr.baseRef,
+      headRef: pr.headRef,
+      headSha: this.headSha,
+      labels: pr.labels,
+      customInstructions: policy.customInstructions,
+      memory: memory.map((m) => ({ id: m.id, title: m.title, body: m.body })),
+      prior,
+      sinceLastReview: since,
+      allPaths: paths,
+      competitors: competitors.map((c) => ({ login: c.login, kind: c.kind, state: c.state, body: c.body })),
+    };
+    await this.span({
+      kind: 'stage',
+      name: 'gather',
+      status: 'ok',
+      startedAt: gatherStart,
+      endedAt: clock.now(),
+      attributes: {
+        files: changed.length,
+        changedFilesReported: pr.changedFiles,
+        chunks: input.chunks.length,
+        notReviewed: input.notReviewed.length,
+        clipped: input.clipped.length,
+        priorFindings: prior.length,
+        memoryContexts: memory.length,
+        competitorReviews: competitors.length,
+        sinceLastReview: since?.headSha ?? null,
+      },
+    });
+
+    // 3. The model, chunk by chunk.
+    const suppliedIds = new Set(memory.map((m) => m.id));
+    const system = systemPrompt(policy.customInstructions);
+    const primary = await this.pass(
+      this.deps.providers.primary,
+      'model',
+      input,
+      promptContext,
+      system,
+      suppliedIds,
+      config.timeoutMs,
+    );
+    const shadow = this.deps.providers.shadow
+      ? await this.shadowPass(this.deps.providers.shadow, input, promptContext, system, suppliedIds)
+      : undefined;
+
+    // 4. Post-processing and records.
+    const postStart = clock.now();
+    const usable = primary.outputs.length > 0;
+    const lastAttempt = this.job.attempts >= this.job.maxAttempts;
+    if (!usable && (!config.publishOnRunnerFailure || (primary.retryable && !lastAttempt))) {
+      const errors = [...primary.failed.values()];
+      const error = `semantic analysis failed: ${errors[0] ?? 'no output'}${errors.length > 1 ? ` (and ${errors.length - 1} more part(s))` : ''}`;
+      await this.ctx.assertLease();
+      await store.runs.recordAnalysis(
+        this.findingOwner(),
+        {
+          analysisStatus: 'failed',
+          verdict: null,
+          confidence: null,
+          result: { headSha: this.headSha, chunks: this.chunkSummary(input, primary), degraded: false },
+          ...(shadow !== undefined ? { shadowReview: shadow } : {}),
+          error,
+        },
+        [],
+        store.findings,
+      );
+      if (!primary.retryable || lastAttempt) {
+        await this.withPublisher('fail-check', async (p) =>
+          p.failCheck(gh, (await store.runs.get(run.id)) ?? run, error),
+        );
+      }
+      return { status: 'failed', error, retry: primary.retryable };
+    }
+    const warnings = primary.outputs.flatMap((o) =>
+      o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
+    );
+    let output = usable
+      ? mergeOutputs(primary.outputs.map((o) => o.output))
+      : fallbackOutput([...primary.failed.values()][0] ?? 'no output');
+    // A comparison needs something to compare with: without a competitor review it is the default object.
+    if (competitors.length === 0 && output.competitorComparison.available) {
+      output = { ...output, competitorComparison: defaultCompetitorComparison() };
+      warnings.push('replaced `competitorComparison`: no competitor review was supplied');
+    }
+    const coverage = semanticCoverage(this.headSha, changed, input, primary.failed, pr.changedFiles);
+    const missing = [...output.missingValidations, ...input.missingValidations];
+    if (coverage.truncatedByGitHub) {
+      missing.push(
+        `GitHub lists at most ${GITHUB_MAX_PR_FILES} files of a pull request: ${pr.changedFiles - changed.length} changed file(s) were not seen.`,
+      );
+    }
+    for (const [chunk, error] of primary.failed) {
+      const count = input.chunks[chunk]?.files.length ?? 0;
+      missing.push(`Part ${chunk + 1} (${count} file(s)) could not be analysed: ${error}`);
+    }
+    // Dispositions of prior findings hold only with evidence quoted from the current head.
+    const disposition = await reviewDispositions(output.priorFindingDispositions, {
+      headSha: this.headSha,
+      priorFingerprints: new Set(prior.map((p) => p.fingerprint)),
+      fileAtHead: fileReader(gh, this.owner, this.repo, this.headSha),
+    });
+    missing.push(...disposition.missingValidations);
+    output = {
+      ...output,
+      priorFindingDispositions: disposition.accepted,
+      missingValidations: [...new Set(missing)],
+      confidenceScore: applyConfidenceCap(output.confidenceScore, disposition.confidenceCap),
+    };
+    const strict = applyStrictness(output.findings, policy.strictness);
+    output = { ...output, findings: strict.kept };
+    const earlier = new Set(
+      (await store.findings.listForPr(run.repo, run.prNumber))
+        .filter((f) => f.runId !== run.id)
+        .map((f) => f.fingerprint),
+    );
+    const changedPaths = new Set(paths.map(normaliseFindingPath));
+    const findings: NewFinding[] = output.findings.map((f) => {
+      const fingerprint = findingFingerprint(f);
+      return {
+        severity: f.severity,
+        category: f.category,
+        path: f.path.trim() === '' ? null : f.path,
+        line: null,
+        title: f.title,
+        body: f.body,
+        fingerprint,
+        outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+        stillOpen: earlier.has(fingerprint),
+      };
+    });
+    const resolved = new Set(disposition.accepted.map((d) => d.fingerprint));
+    const raised = new Set(findings.map((f) => f.fingerprint));
+    const degraded = primary.failed.size > 0 || !usable;
+    const result: RunResult = {
+      headSha: this.headSha,
+      provider: this.deps.providers.primary.name,
+      model: this.deps.providers.primary.model,
+      output,
+      coverage,
+      warnings,
+      admission: { notes: decision.notes },
+      priorFindings: {
+        supplied: prior.length,
+        resolved: disposition.accepted.map((d) => ({
+          fingerprint: d.fingerprint,
+          disposition: d.disposition,
+          explanation: d.explanation,
+        })),
+        rejected: disposition.rejected.map((r) => ({
+          fingerprint: r.disposition.fingerprint,
+          reason: r.reason,
+        })),
+        carriedOpen: prior.filter((p) => !resolved.has(p.fingerprint) && !raised.has(p.fingerprint)),
+      },
+      strictness: { level: policy.strictness, dropped: strict.dropped.length },
+      chunks: this.chunkSummary(input, primary),
+      sinceLastReview: since
+        ? { headSha: since.headSha, changedFiles: since.changedPaths?.length ?? null, note: since.note }
+        : null,
+      degraded,
+    };
+    await this.ctx.assertLease();
+    await store.runs.recordAnalysis(
+      this.findingOwner(),
+      {
+        analysisStatus: degraded ? 'degraded' : 'analysed',
+        verdict: output.verdict,
+        confidence: output.confidenceScore,
+        result,
+        ...(shadow !== undefined ? { shadowReview: shadow } : {}),
+        error: usable ? null : `semantic analysis failed: ${[...primary.failed.values()][0] ?? ''}`,
+      },
+      findings,
+      store.findings,
+    );
+    await this.span({
+      kind: 'stage',
+      name: 'post-process',
+      status: 'ok',
+      startedAt: postStart,
+      endedAt: clock.now(),
+      attributes: {
+        findings: findings.length,
+        stillOpen: findings.filter((f) => f.stillOpen).length,
+        droppedByStrictness: strict.dropped.length,
+        dispositionsAccepted: disposition.accepted.length,
+        dispositionsRejected: disposition.rejected.length,
+        coverageComplete: coverage.complete,
+        degraded,
+      },
+    });
+    // Publication: its failures are recorded on the run and in the ledger, never on the analysis.
+    await this.withPublisher('publish', async (p) => {
+      const analysed = await store.runs.get(run.id);
+      if (analysed) await p.publish(gh, analysed, () => this.ctx.assertLease());
+    });
+    this.log.info(
+      {
+        event: 'review-analysed',
+        verdict: output.verdict,
+        findings: findings.length,
+        degraded,
+        coverageComplete: coverage.complete,
+      },
+      `review ${run.reviewKey} analysed: ${output.verdict}, ${findings.length} finding(s)${degraded ? ' (degraded)' : ''}`,
+    );
+    return { status: 'completed' };
+  }
+
+  /** Runs a publication step in its own span; an error is logged and recorded, the review goes on. */
+  private async withPublisher(name: string, step: (p: ReviewPublisher) => Promise<void>): Promise<void> {
+    const publisher = this.deps.publisher;
+    if (!publisher) return;
+    const startedAt = this.deps.clock.now();
+    try {
+      await step(publisher);
+      await this.span({ kind: 'publish', name, status: 'ok', startedAt, endedAt: this.deps.clock.now() });
+    } catch (error) {
+      if (this.ctx.signal.aborted) throw error;
+      const message = errorText(error);
+      this.log.warn(
+        { event: 'publish-step-failed', step: name, err: message },
+        `publication step ${name} failed`,
+      );
+      await this.deps.store.runs
+        .update(this.run.id, { publishStatus: 'failed', publishError: `${name}: ${message}` })
+        .catch(() => undefined);
+      await this.span({
+        kind: 'publish',
+        name,
+        status: 'error',
+        startedAt,
+        endedAt: this.deps.clock.now(),
+        attributes: { error: message },
+      });
+    }
+  }
+
+  private chunkSummary(input: ReviewInput, pass: PassResult): RunResult['chunks'] {
+    return {
+      total: Math.max(1, input.chunks.length),
+      failed: pass.failed.size,
+      errors: [...pass.failed].map(([chunk, error]) => ({ chunk, error })),
+    };
+  }
+
+  private findingOwner() {
+    return {
+      runId: this.run.id,
+      reviewKey: this.run.reviewKey,
+      repo: this.run.repo,
+      prNumber: this.run.prNumber,
+      headSha: this.headSha,
+    };
+  }
+
+  /** An admission refusal (or a head that is no longer the PR's): stored on the run with its reason. */
+  private async refuse(reason: string, detail: string): Promise<ReviewExecution> {
+    await this.ctx.assertLease();
+    await this.deps.store.runs.recordAnalysis(
+      this.findingOwner(),
+      {
+        analysisStatus: 'refused',
+        verdict: null,
+        confidence: null,
+        result: { headSha: this.headSha, admission: { reason, detail } },
+      },
+      [],
+      this.deps.store.findings,
+    );
+    this.log.info(
+      { event: 'review-refused', reason, detail },
+      `review ${this.run.reviewKey} not run: ${reason}`,
+    );
+    return { status: 'skipped', reason };
+  }
+
+  /** Open findings of the previous analysed run of the PR: its own findings and those it carried open. */
+  private async priorFindings(previous: RunRecord): Promise<PriorFinding[]> {
+    const own = await this.deps.store.findings.listForRun(previous.id);
+    const carried =
+      ((previous.result as Partial<RunResult> | null)?.priorFindings?.carriedOpen as
+        PriorFinding[] | undefined) ?? [];
+    const byFingerprint = new Map<string, PriorFinding>();
+    for (const f of own) {
+      byFingerprint.set(f.fingerprint, {
+        priorReviewKey: f.reviewKey,
+        fingerprint: f.fingerprint,
+        severity: f.severity,
+        category: f.category,
+        path: f.path,
+        title: f.title,
+        headSha: f.headSha,
+      });
+    }
+    for (const p of carried) if (!byFingerprint.has(p.fingerprint)) byFingerprint.set(p.fingerprint, p);
+    return [...byFingerprint.values()].slice(0, MAX_PRIOR_FINDINGS);
+  }
+
+  /** One model pass over every chunk (one call per chunk, plus one repair attempt when needed). */
+  private async pass(
+    provider: ModelProvider,
+    spanName: string,
+    input: ReviewInput,
+    promptContext: PromptContext,
+    system: string,
+    suppliedIds: ReadonlySet<string>,
+    timeoutMs: number,
+  ): Promise<PassResult> {
+    const result: PassResult = { outputs: [], failed: new Map(), retryable: false };
+    const chunks: Array<ReviewChunk | null> = input.chunks.length > 0 ? input.chunks : [null];
+    for (const [index, chunk] of chunks.entries()) {
+      if (this.ctx.signal.aborted) throw new Error('aborted');
+      const messages: ModelMessage[] = [
+        { role: 'user', content: chunkPrompt(promptContext, chunk, chunks.length) },
+      ];
+      let error: string | null = null;
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const called = await this.call(provider, spanName, system, messages, timeoutMs, {
+          chunk: index,
+          attempt,
+          files: chunk?.files.length ?? 0,
+          diffTokens: chunk?.tokens ?? 0,
+        });
+        if (!called.ok) {
+          error = called.error;
+          if (called.retryable) result.retryable = true;
+          break;
+        }
+        const parsed = parseReviewOutput(called.text, { suppliedContextIds: suppliedIds });
+        if (parsed.ok) {
+          result.outputs.push({ chunk: index, output: parsed.output, warnings: parsed.warnings });
+          error = null;
+          break;
+        }
+        error = `the model call succeeded but returned no usable review JSON payload (${parsed.error})`;
+        messages.push(
+          { role: 'assistant', content: called.text },
+          { role: 'user', content: repairPrompt(parsed.error) },
+        );
+      }
+      if (error !== null) result.failed.set(index, error);
+    }
+    return result;
+  }
+
+  private async call(
+    provider: ModelProvider,
+    spanName: string,
+    system: string,
+    messages: ModelMessage[],
+    timeoutMs: number,
+    attributes: Record<string, unknown>,
+  ): Promise<{ ok: true; text: string } | { ok: false; error: string; retryable: boolean }> {
+    const startedAt = this.deps.clock.now();
+    try {
+      const response = await provider.complete({
+        system,
+        messages,
+        jsonSchema: reviewOutputJsonSchema() as unknown as Record<string, unknown>,
+        timeoutMs,
+        signal: this.ctx.signal,
+      });
+      await this.span({
+        kind: 'model',
+        name: spanName,
+        status: 'ok',
+        provider: response.provider,
+        model: response.model,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens,
+        costUsd: response.costUsd,
+        startedAt,
+        endedAt: this.deps.clock.now(),
+        attributes,
+      });
+      return { ok: true, text: response.text };
+    } catch (error) {
+      if (this.ctx.signal.aborted) throw error;
+      const message = errorText(error);
+      const retryable = error instanceof ModelCallError ? error.retryable : true;
+      await this.span({
+        kind: 'model',
+        name: spanName,
+        status: 'error',
+        provider: provider.name,
+        model: provider.model,
+        inputTokens: null,
+        outputTokens: null,
+        costUsd: null,
+        startedAt,
+        endedAt: this.deps.clock.now(),
+        attributes: { ...attributes, error: message, code: (error as ModelCallError)?.code ?? null },
+      });
+      return { ok: false, error: message, retryable };
+    }
+  }
+
+  /** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
+  private async shadowPass(
+    provider: ModelProvider,
+    input: ReviewInput,
+    promptContext: PromptContext,
+    system: string,
+    suppliedIds: ReadonlySet<string>,
+  ): Promise<unknown> {
+    try {
+      const pass = await this.pass(
+        provider,
+        'shadow-model',
+        input,
+        promptContext,
+        system,
+        suppliedIds,
+        this.deps.config.shadowTimeoutMs,
+      );
+      return {
+        provider: provider.name,
+        model: provider.model,
+        status: pass.outputs.length === 0 ? 'failed' : pass.failed.size > 0 ? 'degraded' : 'analysed',
+        output: pass.outputs.length > 0 ? mergeOutputs(pass.outputs.map((o) => o.output)) : null,
+        errors: [...pass.failed].map(([chunk, error]) => ({ chunk, error })),
+      };
+    } catch (error) {
+      if (this.ctx.signal.aborted) throw error;
+      return {
+        provider: provider.name,
+        model: provider.model,
+        status: 'failed',
+        output: null,
+        errors: [{ chunk: null, error: errorText(error) }],
+      };
+    }
+  }
+}
+
+export type { PullRequestFacts, ChangedFile };

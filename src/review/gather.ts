@@ -1,0 +1,170 @@
+import type { ProbotOctokit } from 'probot';
+import type { ChangedFile } from './context.js';
+
+/** The installation-authenticated Octokit a review reads the pull request with. */
+export type GitHubClient = InstanceType<typeof ProbotOctokit>;
+
+/** GitHub lists at most this many files of a pull request (3,000), 100 per page. */
+export const GITHUB_MAX_PR_FILES = 3000;
+
+export type PullRequestFacts = {
+  number: number;
+  state: string;
+  title: string;
+  body: string;
+  author: string | null;
+  draft: boolean;
+  baseRef: string;
+  headRef: string;
+  headSha: string;
+  labels: string[];
+  changedFiles: number;
+};
+
+/** A GitHub answer or a network failure while gathering, with whether trying again can help. */
+export class GatherError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'GatherError';
+  }
+}
+
+function statusOf(error: unknown): number | null {
+  const status = (error as { status?: unknown })?.status;
+  return typeof status === 'number' ? status : null;
+}
+
+/** Wraps a failed GitHub read: 5xx, 429, 403 rate limits and network errors are retryable. */
+export function gatherError(what: string, error: unknown): GatherError {
+  if (error instanceof GatherError) return error;
+  const status = statusOf(error);
+  const message = (error as Error)?.message ?? String(error);
+  // Octokit wraps the refusing fetch of shadow mode into a request error: recognise it by its text too.
+  if (
+    (error as Error)?.name === 'ShadowModeError' ||
+    /shadow mode: no GitHub App credentials/.test(message)
+  ) {
+    return new GatherError(
+      `${what}: no GitHub App credentials (APP_ID and PRIVATE_KEY), so the pull request cannot be read`,
+      null,
+      false,
+    );
+  }
+  const rateLimited = status === 403 && /rate limit/i.test(message);
+  const retryable = status === null || status >= 500 || status === 429 || status === 408 || rateLimited;
+  return new GatherError(`${what} failed${status ? ` (${status})` : ''}: ${message}`, status, retryable);
+}
+
+export async function getPullRequest(
+  gh: GitHubClient,
+  owner: string,
+  repo: string,
+  number: number,
+): Promise<PullRequestFacts> {
+  try {
+    const { data } = await gh.rest.pulls.get({ owner, repo, pull_number: number });
+    return {
+      number: data.number,
+      state: data.state,
+      title: data.title ?? '',
+      body: data.body ?? '',
+      author: data.user?.login ?? null,
+      draft: data.draft === true,
+      baseRef: data.base.ref,
+      headRef: data.head.ref,
+      headSha: data.head.sha,
+      labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
+      changedFiles: data.changed_files ?? 0,
+    };
+  } catch (error) {
+    throw gatherError(`reading ${owner}/${repo}#${number}`, error);
+  }
+}
+
+/** Every changed file of the pull request, all pages (GitHub stops at 3,000 files). */
+export async function listChangedFiles(
+  gh: GitHubClient,
+  owner: string,
+  repo: string,
+  number: number,
+): Promise<ChangedFile[]> {
+  try {
+    const files = await gh.paginate(gh.rest.pulls.listFiles, {
+      owner,
+      repo,
+      pull_number: number,
+      per_page: 100,
+    });
+    return files.map((f) => ({
+      filename: f.filename,
+      status: f.status,
+      additions: f.additions,
+      deletions: f.deletions,
+      changes: f.changes,
+      patch: f.patch ?? null,
+      previous_filename: f.previous_filename ?? null,
+    }));
+  } catch (error) {
+    throw gatherError(`listing the files of ${owner}/${repo}#${number}`, error);
+  }
+}
+
+/**
+ * Paths changed between an earlier reviewed head and the current one. `null` paths when GitHub cannot
+ * compare them (the earlier head was force-pushed away), with a note saying so.
+ */
+export async function changedSince(
+  gh: GitHubClient,
+  owner: string,
+  repo: string,
+  baseSha: string,
+  headSha: string,
+): Promise<{ changedPaths: string[] | null; note: string | null }> {
+  if (baseSha === headSha) return { changedPaths: [], note: 'This head was reviewed before.' };
+  try {
+    const { data } = await gh.rest.repos.compareCommitsWithBasehead({
+      owner,
+      repo,
+      basehead: `${baseSha}...${headSha}`,
+      per_page: 100,
+    });
+    const paths = (data.files ?? []).map((f) => f.filename);
+    const note =
+      data.status === 'diverged' || data.status === 'behind'
+        ? `The branch was rewritten since the last reviewed head (${data.status}): review everything.`
+        : null;
+    return { changedPaths: note ? null : paths, note };
+  } catch (error) {
+    const status = statusOf(error);
+    if (status === 404 || status === 422) {
+      return {
+        changedPaths: null,
+        note: 'The last reviewed head is no longer in the repository (force-push?): review everything.',
+      };
+    }
+    throw gatherError(`comparing ${baseSha.slice(0, 12)}...${headSha.slice(0, 12)}`, error);
+  }
+}
+
+/** A file's text at a commit, `null` when it does not exist there (evidence checks of 2.4). */
+export function fileReader(gh: GitHubClient, owner: string, repo: string, ref: string) {
+  return async (path: string): Promise<string | null> => {
+    try {
+      const res = await gh.rest.repos.getContent({ owner, repo, path, ref, mediaType: { format: 'raw' } });
+      const data = res.data as unknown;
+      if (typeof data === 'string') return data;
+      if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+      if (data && typeof data === 'object' && 'content' in data && typeof data.content === 'string') {
+        return Buffer.from(data.content, 'base64').toString('utf8');
+      }
+      return null;
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw gatherError(`reading ${path} at ${ref.slice(0, 12)}`, error);
+    }
+  };
+}

@@ -1,0 +1,178 @@
+import type { ChangedFile, ReviewInput } from './context.js';
+import { findingFingerprint } from './fingerprint.js';
+import { defaultCompetitorComparison, type ReviewOutput } from './output.schema.js';
+
+function unique(items: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const item of items) {
+    const key = item.trim();
+    if (key === '' || seen.has(key)) continue;
+    seen.add(key);
+    out.push(item);
+  }
+  return out;
+}
+
+/**
+ * Merges the outputs of the chunks of one review into one review output. One output is returned as is.
+ * Several: texts joined part by part, `needs-attention` when any part says so, the lowest confidence,
+ * findings and dispositions de-duplicated by fingerprint (the first wins), lists de-duplicated, the first
+ * non-empty sequence diagram and the first available competitor comparison.
+ */
+export function mergeOutputs(outputs: ReviewOutput[]): ReviewOutput {
+  if (outputs.length === 0) throw new Error('mergeOutputs needs at least one output');
+  if (outputs.length === 1) return outputs[0]!;
+  const n = outputs.length;
+  const part = (text: string, i: number) => `Part ${i + 1} of ${n}: ${text.trim()}`;
+  const attention = outputs.filter((o) => o.verdict === 'needs-attention');
+  const seenFindings = new Set<string>();
+  const findings = outputs
+    .flatMap((o) => o.findings)
+    .filter((f) => {
+      const fp = findingFingerprint(f);
+      if (seenFindings.has(fp)) return false;
+      seenFindings.add(fp);
+      return true;
+    });
+  const seenDispositions = new Set<string>();
+  const dispositions = outputs
+    .flatMap((o) => o.priorFindingDispositions)
+    .filter((d) => {
+      if (seenDispositions.has(d.fingerprint)) return false;
+      seenDispositions.add(d.fingerprint);
+      return true;
+    });
+  const seenFiles = new Set<string>();
+  const importantFiles = outputs
+    .flatMap((o) => o.importantFiles)
+    .filter((f) => (seenFiles.has(f.path) ? false : (seenFiles.add(f.path), true)));
+  return {
+    overview: outputs[0]!.overview,
+    summary: outputs.map((o, i) => part(o.summary, i)).join('\n\n'),
+    verdict: attention.length > 0 ? 'needs-attention' : 'clear',
+    confidenceScore: Math.min(...outputs.map((o) => o.confidenceScore)),
+    bulletHighlights: unique(outputs.flatMap((o) => o.bulletHighlights)),
+    reasoning: outputs
+      .map((o, i) => (o.reasoning.trim() === '' ? '' : part(o.reasoning, i)))
+      .filter(Boolean)
+      .join('\n\n'),
+    mergeVerdict: (attention[0] ?? outputs[0]!).mergeVerdict,
+    importantFiles,
+    findings,
+    priorFindingDispositions: dispositions,
+    missingValidations: unique(outputs.flatMap((o) => o.missingValidations)),
+    crossRepoImpact: unique(outputs.flatMap((o) => o.crossRepoImpact)),
+    sequenceDiagram: outputs.find((o) => o.sequenceDiagram.trim() !== '')?.sequenceDiagram ?? '',
+    competitorComparison:
+      outputs.find((o) => o.competitorComparison.available)?.competitorComparison ??
+      outputs[0]!.competitorComparison,
+  };
+}
+
+/**
+ * The degraded result of `VERDICT_PUBLISH_ON_RUNNER_FAILURE=1` when no model answer could be used: it says
+ * so plainly, claims nothing about the code, and carries the lowest confidence.
+ */
+export function fallbackOutput(error: string): ReviewOutput {
+  return {
+    overview: 'Verdict could not analyse this pull request: the model gave no usable review.',
+    summary: 'The semantic analysis failed, so nothing is known about the correctness of this change.',
+    verdict: 'needs-attention',
+    confidenceScore: 1,
+    bulletHighlights: [],
+    reasoning: error,
+    mergeVerdict: 'Review it by hand: the automated analysis did not complete.',
+    importantFiles: [],
+    findings: [],
+    priorFindingDispositions: [],
+    missingValidations: [`Semantic analysis failed: ${error}`],
+    crossRepoImpact: [],
+    sequenceDiagram: '',
+    competitorComparison: defaultCompetitorComparison(),
+  };
+}
+
+export type FileCoverageStatus = 'analysed' | 'skipped' | 'failed';
+
+export type FileCoverage = {
+  path: string;
+  status: FileCoverageStatus;
+  /** Why a file was skipped or failed; for an analysed file, set when its diff was clipped. */
+  reason: string | null;
+  /** Analysed in part: its diff was clipped to fit the budget. */
+  partial: boolean;
+};
+
+/** Semantic coverage of one run (the review issue, item 4): what was analysed at which head. */
+export type SemanticCoverage = {
+  headSha: string;
+  /** Every changed file analysed in full: none skipped, failed or clipped. */
+  complete: boolean;
+  totalFiles: number;
+  analysed: number;
+  partial: number;
+  skipped: number;
+  failed: number;
+  /** GitHub lists at most 3,000 files: true when the PR has more than were listed. */
+  truncatedByGitHub: boolean;
+  files: FileCoverage[];
+};
+
+/**
+ * Coverage from the review input and which chunks failed. A file in a failed chunk is `failed`; a file
+ * the budget left out (or that has no textual diff) is `skipped`; every other listed file is `analysed`.
+ */
+export function semanticCoverage(
+  headSha: string,
+  files: readonly ChangedFile[],
+  input: ReviewInput,
+  failedChunks: ReadonlyMap<number, string>,
+  changedFilesReported: number,
+): SemanticCoverage {
+  const byPath = new Map<string, FileCoverage>();
+  for (const chunk of input.chunks) {
+    const failure = failedChunks.get(chunk.index);
+    for (const f of chunk.files) {
+      byPath.set(f.path, {
+        path: f.path,
+        status: failure === undefined ? 'analysed' : 'failed',
+        reason:
+          failure !== undefined
+            ? failure
+            : f.clipped
+              ? `diff clipped: ${f.omittedLines} line(s) not shown to the model`
+              : null,
+        partial: failure === undefined && f.clipped,
+      });
+    }
+  }
+  for (const s of input.notReviewed) {
+    byPath.set(s.path, { path: s.path, status: 'skipped', reason: s.reason, partial: false });
+  }
+  const out: FileCoverage[] = files.map(
+    (f) =>
+      byPath.get(f.filename) ?? {
+        path: f.filename,
+        status: 'skipped',
+        reason: 'not placed in any review part',
+        partial: false,
+      },
+  );
+  const count = (s: FileCoverageStatus) => out.filter((f) => f.status === s).length;
+  const partial = out.filter((f) => f.partial).length;
+  const truncatedByGitHub = changedFilesReported > files.length;
+  const skipped = count('skipped');
+  const failed = count('failed');
+  return {
+    headSha,
+    complete: skipped === 0 && failed === 0 && partial === 0 && !truncatedByGitHub,
+    totalFiles: Math.max(files.length, changedFilesReported),
+    analysed: count('analysed'),
+    partial,
+    skipped,
+    failed,
+    truncatedByGitHub,
+    files: out,
+  };
+}

@@ -1,0 +1,196 @@
+import { clipPatch, fileHeader, type ReviewChunk } from './context.js';
+import { COMPETITOR_ARRAY_FIELDS, REVIEW_OUTPUT_FIELDS } from './output.schema.js';
+
+/** A finding of an earlier review that the model is asked to dispose of (review-engine 2.4). */
+export type PriorFinding = {
+  priorReviewKey: string;
+  fingerprint: string;
+  severity: string;
+  category: string;
+  path: string | null;
+  title: string;
+  headSha: string | null;
+};
+
+export type PromptContext = {
+  repo: string;
+  number: number;
+  title: string;
+  body: string;
+  author: string | null;
+  baseRef: string | null;
+  headRef: string | null;
+  headSha: string;
+  labels: string[];
+  customInstructions: string;
+  memory: Array<{ id: string; title: string; body: string }>;
+  prior: PriorFinding[];
+  /** The head an earlier review analysed, and what changed since (null: first review, or unknown). */
+  sinceLastReview: { headSha: string; changedPaths: string[] | null; note: string | null } | null;
+  /** Every changed path of the PR (other chunks' files are named so the model knows they exist). */
+  allPaths: string[];
+  /** Reviews and comments of other review bots on this PR (newest first). */
+  competitors: Array<{ login: string; kind: string; state: string | null; body: string }>;
+};
+
+/** Tokens one competitor review, and all of them together, may take in the prompt. */
+const COMPETITOR_TOKENS = 3000;
+const COMPETITORS_TOTAL_TOKENS = 8000;
+
+/** Tokens of the PR description the prompt carries at most. */
+const BODY_TOKENS = 2000;
+/** Prior findings, memory contexts and since-last-review paths the prompt lists at most. */
+const MAX_PRIOR = 100;
+const MAX_MEMORY_CHARS = 4000;
+const MAX_LISTED_PATHS = 200;
+
+const SEVERITY_GUIDE = [
+  '- blocker: the change is broken or unsafe to merge (data loss, security hole, crash on a main path).',
+  '- high: a real defect a reviewer must fix before merging.',
+  '- medium: a likely bug or a risky pattern worth fixing.',
+  '- low: a minor issue; report it only when it is concrete and actionable.',
+].join('\n');
+
+/** The system prompt: role, output contract, noise rules and the operator's custom instructions. */
+export function systemPrompt(customInstructions: string): string {
+  const lines = [
+    'You are Verdict, a careful senior engineer reviewing a GitHub pull request.',
+    'Report only concrete, actionable problems in the changed code: bugs, security issues, data loss, race',
+    'conditions, broken contracts, missing error handling. Do not comment on style, naming or formatting, do not',
+    'praise, and do not restate the diff. When nothing is wrong, return an empty `findings` array and say so.',
+    '',
+    'Severities:',
+    SEVERITY_GUIDE,
+    '',
+    'Prior findings: when the request lists findings of an earlier review, do not raise them again as new',
+    'findings unless they still apply (then keep the same path, category and title). For each prior finding that',
+    'no longer applies, add a `priorFindingDispositions` item with its `priorReviewKey` and `fingerprint`, a',
+    'disposition ("resolved", "false_positive" or "no_longer_applicable"), an explanation, and `evidence`: items',
+    '`{headSha, path, quote}` quoting, verbatim, code that exists in that file at the current head SHA. A claim',
+    'without such evidence is not accepted.',
+    '',
+    'Memory contexts: a finding may cite the ids of supplied memory contexts in `contextIds`; use no other ids.',
+    '',
+    'Answer with exactly one JSON object and nothing else (no prose, no Markdown fence). It has exactly these',
+    `fourteen fields: ${REVIEW_OUTPUT_FIELDS.join(', ')}.`,
+    '`overview`, `summary` and `mergeVerdict` are non-blank strings; `reasoning` and `sequenceDiagram` are strings',
+    '(`sequenceDiagram` may be empty); `verdict` is "clear" or "needs-attention"; `confidenceScore` is an integer',
+    'from 1 to 5 (how sure you are of this review); `bulletHighlights`, `missingValidations` and `crossRepoImpact`',
+    'are arrays of strings; `importantFiles` is an array of `{path, overview}`; each finding is exactly',
+    '`{severity, category, path, title, body, contextIds}` with `path` a changed file path; `competitorComparison`',
+    'is `{available, winner, summary, confidence, ' +
+      COMPETITOR_ARRAY_FIELDS.join(', ') +
+      '}`; with no competitor',
+    'review supplied use available false, winner "unclear", confidence 1 and empty arrays. When reviews by other',
+    'review bots are supplied, compare them with yours: available true, the winner ("own", "competitor", "split"',
+    'or "unclear"), what you agree on, what each side missed, and action items; never copy their findings',
+    'without checking them against the diff.',
+  ];
+  if (customInstructions.trim() !== '') {
+    lines.push('', 'Instructions from the operators of this repository:', customInstructions.trim());
+  }
+  return lines.join('\n');
+}
+
+function limitList(items: string[], max: number): string {
+  const shown = items.slice(0, max).join('\n');
+  return items.length > max ? `${shown}\n… and ${items.length - max} more` : shown;
+}
+
+/** The user message of one chunk: PR facts, context, prior findings and the chunk's diffs. */
+export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunkCount: number): string {
+  const parts: string[] = [];
+  parts.push(`# Pull request ${ctx.repo}#${ctx.number}: ${ctx.title}`);
+  parts.push(
+    [
+      `Author: ${ctx.author ?? 'unknown'}`,
+      `Branches: ${ctx.headRef ?? '?'} → ${ctx.baseRef ?? '?'}`,
+      `Head SHA: ${ctx.headSha}`,
+      ctx.labels.length > 0 ? `Labels: ${ctx.labels.join(', ')}` : null,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+  const body = ctx.body.trim();
+  if (body !== '') {
+    const clipped = clipPatch(body, BODY_TOKENS);
+    parts.push(`## Description\n${clipped.text}`);
+  }
+  if (ctx.sinceLastReview) {
+    const s = ctx.sinceLastReview;
+    const lines = [`## Changed since the last reviewed head (${s.headSha.slice(0, 12)})`];
+    if (s.note) lines.push(s.note);
+    if (s.changedPaths !== null) {
+      lines.push(
+        s.changedPaths.length === 0
+          ? 'No file changed since the last reviewed head.'
+          : `Files changed since then (focus on these; earlier code was reviewed already):\n${limitList(
+              s.changedPaths.map((p) => `- ${p}`),
+              MAX_LISTED_PATHS,
+            )}`,
+      );
+    }
+    parts.push(lines.join('\n'));
+  }
+  if (ctx.memory.length > 0) {
+    parts.push(
+      `## Memory contexts\n${ctx.memory
+        .map(
+          (m) =>
+            `- id \`${m.id}\`: ${m.title}\n  ${m.body.slice(0, MAX_MEMORY_CHARS).replace(/\n/g, '\n  ')}`,
+        )
+        .join('\n')}`,
+    );
+  }
+  if (ctx.competitors.length > 0) {
+    let budget = COMPETITORS_TOTAL_TOKENS;
+    const shown: string[] = [];
+    for (const c of ctx.competitors) {
+      if (budget <= 0) break;
+      const clipped = clipPatch(c.body.trim() || '(empty)', Math.min(COMPETITOR_TOKENS, budget));
+      budget -= clipped.tokens;
+      shown.push(`### ${c.kind} by ${c.login}${c.state ? ` (${c.state})` : ''}\n${clipped.text}`);
+    }
+    parts.push(`## Reviews by other review bots on this pull request\n${shown.join('\n\n')}`);
+  }
+  if (ctx.prior.length > 0) {
+    const lines = ctx.prior
+      .slice(0, MAX_PRIOR)
+      .map(
+        (f) =>
+          `- fingerprint \`${f.fingerprint}\` (priorReviewKey \`${f.priorReviewKey}\`): [${f.severity}] ${f.category}: ${f.title}${f.path ? ` in ${f.path}` : ''}`,
+      );
+    parts.push(
+      `## Prior findings still open (from earlier reviews)\n${limitList(lines, MAX_PRIOR)}${
+        ctx.prior.length > MAX_PRIOR ? `\n(${ctx.prior.length - MAX_PRIOR} more not listed)` : ''
+      }`,
+    );
+  }
+  if (chunk === null) {
+    parts.push(
+      '## Diff\nNo changed file has a textual diff that can be reviewed (binary files, or diffs GitHub does not return). Review what the description and file list allow.',
+    );
+    parts.push(
+      `## Changed files\n${limitList(
+        ctx.allPaths.map((p) => `- ${p}`),
+        MAX_LISTED_PATHS,
+      )}`,
+    );
+    return parts.join('\n\n');
+  }
+  if (chunkCount > 1) {
+    const inChunk = new Set(chunk.files.map((f) => f.path));
+    const others = ctx.allPaths.filter((p) => !inChunk.has(p));
+    parts.push(
+      `## Part ${chunk.index + 1} of ${chunkCount}\nThis pull request is reviewed in ${chunkCount} parts; this part carries ${chunk.files.length} file(s). Other changed files (reviewed in other parts, not shown here):\n${limitList(
+        others.map((p) => `- ${p}`),
+        MAX_LISTED_PATHS,
+      )}`,
+    );
+  }
+  parts.push(
+    // The same framing the chunk budget counted (`fileHeader` + fence); a clipped patch ends with its marker.
+    `## Diff\n${chunk.files.map((f) => `${fileHeader(f)}${f.patch}\n\`\`\``).join('\n\n')}`,
+  );
+  return parts.join('\n\n');
+}

@@ -1,0 +1,132 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { sdkError } from './openai-compatible.js';
+import { priced } from './prices.js';
+import {
+  EMPTY_ANSWER_MESSAGE,
+  ModelCallError,
+  systemWithSchema,
+  withDeadline,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type PriceTable,
+} from './types.js';
+
+/**
+ * `anthropic`: `POST {base}/messages` with the `anthropic-version` header, through the official
+ * `@anthropic-ai/sdk`. The configured base URL includes the API version (`https://api.anthropic.com/v1`)
+ * while the SDK appends `/v1/messages` to its own base, so a small fetch wrapper maps the SDK's
+ * `{base}/v1/...` back to `{base}/...`: requests land on `{base}/messages` for any base.
+ */
+
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192;
+
+export type AnthropicOptions = {
+  model: string;
+  modelVariable?: string;
+  apiKey: string | null;
+  apiKeyVariable: string;
+  /** Without a trailing slash, e.g. `https://api.anthropic.com/v1`. */
+  baseURL: string;
+  /** `anthropic-version` header (default 2023-06-01). */
+  version?: string;
+  /** `max_tokens` of every call (default 8192). */
+  maxTokens?: number;
+  prices: PriceTable;
+  fetch?: typeof fetch;
+  now?: () => number;
+};
+
+type SdkMessage = {
+  content?: Array<{ type?: unknown; text?: unknown }> | null;
+  usage?: { input_tokens?: unknown; output_tokens?: unknown } | null;
+};
+
+/** A fetch that sends the SDK's `{base}/v1/<path>` to `{base}/<path>`. */
+export function versionlessFetch(baseURL: string, custom?: typeof fetch): typeof fetch {
+  const sdkPrefix = `${baseURL}/v1/`;
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    const inner = custom ?? globalThis.fetch;
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.startsWith(sdkPrefix)) return inner(`${baseURL}/${url.slice(sdkPrefix.length)}`, init);
+    return inner(input, init);
+  }) as typeof fetch;
+}
+
+export class AnthropicProvider implements ModelProvider {
+  readonly name = 'anthropic' as const;
+  readonly model: string;
+  private client: Anthropic | null = null;
+
+  constructor(private readonly opts: AnthropicOptions) {
+    this.model = opts.model;
+  }
+
+  async complete(req: ModelRequest): Promise<ModelResponse> {
+    const now = this.opts.now ?? Date.now;
+    const startedAt = now();
+    if (this.model.trim() === '') {
+      throw new ModelCallError(
+        'config',
+        `${this.opts.modelVariable ?? 'VERDICT_RUNNER_MODEL'} is required for provider anthropic`,
+        { retryable: false, provider: this.name },
+      );
+    }
+    return withDeadline(req, this.name, async (signal) => {
+      const client = this.sdk();
+      let message: SdkMessage;
+      try {
+        message = (await client.messages.create(
+          {
+            model: this.model,
+            max_tokens: this.opts.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+            system: systemWithSchema(req.system, req.jsonSchema),
+            messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+          },
+          { signal, timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000, maxRetries: 0 },
+        )) as unknown as SdkMessage;
+      } catch (error) {
+        // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
+        throw sdkError('anthropic', error);
+      }
+      const text = (Array.isArray(message?.content) ? message.content : [])
+        .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+        .map((block) => block.text as string)
+        .join('');
+      if (text.trim() === '') {
+        throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
+      }
+      return priced(
+        this.name,
+        this.model,
+        text,
+        { input: message.usage?.input_tokens, output: message.usage?.output_tokens },
+        this.opts.prices,
+        now() - startedAt,
+      );
+    });
+  }
+
+  private sdk(): Anthropic {
+    if (this.client) return this.client;
+    if (!this.opts.apiKey) {
+      throw new ModelCallError(
+        'config',
+        `${this.opts.apiKeyVariable} is not set; provider anthropic needs an API key`,
+        {
+          retryable: false,
+          provider: this.name,
+        },
+      );
+    }
+    this.client = new Anthropic({
+      apiKey: this.opts.apiKey,
+      baseURL: this.opts.baseURL,
+      maxRetries: 0,
+      defaultHeaders: { 'anthropic-version': this.opts.version ?? DEFAULT_ANTHROPIC_VERSION },
+      fetch: versionlessFetch(this.opts.baseURL, this.opts.fetch) as never,
+    });
+    return this.client;
+  }
+}

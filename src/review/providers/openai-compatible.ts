@@ -1,0 +1,177 @@
+import OpenAI from 'openai';
+import { OpenRouterFreeGuard } from './openrouter-guard.js';
+import { priced } from './prices.js';
+import {
+  EMPTY_ANSWER_MESSAGE,
+  ModelCallError,
+  retryableStatus,
+  withDeadline,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type PriceTable,
+} from './types.js';
+
+/**
+ * `openrouter` and `openai`: `POST {base}/chat/completions` through the official `openai` SDK
+ * (NAMES.md "Model providers"). OpenRouter additionally gets the attribution headers and the free-only
+ * guard (openrouter-guard.ts) before every call.
+ */
+
+export type OpenAICompatibleOptions = {
+  name: 'openrouter' | 'openai';
+  /** Empty when unset: openrouter's guard then answers "model is required", openai a config error. */
+  model: string;
+  /** The variable the model came from, for messages (`VERDICT_RUNNER_MODEL` or the shadow one). */
+  modelVariable?: string;
+  apiKey: string | null;
+  /** Named in the error when the key is missing, e.g. `OPENAI_API_KEY (or VERDICT_OPENAI_API_KEY)`. */
+  apiKeyVariable: string;
+  /** Without a trailing slash, e.g. `https://api.openai.com/v1`. */
+  baseURL: string;
+  /** `VERDICT_OPENROUTER_MAX_TOKENS` when set: `max_tokens` (openrouter) / `max_completion_tokens` (openai). */
+  maxTokens?: number | null;
+  prices: PriceTable;
+  /** Extra headers on every completion call (OpenRouter's HTTP-Referer, X-Title, metadata header). */
+  headers?: Record<string, string>;
+  /** The free-only guard (openrouter only; null or absent turns it off). */
+  guard?: OpenRouterFreeGuard | null;
+  fetch?: typeof fetch;
+  now?: () => number;
+};
+
+type SdkCompletion = {
+  choices?: Array<{ message?: { content?: unknown } | null } | null> | null;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  error?: { code?: unknown; message?: unknown } | null;
+};
+
+/** Maps an SDK or network failure to a ModelCallError (status and retryability kept). */
+export function sdkError(provider: 'openrouter' | 'openai' | 'anthropic', error: unknown): ModelCallError {
+  if (error instanceof ModelCallError) return error;
+  const label = provider === 'anthropic' ? 'messages call' : 'chat completion';
+  const status = (error as { status?: unknown } | null)?.status;
+  const message = (error as Error | null)?.message ?? String(error);
+  if (typeof status === 'number') {
+    return new ModelCallError('http', `${provider} ${label} failed with status ${status}: ${message}`, {
+      status,
+      retryable: retryableStatus(status),
+      provider,
+      cause: error,
+    });
+  }
+  return new ModelCallError('http', `${provider} ${label} request failed: ${message}`, {
+    retryable: true,
+    provider,
+    cause: error,
+  });
+}
+
+export class OpenAICompatibleProvider implements ModelProvider {
+  readonly name: 'openrouter' | 'openai';
+  readonly model: string;
+  private client: OpenAI | null = null;
+
+  constructor(private readonly opts: OpenAICompatibleOptions) {
+    this.name = opts.name;
+    this.model = opts.model;
+  }
+
+  async complete(req: ModelRequest): Promise<ModelResponse> {
+    const now = this.opts.now ?? Date.now;
+    const startedAt = now();
+    const guard = this.opts.guard ?? null;
+    if (this.model.trim() === '' && !guard) {
+      throw new ModelCallError(
+        'config',
+        `${this.opts.modelVariable ?? 'VERDICT_RUNNER_MODEL'} is required for provider ${this.name}`,
+        { retryable: false, provider: this.name },
+      );
+    }
+    return withDeadline(req, this.name, async (signal) => {
+      // Order: model required (guard), API key (config), then the catalog check (guard).
+      if (guard && this.model.trim() === '') await guard.check(this.model, signal);
+      const client = this.sdk();
+      if (guard) await guard.check(this.model, signal);
+      const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
+        model: this.model,
+        messages: [
+          { role: 'system', content: req.system },
+          ...req.messages.map((m) => ({ role: m.role, content: m.content })),
+        ],
+      };
+      if (req.jsonSchema) {
+        body.response_format = {
+          type: 'json_schema',
+          json_schema: { name: 'review', schema: req.jsonSchema, strict: false },
+        };
+      }
+      const maxTokens = this.opts.maxTokens ?? null;
+      if (maxTokens !== null) {
+        // OpenAI's newer models refuse `max_tokens`; OpenRouter documents `max_tokens`.
+        if (this.name === 'openai') body.max_completion_tokens = maxTokens;
+        else body.max_tokens = maxTokens;
+      }
+      let completion: SdkCompletion;
+      try {
+        completion = (await client.chat.completions.create(body, {
+          signal,
+          // Our own deadline fires first; the SDK's would otherwise default to 10 minutes.
+          timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000,
+          maxRetries: 0,
+        })) as unknown as SdkCompletion;
+      } catch (error) {
+        // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
+        throw sdkError(this.name, error);
+      }
+      return this.response(completion, now() - startedAt);
+    });
+  }
+
+  private response(completion: SdkCompletion, durationMs: number): ModelResponse {
+    const content = completion?.choices?.[0]?.message?.content;
+    const text = typeof content === 'string' ? content : '';
+    if (text.trim() === '') {
+      // OpenRouter can answer 200 with an error object instead of choices.
+      const error = completion?.error;
+      if (error && typeof error === 'object') {
+        const status = typeof error.code === 'number' ? error.code : undefined;
+        throw new ModelCallError(
+          'http',
+          `${this.name} chat completion failed${status === undefined ? '' : ` with status ${status}`}: ${String(error.message ?? 'unknown error')}`,
+          { status, retryable: retryableStatus(status), provider: this.name },
+        );
+      }
+      throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
+    }
+    return priced(
+      this.name,
+      this.model,
+      text,
+      { input: completion.usage?.prompt_tokens, output: completion.usage?.completion_tokens },
+      this.opts.prices,
+      durationMs,
+    );
+  }
+
+  /** The SDK client, built on first use (a missing key is a call-time config error, never a start failure). */
+  private sdk(): OpenAI {
+    if (this.client) return this.client;
+    if (!this.opts.apiKey) {
+      throw new ModelCallError(
+        'config',
+        `${this.opts.apiKeyVariable} is not set; provider ${this.name} needs an API key`,
+        { retryable: false, provider: this.name },
+      );
+    }
+    this.client = new OpenAI({
+      apiKey: this.opts.apiKey,
+      baseURL: this.opts.baseURL,
+      maxRetries: 0,
+      defaultHeaders: this.opts.headers,
+      ...(this.name === 'openrouter' ? { organization: null, project: null } : {}),
+      ...(this.opts.fetch ? { fetch: this.opts.fetch as never } : {}),
+    });
+    return this.client;
+  }
+}

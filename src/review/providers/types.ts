@@ -1,0 +1,163 @@
+import { CANONICAL_PREFIX, LEGACY_PREFIX, type Env } from '../../config.js';
+
+/**
+ * The model providers' shared vocabulary (NAMES.md "Model providers", review-engine 4.6 and 7.3). The
+ * review engine only sees `ModelProvider.complete()`; everything provider specific stays in this folder.
+ */
+
+/** Exactly four provider values exist (review-engine 4.6); there is no other implementation. */
+export const PROVIDER_NAMES = ['openrouter', 'openai', 'anthropic', 'codex'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export type ModelMessage = { role: 'user' | 'assistant'; content: string };
+
+export type ModelRequest = {
+  system: string;
+  messages: ModelMessage[];
+  /** JSON schema of the expected answer (structured outputs where the provider supports it). */
+  jsonSchema?: Record<string, unknown>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+};
+
+export type ModelUsage = { inputTokens: number | null; outputTokens: number | null };
+
+export type ModelResponse = {
+  /** The raw answer text (the engine parses it). */
+  text: string;
+  usage: ModelUsage;
+  /** Null when the rate or the usage is unknown, never 0 for unknown. */
+  costUsd: number | null;
+  provider: ProviderName;
+  model: string;
+  durationMs: number;
+};
+
+export interface ModelProvider {
+  readonly name: ProviderName;
+  readonly model: string;
+  complete(req: ModelRequest): Promise<ModelResponse>;
+}
+
+export type ProviderSelection = {
+  primary: ModelProvider;
+  /** Only when `VERDICT_RUNNER_SHADOW_MODEL` is set. */
+  shadow: ModelProvider | null;
+  shadowTimeoutMs?: never;
+};
+
+/** USD per million tokens. */
+export type PriceRate = { input: number; output: number };
+/** Keyed `provider/model` or a bare `model` (see prices.ts for the lookup order). */
+export type PriceTable = Record<string, PriceRate>;
+
+export type ModelCallErrorCode = 'timeout' | 'guard' | 'http' | 'empty' | 'unavailable' | 'config';
+
+/**
+ * Why a model call failed. `retryable` tells the job queue whether another attempt later can succeed
+ * (timeouts, 408/409/429/5xx, network errors); configuration and guard failures never can.
+ */
+export class ModelCallError extends Error {
+  readonly code: ModelCallErrorCode;
+  readonly status?: number;
+  readonly retryable: boolean;
+  readonly provider?: ProviderName;
+
+  constructor(
+    code: ModelCallErrorCode,
+    message: string,
+    opts: { status?: number; retryable?: boolean; provider?: ProviderName; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ModelCallError';
+    this.code = code;
+    if (opts.status !== undefined) this.status = opts.status;
+    this.retryable =
+      opts.retryable ?? (code === 'timeout' || (code === 'http' && retryableStatus(opts.status)));
+    if (opts.provider !== undefined) this.provider = opts.provider;
+  }
+}
+
+/** 408, 409, 429 and 5xx are worth another attempt; so is a request that never got a status (network). */
+export function retryableStatus(status: number | undefined): boolean {
+  if (status === undefined) return true;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+export const EMPTY_ANSWER_MESSAGE = 'model call succeeded but returned no review text';
+
+export function timeoutMessage(timeoutMs: number): string {
+  return `chat completion timeout after ${timeoutMs} ms`;
+}
+
+/**
+ * Runs `run` bounded by `req.timeoutMs` and `req.signal`. The signal handed to `run` aborts on either; the
+ * returned promise rejects at once then (a timeout with the exact spec message, retryable), whatever `run`
+ * does afterwards. An abort by the caller's signal is reported as code `timeout` too (retryable: the job
+ * was cancelled, not refused), with the message `chat completion aborted`.
+ */
+export function withDeadline<T>(
+  req: Pick<ModelRequest, 'timeoutMs' | 'signal'>,
+  provider: ProviderName,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const controller = new AbortController();
+    let stopped = false;
+    const stop = (error: ModelCallError) => {
+      if (stopped) return;
+      stopped = true;
+      controller.abort(error);
+      reject(error);
+    };
+    const onSignal = () =>
+      stop(new ModelCallError('timeout', 'chat completion aborted', { retryable: true, provider }));
+    if (req.signal?.aborted) {
+      onSignal();
+      return;
+    }
+    const timer = setTimeout(
+      () => stop(new ModelCallError('timeout', timeoutMessage(req.timeoutMs), { retryable: true, provider })),
+      Math.max(0, req.timeoutMs),
+    );
+    req.signal?.addEventListener('abort', onSignal, { once: true });
+    let settled: Promise<T>;
+    try {
+      settled = run(controller.signal);
+    } catch (error) {
+      settled = Promise.reject(error);
+    }
+    settled
+      .then(
+        (value) => {
+          if (!stopped) resolve(value);
+        },
+        (error: unknown) => {
+          if (!stopped) reject(error);
+        },
+      )
+      .finally(() => {
+        stopped = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onSignal);
+      });
+  });
+}
+
+/** `undefined` for an unset or blank value. */
+export function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** The prefixed variable a user should fix: the one that supplied the value (same rule as config.ts). */
+export function prefixedVariable(env: Env, name: string): string {
+  return env[CANONICAL_PREFIX + name] !== undefined || env[LEGACY_PREFIX + name] === undefined
+    ? CANONICAL_PREFIX + name
+    : LEGACY_PREFIX + name;
+}
+
+/** The system prompt plus the expected JSON schema, for providers without structured outputs. */
+export function systemWithSchema(system: string, jsonSchema: Record<string, unknown> | undefined): string {
+  if (!jsonSchema) return system;
+  return `${system}\n\nAnswer with one JSON object that matches this JSON schema:\n\`\`\`json\n${JSON.stringify(jsonSchema)}\n\`\`\``;
+}

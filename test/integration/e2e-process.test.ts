@@ -1,0 +1,216 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { completion, review } from '../helpers/review-harness.js';
+import { TOKENS } from '../helpers/operator.js';
+import { eventually, example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
+
+/**
+ * The real process end to end: `src/main.ts` as a child process, a signed `pull_request.opened` webhook
+ * in, the review and its check run out to a local fake GitHub API (GHE_HOST / GHE_PROTOCOL) with the
+ * model answered by a local fake OpenAI-compatible server. Nothing leaves the machine.
+ */
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
+
+type Recorded = { method: string; path: string; body: any };
+
+function readBody(req: IncomingMessage): Promise<any> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(text === '' ? null : JSON.parse(text));
+      } catch {
+        resolve(text);
+      }
+    });
+  });
+}
+
+function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer(handler);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+const port = (s: Server) => (s.address() as AddressInfo).port;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = port(s);
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+describe('the real process, end to end', () => {
+  const payload = example('pull_request', 'opened');
+  payload.installation = { id: 77 };
+  payload.pull_request.base.ref = 'main';
+  const repo = payload.repository.full_name as string;
+  const number = payload.pull_request.number as number;
+  const head = payload.pull_request.head.sha as string;
+  const github: Recorded[] = [];
+  const model: Recorded[] = [];
+  let gh: Server;
+  let llm: Server;
+  let child: ChildProcess;
+  let dir: string;
+  let base: string;
+  let logs = '';
+
+  beforeAll(async () => {
+    gh = await listen(async (req, res) => {
+      const body = await readBody(req);
+      const path = (req.url ?? '').replace(/^\/api\/v3/, '');
+      github.push({ method: req.method!, path, body });
+      const json = (status: number, value: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      const pr = `/repos/${repo}/pulls/${number}`;
+      if (req.method === 'POST' && /^\/app\/installations\/77\/access_tokens/.test(path)) {
+        return json(201, { token: 'ghs_fake', expires_at: '2099-01-01T00:00:00Z' });
+      }
+      if (req.method === 'GET' && path.startsWith(pr + '/files')) {
+        return json(200, [
+          {
+            filename: 'src/auth.ts',
+            status: 'modified',
+            additions: 2,
+            deletions: 1,
+            changes: 3,
+            patch: '@@ -1,2 +1,3 @@\n-if (a == b) {\n+if (token === expected) {\n+  grant();',
+          },
+        ]);
+      }
+      if (req.method === 'GET' && path.split('?')[0] === pr) {
+        return json(200, { ...payload.pull_request, changed_files: 1, draft: false });
+      }
+      if (req.method === 'POST' && path === `/repos/${repo}/check-runs`) return json(201, { id: 4242 });
+      if (req.method === 'PATCH' && path === `/repos/${repo}/check-runs/4242`) return json(200, { id: 4242 });
+      if (req.method === 'POST' && path === `${pr}/reviews`) return json(200, { id: 31337 });
+      return json(404, { message: 'Not Found' });
+    });
+    llm = await listen(async (req, res) => {
+      const body = await readBody(req);
+      model.push({ method: req.method!, path: req.url ?? '', body });
+      const answer = review({
+        findings: [
+          {
+            severity: 'blocker',
+            category: 'security',
+            path: 'src/auth.ts',
+            title: 'Token compared with ===',
+            body: 'Use a constant-time comparison.',
+            contextIds: [],
+          },
+        ],
+      });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(completion(JSON.stringify(answer))));
+    });
+    dir = mkdtempSync(join(tmpdir(), 'verdict-e2e-'));
+    const serverPort = await freePort();
+    base = `http://127.0.0.1:${serverPort}`;
+    child = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), 'src/main.ts')], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(serverPort),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
+        APP_ID: '123',
+        PRIVATE_KEY: privateKey,
+        GITHUB_WEBHOOK_SECRET: TEST_SECRET,
+        GHE_HOST: `127.0.0.1:${port(gh)}`,
+        GHE_PROTOCOL: 'http',
+        VERDICT_RUNNER_PROVIDER: 'openai',
+        VERDICT_RUNNER_MODEL: 'gpt-4o-mini',
+        OPENAI_API_KEY: 'sk-fake',
+        VERDICT_OPENAI_BASE_URL: `http://127.0.0.1:${port(llm)}/v1`,
+        VERDICT_GITHUB_RETRIES: '0',
+        ...TOKENS,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
+    await eventually(async () => {
+      try {
+        return (await fetch(`${base}/health`)).ok;
+      } catch {
+        return false;
+      }
+    }, 30_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    child?.kill('SIGTERM');
+    await new Promise((r) => (child?.exitCode !== null ? r(null) : child.once('exit', r)));
+    gh?.close();
+    llm?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a signed pull_request.opened webhook becomes a published review and a completed check run', async () => {
+    const admin = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN}` };
+    const read = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_READ_TOKEN}` };
+    // A new repository is reviewed once the policy enables new repositories.
+    const settings = (await (await fetch(`${base}/operator/api/settings`, { headers: read })).json()) as any;
+    const patched = await fetch(`${base}/operator/api/settings`, {
+      method: 'PATCH',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ revision: settings.revision, settings: { autoEnableNewRepos: true } }),
+    });
+    expect(patched.status).toBe(200);
+
+    const res = await postWebhook(base, 'pull_request', payload);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: true, outcome: 'enqueued' });
+
+    const completed = await eventually(
+      async () => github.find((r) => r.method === 'PATCH' && r.path.endsWith('/check-runs/4242')),
+      60_000,
+    ).catch((error) => {
+      throw new Error(`${(error as Error).message}\n--- process log ---\n${logs}`);
+    });
+    const started = github.find((r) => r.method === 'POST' && r.path.endsWith('/check-runs'));
+    expect(started!.body).toMatchObject({ name: 'Verdict / review', head_sha: head, status: 'in_progress' });
+    const posted = github.find((r) => r.method === 'POST' && r.path.endsWith('/reviews'));
+    expect(posted!.body).toMatchObject({ event: 'COMMENT', commit_id: head });
+    expect(posted!.body.body).toContain('**Merge Status: 🔴 BLOCK**');
+    expect(posted!.body.body).toContain('Token compared with ===');
+    expect(completed.body).toMatchObject({ status: 'completed', conclusion: 'neutral' });
+    expect(model).toHaveLength(1);
+    expect(model[0]!.path).toBe('/v1/chat/completions');
+    expect(JSON.stringify(model[0]!.body)).toContain('if (token === expected)');
+    // The PR detail of the operator API shows the analysed and published run with its ledger.
+    const detail = (await (
+      await fetch(`${base}/operator/api/pr?repo=${repo}&number=${number}`, { headers: read })
+    ).json()) as any;
+    expect(detail.data.runs[0]).toMatchObject({
+      status: 'completed',
+      analysisStatus: 'analysed',
+      publishStatus: 'published',
+    });
+    expect(detail.data.publications.map((p: any) => [p.kind, p.status, p.receipt])).toEqual([
+      ['check_run', 'published', '4242'],
+      ['review', 'published', '31337'],
+      ['check_run', 'published', '4242'],
+    ]);
+  }, 90_000);
+});

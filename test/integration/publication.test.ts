@@ -1,0 +1,367 @@
+import nock from 'nock';
+import {
+  MISSING_INSTALLATION_MESSAGE,
+  NOT_ANALYSED_MESSAGE,
+  retryPublish,
+} from '../../src/publish/review-publisher.js';
+import { reviewPublisherFor } from '../../src/runtime.js';
+import type { GitHubClient } from '../../src/review/gather.js';
+import {
+  API,
+  BASE_ENV,
+  HEAD,
+  HEAD2,
+  OPENAI,
+  REPO,
+  completion,
+  pull,
+  review,
+  reviewHarness,
+} from '../helpers/review-harness.js';
+
+/**
+ * Publication of a whole review run in live mode: exactly the expected GitHub calls, nothing else
+ * (nock refuses anything not mocked, and `pendingMocks()` must be empty).
+ */
+const FILES = [
+  {
+    filename: 'src/cache.ts',
+    status: 'added',
+    additions: 3,
+    deletions: 0,
+    changes: 3,
+    patch: '@@ -0,0 +1,3 @@\n+export function evict(key) {\n+  store.delete(key);\n+}',
+  },
+];
+
+const CLEAN = review({
+  verdict: 'clear',
+  confidenceScore: 5,
+  findings: [],
+  mergeVerdict: 'Safe to merge.',
+  summary: 'Adds a small cache.',
+});
+
+function token(scope = nock(API)) {
+  return scope
+    .post('/app/installations/77/access_tokens')
+    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' });
+}
+
+/** The calls of one review: read, check in progress, (model), read again, review, check completed. */
+function githubForRun(opts: {
+  reviewReply?: [number, Record<string, unknown>];
+  event?: string;
+  conclusion?: string;
+  publishHead?: string;
+  captured?: Record<string, any>;
+}) {
+  const captured = opts.captured ?? {};
+  const scope = token()
+    .get(`/repos/${REPO}/pulls/7`)
+    .reply(200, pull({ changed_files: 1 }))
+    .get(`/repos/${REPO}/pulls/7/files`)
+    .query(true)
+    .reply(200, FILES)
+    .post(`/repos/${REPO}/check-runs`, (b) => {
+      captured.start = b;
+      return b.status === 'in_progress' && b.head_sha === HEAD && b.name === 'Verdict / review';
+    })
+    .reply(201, { id: 9001 })
+    .get(`/repos/${REPO}/pulls/7`)
+    .reply(200, pull({ changed_files: 1, head: { sha: opts.publishHead ?? HEAD, ref: 'feature/cache' } }))
+    .post(`/repos/${REPO}/pulls/7/reviews`, (b) => {
+      captured.review = b;
+      return opts.event === undefined || b.event === opts.event;
+    })
+    .reply(...(opts.reviewReply ?? [200, { id: 5555 }]));
+  if (!opts.reviewReply || opts.reviewReply[0] < 300) {
+    scope
+      .patch(`/repos/${REPO}/check-runs/9001`, (b) => {
+        captured.check = b;
+        return (
+          b.status === 'completed' && (opts.conclusion === undefined || b.conclusion === opts.conclusion)
+        );
+      })
+      .reply(200, { id: 9001 });
+  }
+  return { scope, captured };
+}
+
+describe('publication', () => {
+  const h = reviewHarness({ ...BASE_ENV, VERDICT_PUBLISH_MODE: 'live' });
+  const { start, setPolicy, reviewRun } = h;
+
+  test('a BLOCK review: COMMENT review, check completed neutral, ledger receipts, exactly these calls', async () => {
+    const store = await start();
+    const { scope, captured } = githubForRun({ event: 'COMMENT', conclusion: 'neutral' });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run).toMatchObject({
+      analysisStatus: 'analysed',
+      publishStatus: 'published',
+      publishError: null,
+      checkRunId: '9001',
+    });
+    expect(captured.review.commit_id).toBe(HEAD);
+    expect(captured.review.body).toContain('**Merge Status: 🔴 BLOCK**');
+    expect(captured.review.body).toContain('Eviction races with concurrent writes');
+    expect(captured.check.output.summary).toMatch(/^\*\*Merge Status: 🔴 BLOCK\*\*/);
+    const ledger = await store.publications.listForPr(REPO, 7);
+    expect(ledger.map((p) => [p.kind, p.status, p.receipt])).toEqual([
+      ['check_run', 'published', '9001'],
+      ['review', 'published', '5555'],
+      ['check_run', 'published', '9001'],
+    ]);
+  });
+
+  test('auto approval: APPROVE on the pinned head with a successful check', async () => {
+    await start();
+    await setPolicy({ autoApprove: { enabled: true } });
+    const { scope } = githubForRun({ event: 'APPROVE', conclusion: 'success' });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(CLEAN)));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run.publishStatus).toBe('published');
+  });
+
+  test('the publisher refuses APPROVE when the head moved since the coverage was computed', async () => {
+    await start();
+    await setPolicy({ autoApprove: { enabled: true } });
+    const { scope, captured } = githubForRun({ event: 'COMMENT', publishHead: HEAD2 });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(CLEAN)));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(captured.review.event).toBe('COMMENT');
+    // The review is about the head it analysed, and the check is not a success on an unpinned head.
+    expect(captured.review.commit_id).toBe(HEAD);
+    expect(captured.check.conclusion).toBe('neutral');
+    expect(run.publishStatus).toBe('published');
+  });
+
+  test('a 502 from GitHub keeps the analysis; retry-publish then succeeds', async () => {
+    const store = await start();
+    const { scope } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
+    // The check is still completed although the review failed.
+    scope.patch(`/repos/${REPO}/check-runs/9001`).reply(200, { id: 9001 });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed', publishStatus: 'failed' });
+    expect(run.publishError).toMatch(/review: GitHub 502/);
+    expect(await store.findings.listForRun(run.id)).toHaveLength(1);
+
+    // The installation token is still valid: no new one is asked for.
+    const again = nock(API)
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .post(`/repos/${REPO}/pulls/7/reviews`)
+      .reply(200, { id: 5556 })
+      .patch(`/repos/${REPO}/check-runs/9001`)
+      .reply(200, { id: 9001 });
+    const verdict = h.app.verdict;
+    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
+    const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
+    const outcome = await retryPublish(store, publisher, github, run.id);
+    expect(outcome).toMatchObject({ status: 'published', errors: [] });
+    expect(again.pendingMocks()).toEqual([]);
+    expect(await store.runs.get(run.id)).toMatchObject({ publishStatus: 'published', publishError: null });
+    const reviews = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'review');
+    expect(reviews.map((p) => [p.status, p.receipt])).toEqual([
+      ['failed', null],
+      ['published', '5556'],
+    ]);
+  });
+
+  test('retry-publish refuses a run that is not analysed, and one without an installation id', async () => {
+    const store = await start();
+    const { run } = await store.runs.createOrGet({
+      reviewKey: `${REPO}#9@${HEAD}`,
+      repo: REPO,
+      prNumber: 9,
+      headSha: HEAD,
+      variant: null,
+      trigger: 'opened',
+      installationId: null,
+      deliveryId: null,
+    });
+    const verdict = h.app.verdict;
+    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
+    const github = async () => {
+      throw new Error('GitHub must not be called');
+    };
+    await expect(retryPublish(store, publisher, github, run.id)).rejects.toThrow(NOT_ANALYSED_MESSAGE);
+    await store.runs.recordAnalysis(
+      { runId: run.id, reviewKey: run.reviewKey, repo: REPO, prNumber: 9, headSha: HEAD },
+      { analysisStatus: 'analysed', verdict: 'clear', confidence: 5, result: { output: CLEAN } },
+      [],
+      store.findings,
+    );
+    await expect(retryPublish(store, publisher, github, run.id)).rejects.toThrow(
+      MISSING_INSTALLATION_MESSAGE,
+    );
+  });
+
+  test('status checks off: no check is created; the PR description gets the summary between markers', async () => {
+    await start();
+    await setPolicy({ statusChecks: { enabled: false }, updatePrDescription: true });
+    const authorText = 'Caches user lookups.\n\nCloses #12.';
+    let patched = '';
+    const scope = token()
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1, body: authorText }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, FILES)
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1, body: authorText }))
+      .post(`/repos/${REPO}/pulls/7/reviews`)
+      .reply(200, { id: 1 })
+      .patch(`/repos/${REPO}/pulls/7`, (b) => ((patched = b.body), true))
+      .reply(200, { id: 7 });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(CLEAN)));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run.checkRunId).toBeNull();
+    expect(patched.startsWith(`${authorText}\n\n<!-- verdict:summary:start -->`)).toBe(true);
+    expect(patched).toContain('**Merge Status: 🟢 CLEAR**');
+    expect(patched.endsWith('<!-- verdict:summary:end -->')).toBe(true);
+  });
+
+  test('a secondary rate limit is waited out and retried', async () => {
+    await start({ VERDICT_GITHUB_RETRIES: '2' });
+    const scope = token()
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, FILES)
+      .post(`/repos/${REPO}/check-runs`)
+      .reply(201, { id: 9001 })
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .post(`/repos/${REPO}/pulls/7/reviews`)
+      .reply(
+        403,
+        {
+          message:
+            'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+        },
+        { 'retry-after': '1' },
+      )
+      .post(`/repos/${REPO}/pulls/7/reviews`)
+      .reply(200, { id: 77 })
+      .patch(`/repos/${REPO}/check-runs/9001`)
+      .reply(200, { id: 9001 });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(run.publishError).toBeNull();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run.publishStatus).toBe('published');
+  });
+
+  test('an analysis that fails for good completes its check as neutral and publishes no review', async () => {
+    const store = await start();
+    let check: any = null;
+    const scope = token()
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, FILES)
+      .post(`/repos/${REPO}/check-runs`)
+      .reply(201, { id: 9001 })
+      .patch(`/repos/${REPO}/check-runs/9001`, (b) => ((check = b), true))
+      .reply(200, { id: 9001 });
+    nock(OPENAI).post('/v1/chat/completions').times(2).reply(200, completion('not json'));
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run).toMatchObject({ status: 'failed', analysisStatus: 'failed' });
+    expect(check).toMatchObject({ status: 'completed', conclusion: 'neutral' });
+    expect(check.output.summary).toMatch(/could not be completed/);
+    expect((await store.publications.listForPr(REPO, 7)).some((p) => p.kind === 'review')).toBe(false);
+  });
+
+  test('checks turned off complete an existing check as neutral; status comments; a 422 is recorded at once', async () => {
+    const store = await start();
+    await setPolicy({ statusChecks: { enabled: false, postStatusComments: true } });
+    const { run } = await store.runs.createOrGet({
+      reviewKey: `${REPO}#7@${HEAD}`,
+      repo: REPO,
+      prNumber: 7,
+      headSha: HEAD,
+      variant: null,
+      trigger: 'opened',
+      installationId: 77,
+      deliveryId: null,
+    });
+    await store.runs.update(run.id, { checkRunId: '9001' });
+    await store.runs.recordAnalysis(
+      { runId: run.id, reviewKey: run.reviewKey, repo: REPO, prNumber: 7, headSha: HEAD },
+      {
+        analysisStatus: 'analysed',
+        verdict: 'clear',
+        confidence: 5,
+        result: {
+          output: CLEAN,
+          coverage: {
+            headSha: HEAD,
+            complete: true,
+            totalFiles: 1,
+            analysed: 1,
+            partial: 0,
+            skipped: 0,
+            failed: 0,
+            truncatedByGitHub: false,
+            files: [{ path: 'src/cache.ts', status: 'analysed', reason: null, partial: false }],
+          },
+          degraded: false,
+        },
+      },
+      [],
+      store.findings,
+    );
+    let check: any = null;
+    let comment = '';
+    const scope = token()
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .post(`/repos/${REPO}/pulls/7/reviews`)
+      .reply(422, { message: 'Validation Failed', errors: [{ code: 'custom', message: 'stale commit' }] })
+      .post(`/repos/${REPO}/issues/7/comments`, (b) => ((comment = b.body), true))
+      .reply(201, { id: 11 })
+      .patch(`/repos/${REPO}/check-runs/9001`, (b) => ((check = b), true))
+      .reply(200, { id: 9001 });
+    const verdict = h.app.verdict;
+    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
+    const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
+    const outcome = await retryPublish(store, publisher, github, run.id);
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(check).toMatchObject({ status: 'completed', conclusion: 'neutral' });
+    expect(check.output.summary).toMatch(/status checks are off/);
+    expect(comment).toContain('CLEAR');
+    expect(outcome.status).toBe('failed');
+    expect(outcome.errors.join(' ')).toMatch(/review: GitHub 422/);
+    const ledger = await store.publications.listForPr(REPO, 7);
+    expect(ledger.map((p) => [p.kind, p.status])).toEqual([
+      ['review', 'failed'],
+      ['comment', 'published'],
+      ['check_run', 'published'],
+    ]);
+    expect(ledger[0]!.error).toMatch(/422/);
+    expect((await store.runs.get(run.id))!.analysisStatus).toBe('analysed');
+  });
+});

@@ -1,0 +1,181 @@
+import { ConfigError } from '../../src/config.js';
+import {
+  AnthropicProvider,
+  CodexProvider,
+  DEFAULT_CODEX_MODEL,
+  ModelCallError,
+  OpenAICompatibleProvider,
+  selectProviders,
+} from '../../src/review/providers/index.js';
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('provider selection (Node worker entry point)', () => {
+  test('defaults: codex with the built-in model, no shadow', () => {
+    const { primary, shadow } = selectProviders({});
+    expect(primary).toBeInstanceOf(CodexProvider);
+    expect(primary.name).toBe('codex');
+    expect(primary.model).toBe(DEFAULT_CODEX_MODEL);
+    expect(DEFAULT_CODEX_MODEL).toBe('gpt-5-codex');
+    expect((primary as CodexProvider).bin).toBe('codex');
+    expect(shadow).toBeNull();
+  });
+
+  test('VERDICT_RUNNER_PROVIDER and VERDICT_RUNNER_MODEL choose the provider and model', () => {
+    expect(
+      selectProviders({ VERDICT_RUNNER_PROVIDER: 'openai', VERDICT_RUNNER_MODEL: 'gpt-4o' }).primary,
+    ).toMatchObject({
+      name: 'openai',
+      model: 'gpt-4o',
+    });
+    const router = selectProviders({
+      VERDICT_RUNNER_PROVIDER: 'openrouter',
+      VERDICT_RUNNER_MODEL: 'x/y:free',
+    });
+    expect(router.primary).toBeInstanceOf(OpenAICompatibleProvider);
+    expect(router.primary).toMatchObject({ name: 'openrouter', model: 'x/y:free' });
+    const claude = selectProviders({
+      VERDICT_RUNNER_PROVIDER: ' Anthropic ',
+      VERDICT_RUNNER_MODEL: 'claude-sonnet-4',
+    });
+    expect(claude.primary).toBeInstanceOf(AnthropicProvider);
+    expect(selectProviders({ VERDICT_RUNNER_MODEL: 'gpt-5' }).primary).toMatchObject({
+      name: 'codex',
+      model: 'gpt-5',
+    });
+  });
+
+  test('only the RUNNER_ pair is read; the native MODEL_PROVIDER / MODEL names are ignored', () => {
+    const { primary } = selectProviders({ VERDICT_MODEL_PROVIDER: 'openai', VERDICT_MODEL: 'gpt-4o' });
+    expect(primary).toMatchObject({ name: 'codex', model: DEFAULT_CODEX_MODEL });
+  });
+
+  test('legacy REVIEWBOT_ names with the nullish fallback', () => {
+    expect(
+      selectProviders({ REVIEWBOT_RUNNER_PROVIDER: 'anthropic', REVIEWBOT_RUNNER_MODEL: 'claude-opus-4' })
+        .primary,
+    ).toMatchObject({ name: 'anthropic', model: 'claude-opus-4' });
+    // An empty canonical value does not fall through to the legacy one (and blank means the default).
+    expect(
+      selectProviders({ VERDICT_RUNNER_PROVIDER: '', REVIEWBOT_RUNNER_PROVIDER: 'openai' }).primary.name,
+    ).toBe('codex');
+  });
+
+  test('an unknown provider is a config error naming the variable and the four values', () => {
+    const error = configError(() => selectProviders({ VERDICT_RUNNER_PROVIDER: 'gemini' }));
+    expect(error.variable).toBe('VERDICT_RUNNER_PROVIDER');
+    expect(error.message).toBe(
+      'Invalid configuration: VERDICT_RUNNER_PROVIDER must be one of openrouter, openai, anthropic, codex (got "gemini")',
+    );
+    // The spec's neutral word points at the real value.
+    expect(configError(() => selectProviders({ VERDICT_RUNNER_PROVIDER: 'gateway' })).message).toMatch(
+      /\(got "gateway"; use "openrouter"\)/,
+    );
+    // The legacy variable is named when it supplied the value.
+    expect(configError(() => selectProviders({ REVIEWBOT_RUNNER_PROVIDER: 'cli' })).variable).toBe(
+      'REVIEWBOT_RUNNER_PROVIDER',
+    );
+  });
+
+  test('the shadow provider exists only with VERDICT_RUNNER_SHADOW_MODEL', () => {
+    expect(selectProviders({ VERDICT_RUNNER_SHADOW_PROVIDER: 'openai' }).shadow).toBeNull();
+    expect(selectProviders({ VERDICT_MODEL_SHADOW: 'gpt-4o' }).shadow).toBeNull();
+    // Provider defaults to the primary's.
+    const same = selectProviders({
+      VERDICT_RUNNER_PROVIDER: 'openai',
+      VERDICT_RUNNER_MODEL: 'gpt-4o',
+      VERDICT_RUNNER_SHADOW_MODEL: 'gpt-4o-mini',
+    });
+    expect(same.shadow).toMatchObject({ name: 'openai', model: 'gpt-4o-mini' });
+    expect(same.shadow).not.toBe(same.primary);
+    const other = selectProviders({
+      VERDICT_RUNNER_SHADOW_MODEL: 'claude-sonnet-4',
+      VERDICT_RUNNER_SHADOW_PROVIDER: 'anthropic',
+    });
+    expect(other.primary.name).toBe('codex');
+    expect(other.shadow).toBeInstanceOf(AnthropicProvider);
+    expect(other.shadow).toMatchObject({ name: 'anthropic', model: 'claude-sonnet-4' });
+  });
+
+  test('an invalid shadow provider is a config error even without a shadow model', () => {
+    expect(configError(() => selectProviders({ VERDICT_RUNNER_SHADOW_PROVIDER: 'nope' })).variable).toBe(
+      'VERDICT_RUNNER_SHADOW_PROVIDER',
+    );
+  });
+
+  test('a missing API key does not fail selection; the call fails with code config naming the variable', async () => {
+    for (const [provider, variable] of [
+      ['openrouter', 'OPENROUTER_API_KEY'],
+      ['openai', 'OPENAI_API_KEY'],
+      ['anthropic', 'ANTHROPIC_API_KEY'],
+    ] as const) {
+      const { primary } = selectProviders({
+        VERDICT_RUNNER_PROVIDER: provider,
+        VERDICT_RUNNER_MODEL: 'm',
+        VERDICT_OPENROUTER_REQUIRE_FREE: '0',
+      });
+      const error = await primary
+        .complete({ system: 's', messages: [{ role: 'user', content: 'u' }], timeoutMs: 1000 })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(error).toBeInstanceOf(ModelCallError);
+      expect(error).toMatchObject({ code: 'config', retryable: false });
+      expect((error as Error).message).toBe(
+        `${variable} (or VERDICT_${variable}) is not set; provider ${provider} needs an API key`,
+      );
+    }
+  });
+
+  test('a missing model of an HTTP provider fails at call time with code config', async () => {
+    const { primary } = selectProviders({ VERDICT_RUNNER_PROVIDER: 'openai', OPENAI_API_KEY: 'k' });
+    expect(primary.model).toBe('');
+    await expect(primary.complete({ system: 's', messages: [], timeoutMs: 1000 })).rejects.toMatchObject({
+      code: 'config',
+      message: 'VERDICT_RUNNER_MODEL is required for provider openai',
+    });
+  });
+
+  test('codex reads VERDICT_RUNNER_BIN and VERDICT_RUNNER_HOME', () => {
+    const { primary } = selectProviders({
+      VERDICT_RUNNER_BIN: '/opt/codex/bin/codex',
+      VERDICT_RUNNER_HOME: '/srv/codex',
+    });
+    expect((primary as CodexProvider).bin).toBe('/opt/codex/bin/codex');
+    expect((primary as CodexProvider).args()).toEqual([
+      'exec',
+      '--skip-git-repo-check',
+      '-m',
+      'gpt-5-codex',
+      '-',
+    ]);
+  });
+
+  test.each([
+    [{ VERDICT_OPENAI_BASE_URL: 'not a url', VERDICT_RUNNER_PROVIDER: 'openai' }, 'VERDICT_OPENAI_BASE_URL'],
+    [
+      { VERDICT_ANTHROPIC_BASE_URL: 'ftp://x', VERDICT_RUNNER_PROVIDER: 'anthropic' },
+      'VERDICT_ANTHROPIC_BASE_URL',
+    ],
+    [
+      { VERDICT_OPENROUTER_MAX_TOKENS: '0', VERDICT_RUNNER_PROVIDER: 'openai' },
+      'VERDICT_OPENROUTER_MAX_TOKENS',
+    ],
+    [
+      { VERDICT_ANTHROPIC_MAX_TOKENS: 'lots', VERDICT_RUNNER_PROVIDER: 'anthropic' },
+      'VERDICT_ANTHROPIC_MAX_TOKENS',
+    ],
+    [{ VERDICT_MODEL_PRICES: '{"gpt-4o":{"input":-1,"output":1}}' }, 'VERDICT_MODEL_PRICES'],
+  ])('invalid %p is a config error naming %s', (env, variable) => {
+    expect(configError(() => selectProviders(env)).variable).toBe(variable);
+  });
+});
