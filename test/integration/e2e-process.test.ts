@@ -198,10 +198,14 @@ describe('the real process, end to end', () => {
     expect(model).toHaveLength(1);
     expect(model[0]!.path).toBe('/v1/chat/completions');
     expect(JSON.stringify(model[0]!.body)).toContain('if (token === expected)');
-    // The PR detail of the operator API shows the analysed and published run with its ledger.
-    const detail = (await (
-      await fetch(`${base}/operator/api/pr?repo=${repo}&number=${number}`, { headers: read })
-    ).json()) as any;
+    // The PR detail of the operator API shows the analysed and published run with its ledger. The run is
+    // finished in the store just after the last GitHub call answers, so wait for it.
+    const detail = await eventually(async () => {
+      const body = (await (
+        await fetch(`${base}/operator/api/pr?repo=${repo}&number=${number}`, { headers: read })
+      ).json()) as any;
+      return body.data.runs[0]?.status === 'running' ? null : body;
+    }, 10_000);
     expect(detail.data.runs[0]).toMatchObject({
       status: 'completed',
       analysisStatus: 'analysed',
