@@ -139,6 +139,22 @@ export type Config = {
    */
   operatorCacheMs: number;
   review: ReviewConfig;
+  scheduler: SchedulerConfig;
+};
+
+/** Scheduled jobs (review-engine 6.4) and the command bridge they run. */
+export type SchedulerConfig = {
+  /** `VERDICT_SCHEDULER` (default 1): the server runs the scheduled jobs; 0 leaves them to another process. */
+  enabled: boolean;
+  /**
+   * `VERDICT_CRON_AUTHORITY`: `live` (default) claims and executes operator commands; `shadow` only plans
+   * them (`dryRun: true`, `planned`), leaving every command queued.
+   */
+  authority: 'live' | 'shadow';
+  /** `VERDICT_DELIVERY_RETENTION_DAYS` (default 30; 0 keeps every delivery): finished deliveries older are deleted. */
+  deliveryRetentionDays: number;
+  /** `VERDICT_WATCHDOG_ALERT_URL`: where watchdog messages are POSTed as JSON; unset (default) delivers none. */
+  alertUrl: string | null;
 };
 
 /** How a review runs (review-engine 8; the context budget of the review issue). */
@@ -376,6 +392,34 @@ export function loadConfig(
       15_000,
     ),
     review: reviewConfigFromEnv(env),
+    scheduler: schedulerConfigFromEnv(env),
+  };
+}
+
+export function schedulerConfigFromEnv(env: Env): SchedulerConfig {
+  const enabled = blankToUndefined(prefixed(env, 'SCHEDULER'));
+  if (enabled !== undefined && !['0', '1', 'true', 'false'].includes(enabled)) {
+    throw new ConfigError(prefixedName(env, 'SCHEDULER'), 'must be 0 or 1');
+  }
+  const authority = blankToUndefined(prefixed(env, 'CRON_AUTHORITY')) ?? 'live';
+  if (authority !== 'live' && authority !== 'shadow') {
+    throw new ConfigError(prefixedName(env, 'CRON_AUTHORITY'), 'must be live or shadow');
+  }
+  const alertUrl = blankToUndefined(prefixed(env, 'WATCHDOG_ALERT_URL')) ?? null;
+  if (alertUrl !== null && (!/^https?:\/\//.test(alertUrl) || !URL.canParse(alertUrl))) {
+    throw new ConfigError(prefixedName(env, 'WATCHDOG_ALERT_URL'), 'must be an http:// or https:// URL');
+  }
+  return {
+    enabled: !(enabled === '0' || enabled === 'false'),
+    authority,
+    deliveryRetentionDays: int(
+      prefixedName(env, 'DELIVERY_RETENTION_DAYS'),
+      prefixed(env, 'DELIVERY_RETENTION_DAYS'),
+      30,
+      0,
+      3650,
+    ),
+    alertUrl,
   };
 }
 

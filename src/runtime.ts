@@ -34,7 +34,12 @@ import { createReviewEngine } from './review/engine.js';
 import type { GitHubClient } from './review/gather.js';
 import { selectProviders } from './review/providers/index.js';
 import { QueueWorker } from './worker/runner.js';
-import { webhookJobHandler } from './worker/webhook-consumer.js';
+import { dispatchStoredDelivery, webhookJobHandler } from './worker/webhook-consumer.js';
+import { hostname } from 'node:os';
+import { CommandBridge } from './bridge/command-bridge.js';
+import { commandExecutors, type AppGitHub } from './bridge/executors.js';
+import { Scheduler } from './scheduler/scheduler.js';
+import { scheduledJobs } from './scheduler/jobs.js';
 
 export type Verdict = {
   config: Config;
@@ -47,6 +52,10 @@ export type Verdict = {
   webhookWorker: QueueWorker | null;
   /** The in-process worker of the `reviews` lane (only when a review engine is given). */
   reviewWorker: QueueWorker | null;
+  /** The command bridge (run every minute by the scheduler, or by `npm run bridge`). */
+  bridge: CommandBridge;
+  /** The scheduled jobs; started with the server unless `VERDICT_SCHEDULER=0`. */
+  scheduler: Scheduler;
   /** Starts listening (and the inline worker); resolves with the bound port. */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -116,6 +125,11 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
   });
+  const bridge = createCommandBridge(store, probot, config, log, {
+    clock,
+    onReviewQueued: () => reviewWorker?.kick(),
+  });
+  const scheduler = createScheduler(store, bridge, config, log, clock);
   const mounts: Mount[] = [trpcMount(operator)];
   const server = createHttpServer(router, mounts, log);
 
@@ -148,12 +162,15 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     log,
     webhookWorker,
     reviewWorker,
+    bridge,
+    scheduler,
     listen: () =>
       new Promise<number>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
           webhookWorker?.start();
           reviewWorker?.start();
+          if (config.scheduler.enabled) scheduler.start();
           resolve((server.address() as AddressInfo).port);
         });
       }),
@@ -161,10 +178,90 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await committer.drain();
+      await scheduler.stop();
       await Promise.all([webhookWorker?.stop(), reviewWorker?.stop()]);
       await store.close();
     },
   };
+}
+
+/**
+ * The command bridge with its executors: reviews through the store's queue, publication as the config
+ * says, replays into the Probot app, repository sync through the App's installations.
+ */
+export function createCommandBridge(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  opts: { clock?: Clock; id?: string; onReviewQueued?: () => void } = {},
+): CommandBridge {
+  const publisher = reviewPublisherFor(store, config, log);
+  const app: AppGitHub | null = config.github.hasCredentials
+    ? {
+        installations: async () => {
+          const octokit = (await probot.auth()) as GitHubClient;
+          const list = await octokit.paginate('GET /app/installations', { per_page: 100 });
+          return list.map((i) => ({
+            id: i.id,
+            account: (i.account as { login?: string } | null)?.login ?? null,
+            suspended: Boolean(i.suspended_at),
+          }));
+        },
+        repositories: async (installationId) => {
+          const octokit = (await probot.auth(installationId)) as GitHubClient;
+          const repos = await octokit.paginate('GET /installation/repositories', { per_page: 100 });
+          return repos.map((r) => r.full_name);
+        },
+      }
+    : null;
+  return new CommandBridge({
+    store,
+    authority: config.scheduler.authority,
+    id: opts.id ?? `bridge:${hostname()}:${process.pid}`,
+    log: log.child({ name: 'bridge' }),
+    executors: commandExecutors({
+      store,
+      clock: opts.clock ?? systemClock,
+      log: log.child({ name: 'bridge' }),
+      publisher,
+      // Shadow publication records what would be published and never calls GitHub.
+      github:
+        config.publishMode === 'live'
+          ? async (installationId) => (await probot.auth(installationId)) as GitHubClient
+          : async () => ({}) as GitHubClient,
+      app,
+      dispatchDelivery: (deliveryId) => dispatchStoredDelivery(store, probot, deliveryId),
+      onReviewQueued: opts.onReviewQueued,
+    }),
+  });
+}
+
+/** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */
+export function createScheduler(
+  store: Store,
+  bridge: CommandBridge,
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+  fetchImpl?: typeof fetch,
+): Scheduler {
+  const scheduler: Scheduler = new Scheduler({
+    store: store.scheduler,
+    log: log.child({ name: 'scheduler' }),
+    clock,
+    jobs: scheduledJobs({
+      store,
+      bridge,
+      config: config.scheduler,
+      log: log.child({ name: 'scheduler' }),
+      clock,
+      productName: config.productName,
+      scheduler: () => scheduler,
+      fetch: fetchImpl,
+    }),
+  });
+  return scheduler;
 }
 
 /** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */

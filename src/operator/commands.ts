@@ -12,6 +12,7 @@ import {
   REPO_PATTERN,
   restOperation,
   text,
+  type OperationContext,
   type OperatorDeps,
 } from './operation.js';
 
@@ -97,6 +98,8 @@ function createOperation<S extends z.ZodType>(
   kind: CommandKind,
   schema: S,
   describe: (body: z.output<S>) => Described,
+  /** Refuses a new command (never an existing id) by throwing an OperatorError. */
+  precheck?: (ctx: OperationContext, body: z.output<S>) => Promise<void>,
 ) {
   return defineOperation({
     rule: COMMAND,
@@ -111,6 +114,11 @@ function createOperation<S extends z.ZodType>(
       }
       const value = body as { commandId?: string; reason?: string; actorId?: string };
       const id = ctx.idempotencyKey ?? value.commandId ?? ctx.newId('cmd');
+      if (precheck) {
+        const existing = await ctx.store.commands.get(id);
+        if (existing) return { created: false, command: existing };
+        await precheck(ctx, body);
+      }
       const result = await ctx.store.commands.create({
         id,
         kind,
@@ -160,10 +168,27 @@ export const commandOperations = {
       prNumber: Number(fromKey[2]),
     };
   }),
-  replayWebhook: createOperation('replay-webhook', replayWebhookBody, (b) => ({
-    payload: { deliveryId: b.deliveryId, force: b.force ?? false },
-    deliveryId: b.deliveryId,
-  })),
+  replayWebhook: createOperation(
+    'replay-webhook',
+    replayWebhookBody,
+    (b) => ({
+      payload: { deliveryId: b.deliveryId, force: b.force ?? false },
+      deliveryId: b.deliveryId,
+    }),
+    // NAMES.md: replaying a processed delivery without `force` is refused with 409 `force_required`. An
+    // unknown delivery is accepted here and fails in the bridge (review-engine 7.5).
+    async (ctx, b) => {
+      if (b.force === true) return;
+      const delivery = await ctx.store.deliveries.get(b.deliveryId);
+      if (delivery?.status === 'processed') {
+        throw new OperatorError(
+          409,
+          'force_required',
+          `Webhook delivery ${b.deliveryId} was already processed: send force: true to replay it`,
+        );
+      }
+    },
+  ),
 
   /** PATCH with the transition table of operator-api 3 (409 otherwise; the bridge owns sync commands). */
   patch: defineOperation({

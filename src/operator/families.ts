@@ -24,7 +24,7 @@ function notBuilt(res: ServerResponse, what: string): void {
 
 /**
  * The memory, SCM and Test Lab route families (operator-api 4.6), with their authentication in place.
- * Reads answer empty, well-formed lists until those features exist; memory mutations authenticate and
+ * Memory reads answer empty, well-formed lists until that feature exists; Test Lab lists harness records; memory mutations authenticate and
  * then answer 501 `not_implemented` (nothing is stored, nothing is pretended). `POST /scm/sync` is real:
  * it creates a `sync-repositories` command for the command bridge.
  */
@@ -36,11 +36,14 @@ export function registerFamilyRoutes(
   const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
   const read = (
     path: string,
-    answer: (url: URL) => Promise<Record<string, unknown> | null> | Record<string, unknown> | null,
+    answer: (
+      url: URL,
+      params: Record<string, string>,
+    ) => Promise<Record<string, unknown> | null> | Record<string, unknown> | null,
   ) =>
-    router.add('GET', path, async (req, res, _params, url) => {
+    router.add('GET', path, async (req, res, params, url) => {
       if (!(await guard(req, res, auth, READ_OR_KEY))) return;
-      const body = await answer(url);
+      const body = await answer(url, params);
       if (!body) return sendJson(res, 404, { ok: false, error: 'not_found', message: 'Not found' });
       sendJson(res, 200, { ok: true, ...body });
     });
@@ -95,7 +98,10 @@ export function registerFamilyRoutes(
     sendJson(res, 404, { ok: false, error: 'not_found', message: 'No such SCM alert' });
   });
 
-  // Test Lab: no runs are recorded yet.
-  read('/operator/api/test-lab', () => ({ runs: [] }));
-  read('/operator/api/test-lab/:id', () => null);
+  // Test Lab: the harness records the CLI's `harness` command saves (newest first, at most 100).
+  read('/operator/api/test-lab', async () => ({ runs: await store.harness.list(100) }));
+  read('/operator/api/test-lab/:id', async (_url, params) => {
+    const run = await store.harness.get(params.id ?? '');
+    return run ? { run } : null;
+  });
 }

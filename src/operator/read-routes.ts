@@ -124,6 +124,34 @@ export async function analytics(store: Store, now: number) {
       ...f,
       reason: f.reason.length > 500 ? `${f.reason.slice(0, 500)}…` : f.reason,
     })),
+    scheduler: await schedulerProjection(store),
+  };
+}
+
+/**
+ * Scheduled jobs with their heartbeats, and the watchdog's last messages (review-engine 6.4): `watchdog`
+ * is null until the watchdog has run.
+ */
+async function schedulerProjection(store: Store) {
+  const records = await store.scheduler.list();
+  const watchdog = records.find((r) => r.name === 'watchdog');
+  const artifact = watchdog?.artifact as { generatedAt?: unknown; messages?: unknown } | null | undefined;
+  return {
+    jobs: records.map((r) => ({
+      name: r.name,
+      expression: r.expression,
+      lastStartedAt: r.lastStartedAt,
+      lastFinishedAt: r.lastFinishedAt,
+      lastStatus: r.lastStatus,
+      lastError: r.lastError,
+      runs: r.runs,
+    })),
+    watchdog: artifact
+      ? {
+          generatedAt: typeof artifact.generatedAt === 'string' ? artifact.generatedAt : null,
+          messages: Array.isArray(artifact.messages) ? artifact.messages.map(String) : [],
+        }
+      : null,
   };
 }
 

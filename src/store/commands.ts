@@ -25,12 +25,15 @@ export type Command = {
   updatedAt: number;
   startedAt: number | null;
   completedAt: number | null;
+  /** The bridge that claimed it (null until claimed). */
+  claimedBy: string | null;
 };
 
 export type CommandEvent = {
   id: number;
   commandId: string;
-  type: 'created' | 'status';
+  /** `skipped`: a bridge lost the claim to another bridge and did not execute the command. */
+  type: 'created' | 'status' | 'skipped';
   fromStatus: CommandStatus | null;
   toStatus: CommandStatus | null;
   actor: string;
@@ -97,6 +100,7 @@ function mapCommand(row: Raw): Command {
     updatedAt: Number(row.updated_at),
     startedAt: num(row.started_at),
     completedAt: num(row.completed_at),
+    claimedBy: (row.claimed_by as string | null) ?? null,
   };
 }
 
@@ -224,5 +228,71 @@ export class CommandStore {
     return latest
       ? { ok: false, code: 'invalid_transition', command: latest }
       : { ok: false, code: 'not_found' };
+  }
+
+  /** Queued commands, oldest first: what a bridge works through. */
+  async queued(limit: number): Promise<Command[]> {
+    const rows: Raw[] = await this.knex('operator_commands')
+      .where({ status: 'queued' })
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit);
+    return rows.map(mapCommand);
+  }
+
+  /**
+   * The bridge's claim (review-engine 3.5): `queued` → `running` with a conditional update, so of two
+   * bridges claiming one command exactly one wins. The loser records a `skipped` event and gets null.
+   */
+  async claim(id: string, bridge: string): Promise<Command | null> {
+    const now = this.clock.now();
+    const won = await this.knex.transaction(async (trx) => {
+      const n = await trx('operator_commands')
+        .where({ id, status: 'queued' })
+        .update({ status: 'running', started_at: now, updated_at: now, claimed_by: bridge });
+      await trx('operator_command_events').insert({
+        command_id: id,
+        type: n === 1 ? 'status' : 'skipped',
+        from_status: 'queued',
+        to_status: n === 1 ? 'running' : null,
+        actor: bridge,
+        created_at: now,
+      });
+      return n === 1;
+    });
+    return won ? this.get(id) : null;
+  }
+
+  /**
+   * The bridge finishes a command it claimed: `running` → `succeeded` with a result or `failed` with an
+   * error, conditional on it still being this bridge's running command. False when it was not.
+   */
+  async finish(
+    id: string,
+    bridge: string,
+    outcome: { status: 'succeeded'; result: unknown } | { status: 'failed'; error: string; result?: unknown },
+  ): Promise<boolean> {
+    const now = this.clock.now();
+    return this.knex.transaction(async (trx) => {
+      const n = await trx('operator_commands')
+        .where({ id, status: 'running', claimed_by: bridge })
+        .update({
+          status: outcome.status,
+          completed_at: now,
+          updated_at: now,
+          error: outcome.status === 'failed' ? outcome.error.slice(0, 4000) : null,
+          result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
+        });
+      if (n !== 1) return false;
+      await trx('operator_command_events').insert({
+        command_id: id,
+        type: 'status',
+        from_status: 'running',
+        to_status: outcome.status,
+        actor: bridge,
+        created_at: now,
+      });
+      return true;
+    });
   }
 }

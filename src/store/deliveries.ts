@@ -249,4 +249,24 @@ export class DeliveryStore {
   async expireMarkers(): Promise<number> {
     return this.knex('dedupe_markers').where('expires_at', '<=', this.clock.now()).del();
   }
+
+  /**
+   * Retention: deletes finished deliveries (processed, ignored, failed) received before `before`, at most
+   * `batch` of them, oldest first; returns how many. Queued deliveries are never deleted.
+   */
+  async pruneFinished(before: number, batch = 1000): Promise<number> {
+    const ids = (
+      await this.knex('deliveries')
+        .whereIn('status', ['processed', 'ignored', 'failed'])
+        .andWhere('received_at', '<', before)
+        .orderBy('received_at')
+        .limit(batch)
+        .select('id')
+    ).map((r: Raw) => String(r.id));
+    if (ids.length === 0) return 0;
+    return this.knex('deliveries')
+      .whereIn('id', ids)
+      .whereIn('status', ['processed', 'ignored', 'failed'])
+      .del();
+  }
 }

@@ -16,6 +16,8 @@ import { PublicationStore } from './publications.js';
 import { PullRequestStore } from './pull-requests.js';
 import { RepositoryStore } from './repositories.js';
 import { RunStore } from './runs.js';
+import { SchedulerStore } from './scheduler.js';
+import { HarnessStore } from './harness.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
 export type Store = {
@@ -35,6 +37,8 @@ export type Store = {
   traces: TraceStore;
   memory: MemoryStore;
   competitors: CompetitorReviewStore;
+  scheduler: SchedulerStore;
+  harness: HarnessStore;
   /** The same stores over the read-only pool (`db.reader`), for operator reads outside transactions. */
   reads: {
     pullRequests: PullRequestStore;
@@ -69,6 +73,8 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     traces: new TraceStore(db.knex, opts.clock),
     memory: new MemoryStore(db.knex, opts.clock),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
+    scheduler: new SchedulerStore(db.knex, opts.clock),
+    harness: new HarnessStore(db.knex, opts.clock),
     reads: {
       pullRequests: new PullRequestStore(db.reader, opts.clock),
       runs: new RunStore(db.reader, opts.clock, opts.ids),

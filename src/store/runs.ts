@@ -127,6 +127,12 @@ export class RunStore {
     return row ? mapRun(row) : null;
   }
 
+  /** The newest runs of every pull request, newest first. */
+  async recent(limit: number): Promise<RunRecord[]> {
+    const rows = await this.knex('runs').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+    return rows.map(mapRun);
+  }
+
   /** The newest run of a PR, whatever its head. */
   async latestForPr(repo: string, prNumber: number): Promise<RunRecord | null> {
     const row = await this.knex('runs')

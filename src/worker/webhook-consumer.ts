@@ -32,6 +32,28 @@ export function webhookJobHandler(store: Store, probot: Probot): JobHandler {
   };
 }
 
+/**
+ * Dispatches a stored delivery into the Probot app and marks it `processed` (a replay by the command
+ * bridge). Throws when it is not recorded or a handler fails; the failure is recorded on the delivery.
+ */
+export async function dispatchStoredDelivery(
+  store: Store,
+  probot: Probot,
+  deliveryId: string,
+): Promise<void> {
+  const delivery = await store.deliveries.get(deliveryId);
+  const raw = delivery ? await store.deliveries.payload(deliveryId) : null;
+  if (!delivery || raw === null) throw new Error(`delivery ${deliveryId} is not recorded`);
+  try {
+    await probot.receive({ id: deliveryId, name: delivery.event as any, payload: JSON.parse(raw) });
+  } catch (error) {
+    const message = errorMessage(error);
+    await store.deliveries.finish(deliveryId, 'failed', undefined, message);
+    throw new Error(message);
+  }
+  await store.deliveries.finish(deliveryId, 'processed', undefined);
+}
+
 function errorMessage(error: unknown): string {
   if (error instanceof AggregateError) return error.errors.map(errorMessage).join('; ');
   return (error as Error)?.message ?? String(error);

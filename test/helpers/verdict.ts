@@ -24,6 +24,8 @@ export async function startVerdict(
     LOG_LEVEL: 'silent',
     VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
     GITHUB_WEBHOOK_SECRET: TEST_SECRET,
+    // Scheduled jobs (the command bridge every minute) stay off unless a test asks for them.
+    VERDICT_SCHEDULER: '0',
     ...env,
   });
   const withLane = 'reviewExecutor' in opts ? opts : { ...opts, reviewExecutor: null };

@@ -103,3 +103,37 @@ describe('VERDICT_OPERATOR_CACHE_MS', () => {
     }
   });
 });
+
+describe('scheduler variables', () => {
+  test('defaults: scheduler on, live authority, 30-day retention, no alert delivery', () => {
+    expect(loadConfig({}).scheduler).toEqual({
+      enabled: true,
+      authority: 'live',
+      deliveryRetentionDays: 30,
+      alertUrl: null,
+    });
+    expect(
+      loadConfig({
+        VERDICT_SCHEDULER: '0',
+        REVIEWBOT_CRON_AUTHORITY: 'shadow',
+        VERDICT_DELIVERY_RETENTION_DAYS: '0',
+        VERDICT_WATCHDOG_ALERT_URL: 'https://alerts.example.com/hook',
+      }).scheduler,
+    ).toEqual({
+      enabled: false,
+      authority: 'shadow',
+      deliveryRetentionDays: 0,
+      alertUrl: 'https://alerts.example.com/hook',
+    });
+  });
+
+  test.each([
+    ['VERDICT_SCHEDULER', 'maybe'],
+    ['VERDICT_CRON_AUTHORITY', 'dry-run'],
+    ['VERDICT_DELIVERY_RETENTION_DAYS', '-1'],
+    ['VERDICT_DELIVERY_RETENTION_DAYS', 'forever'],
+    ['VERDICT_WATCHDOG_ALERT_URL', 'ftp://alerts.example.com'],
+  ])('%s=%s stops start-up naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
+  });
+});

@@ -10,6 +10,7 @@ import * as m008 from './008-read-indexes.js';
 import * as m009 from './009-run-analysis.js';
 import * as m010 from './010-publication.js';
 import * as m012 from './012-competitor-reviews.js';
+import * as m013 from './013-scheduler.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -26,6 +27,7 @@ const migrations: Array<[string, Migration]> = [
   ['009-run-analysis', m009],
   ['010-publication', m010],
   ['012-competitor-reviews', m012],
+  ['013-scheduler', m013],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,0 +1,163 @@
+import type { Logger } from 'pino';
+import type { Command, CommandKind } from '../store/commands.js';
+import type { Store } from '../store/index.js';
+
+/**
+ * A command that cannot be carried out, with the reason the operator reads on the command (`error`) and a
+ * short code in its `result`.
+ */
+export class CommandFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
+/** Carries out one claimed command; resolves with its result, throws (CommandFailure or any error) to fail it. */
+export type CommandExecutor = (command: Command) => Promise<Record<string, unknown>>;
+export type CommandExecutors = Record<CommandKind, CommandExecutor>;
+
+export type BridgeAuthority = 'live' | 'shadow';
+
+export type PlannedCommand = {
+  id: string;
+  kind: CommandKind;
+  reviewKey: string | null;
+  repo: string | null;
+  prNumber: number | null;
+  deliveryId: string | null;
+};
+
+export type BridgePass =
+  | {
+      authority: 'live';
+      dryRun: false;
+      /** Commands this bridge claimed and finished, with their final status. */
+      executed: Array<{ id: string; kind: CommandKind; status: 'succeeded' | 'failed' }>;
+      /** Commands another bridge claimed first (recorded as `skipped` events). */
+      skipped: string[];
+    }
+  | {
+      authority: 'shadow';
+      /** Shadow authority plans only: nothing is claimed or executed, and these are not completion receipts. */
+      dryRun: true;
+      planned: PlannedCommand[];
+    };
+
+export type BridgeDeps = {
+  store: Store;
+  executors: CommandExecutors;
+  authority: BridgeAuthority;
+  /** Names this bridge in claims and events (`bridge:{host}:{pid}`). */
+  id: string;
+  log: Logger;
+  /** Commands read per batch (default 50). */
+  batch?: number;
+  /** Most commands one pass executes (default 500), so one pass ends well within its minute. */
+  maxPerPass?: number;
+};
+
+/**
+ * The command bridge (review-engine 3.5, operator-api 1.3): consumes queued operator commands. With
+ * `live` authority it claims each one (`queued` → `running`, conditional, so two bridges never run the
+ * same command: the loser records `skipped`), executes it and finishes it as `succeeded` with a result
+ * or `failed` with an error. With `shadow` authority it only plans.
+ */
+export class CommandBridge {
+  private running: Promise<BridgePass> | null = null;
+
+  constructor(private readonly deps: BridgeDeps) {}
+
+  get authority(): BridgeAuthority {
+    return this.deps.authority;
+  }
+
+  /** One pass over the queued commands. Passes of one bridge never overlap: a second call joins the first. */
+  runOnce(): Promise<BridgePass> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<BridgePass> {
+    const { store, log } = this.deps;
+    const batch = this.deps.batch ?? 50;
+    if (this.deps.authority === 'shadow') {
+      const queued = await store.commands.queued(this.deps.maxPerPass ?? 500);
+      const planned = queued.map((c) => ({
+        id: c.id,
+        kind: c.kind,
+        reviewKey: c.reviewKey,
+        repo: c.repo,
+        prNumber: c.prNumber,
+        deliveryId: c.deliveryId,
+      }));
+      if (planned.length > 0) {
+        log.info(
+          { event: 'command-bridge-planned', dryRun: true, planned: planned.map((p) => p.id) },
+          `command bridge (shadow authority) planned ${planned.length} command(s); none executed`,
+        );
+      }
+      return { authority: 'shadow', dryRun: true, planned };
+    }
+    const executed: Array<{ id: string; kind: CommandKind; status: 'succeeded' | 'failed' }> = [];
+    const skipped: string[] = [];
+    const seen = new Set<string>();
+    const max = this.deps.maxPerPass ?? 500;
+    while (executed.length + skipped.length < max) {
+      const queued = (await store.commands.queued(batch)).filter((c) => !seen.has(c.id));
+      if (queued.length === 0) break;
+      for (const candidate of queued) {
+        seen.add(candidate.id);
+        const command = await store.commands.claim(candidate.id, this.deps.id);
+        if (!command) {
+          skipped.push(candidate.id);
+          log.info(
+            { event: 'command-skipped', commandId: candidate.id, bridge: this.deps.id },
+            'command claimed by another bridge: skipped',
+          );
+          continue;
+        }
+        executed.push({ id: command.id, kind: command.kind, status: await this.execute(command) });
+        if (executed.length + skipped.length >= max) break;
+      }
+    }
+    return { authority: 'live', dryRun: false, executed, skipped };
+  }
+
+  private async execute(command: Command): Promise<'succeeded' | 'failed'> {
+    const { store, log } = this.deps;
+    const started = Date.now();
+    let outcome:
+      | { status: 'succeeded'; result: Record<string, unknown> }
+      | { status: 'failed'; error: string; result: Record<string, unknown> };
+    try {
+      const result = await this.deps.executors[command.kind](command);
+      outcome = { status: 'succeeded', result };
+    } catch (error) {
+      const code = error instanceof CommandFailure ? error.code : 'execution_error';
+      const message = (error as Error)?.message ?? String(error);
+      outcome = { status: 'failed', error: message, result: { code } };
+    }
+    const finished = await store.commands.finish(command.id, this.deps.id, outcome);
+    log[outcome.status === 'succeeded' ? 'info' : 'warn'](
+      {
+        event: 'command-finished',
+        commandId: command.id,
+        kind: command.kind,
+        status: outcome.status,
+        error: outcome.status === 'failed' ? outcome.error : undefined,
+        ms: Date.now() - started,
+        recorded: finished,
+      },
+      finished
+        ? `command ${command.kind} ${outcome.status}`
+        : `command ${command.kind} ${outcome.status}, but it was moved meanwhile: the outcome is not recorded`,
+    );
+    return outcome.status;
+  }
+}

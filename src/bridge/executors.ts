@@ -1,0 +1,231 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { RetryPublishError, retryPublish, type ReviewPublisher } from '../publish/review-publisher.js';
+import type { GitHubClient } from '../review/gather.js';
+import { requestReview } from '../review/request.js';
+import type { Command } from '../store/commands.js';
+import type { Store } from '../store/index.js';
+import { splitFullName } from '../store/repositories.js';
+import { CommandFailure, type CommandExecutors } from './command-bridge.js';
+
+/** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
+export type AppGitHub = {
+  /** Every installation of the App (`GET /app/installations`, all pages). */
+  installations(): Promise<Array<{ id: number; account: string | null; suspended: boolean }>>;
+  /** The repositories one installation can reach (`GET /installation/repositories`, all pages). */
+  repositories(installationId: number): Promise<string[]>;
+};
+
+export type ExecutorDeps = {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  publisher: ReviewPublisher;
+  /** An installation's Octokit for live publication (never called in shadow publication mode). */
+  github: (installationId: number) => Promise<GitHubClient>;
+  /** Null without App credentials: repository sync then fails with `app_credentials_missing`. */
+  app: AppGitHub | null;
+  /** Dispatches a stored delivery into the Probot app again (what the webhooks lane does). */
+  dispatchDelivery: (deliveryId: string) => Promise<void>;
+  /** Wakes the review lane after a requeue. */
+  onReviewQueued?: () => void;
+};
+
+const REVIEW_KEY = /^([^/#]+)\/([^#]+)#(\d+)@([0-9a-f]{40}|[0-9a-f]{64})(?::(.+))?$/;
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+/** What each command kind does when the bridge executes it (operator-api 2.3, review-engine 3.5, 7.5). */
+export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
+  const { store } = deps;
+  return {
+    requeue: async (command) => {
+      const target = await requeueTarget(store, command);
+      const variant = str(command.payload.variant) ?? `operator-${deps.clock.now()}`;
+      const { owner, name } = splitFullName(target.repo);
+      const result = await requestReview(store, {
+        owner,
+        repo: name,
+        number: target.prNumber,
+        headSha: target.headSha,
+        installationId: target.installationId,
+        trigger: 'operator_requeue',
+        variant,
+      });
+      deps.onReviewQueued?.();
+      return {
+        outcome: result.outcome,
+        reviewKey: result.run.reviewKey,
+        runId: result.run.id,
+        jobId: result.jobId,
+        headSha: target.headSha,
+        variant,
+      };
+    },
+
+    'retry-publish': async (command) => {
+      const key = str(command.payload.reviewKey) ?? command.reviewKey;
+      if (!key) throw new CommandFailure('invalid_command', 'retry-publish needs a reviewKey');
+      const run = await store.runs.getByKey(key);
+      if (!run) throw new CommandFailure('run_not_found', `review run ${key} does not exist`);
+      try {
+        const outcome = await retryPublish(store, deps.publisher, deps.github, run.id);
+        if (outcome.status === 'failed') {
+          throw new CommandFailure('publish_failed', `publication failed: ${outcome.errors.join('; ')}`);
+        }
+        return {
+          runId: run.id,
+          reviewKey: run.reviewKey,
+          publishStatus: outcome.status,
+          event: outcome.event,
+          mergeStatus: outcome.mergeStatus,
+          conclusion: outcome.conclusion,
+        };
+      } catch (error) {
+        if (error instanceof RetryPublishError) {
+          throw new CommandFailure(
+            /installation/.test(error.message) ? 'installation_missing' : 'not_analyzed',
+            error.message,
+          );
+        }
+        throw error;
+      }
+    },
+
+    'replay-webhook': async (command) => {
+      const id = str(command.payload.deliveryId) ?? command.deliveryId;
+      if (!id) throw new CommandFailure('invalid_command', 'replay-webhook needs a deliveryId');
+      const force = command.payload.force === true;
+      const delivery = await store.deliveries.get(id);
+      if (!delivery) {
+        throw new CommandFailure(
+          'delivery_not_found',
+          `webhook delivery ${id} is not recorded in this store`,
+        );
+      }
+      if (delivery.status === 'processed' && !force) {
+        throw new CommandFailure(
+          'force_required',
+          `webhook delivery ${id} was already processed: replay it with force: true`,
+        );
+      }
+      if (delivery.status === 'queued' && !force) {
+        throw new CommandFailure(
+          'delivery_queued',
+          `webhook delivery ${id} is still queued for processing: replay it with force: true to process it now`,
+        );
+      }
+      const before = delivery.status;
+      await deps.dispatchDelivery(id);
+      const after = await store.deliveries.get(id);
+      return {
+        deliveryId: id,
+        event: delivery.event,
+        action: delivery.action,
+        previousStatus: before,
+        status: after?.status ?? null,
+        outcome: after?.outcome ?? null,
+        forced: force,
+      };
+    },
+
+    'sync-repositories': async () => {
+      if (!deps.app) {
+        throw new CommandFailure(
+          'app_credentials_missing',
+          'repository sync needs the GitHub App credentials (APP_ID and PRIVATE_KEY)',
+        );
+      }
+      const installations = await deps.app.installations();
+      const seen = new Map<string, number>();
+      for (const installation of installations) {
+        if (installation.suspended) continue;
+        for (const fullName of await deps.app.repositories(installation.id)) {
+          seen.set(fullName, installation.id);
+        }
+      }
+      const before = await store.repositories.list();
+      const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
+      for (const [fullName, installationId] of seen) {
+        await store.repositories.upsertInstalled(fullName, installationId);
+      }
+      // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
+      const removed = [...known].filter((name) => !seen.has(name));
+      await store.repositories.markUninstalled(removed);
+      const added = [...seen.keys()].filter((name) => !known.has(name));
+      deps.log.info(
+        { event: 'repositories-synced', installations: installations.length, repositories: seen.size },
+        `repository sync: ${seen.size} repositories in ${installations.length} installations`,
+      );
+      return {
+        installations: installations.length,
+        repositories: seen.size,
+        added: added.sort(),
+        removed: removed.sort(),
+      };
+    },
+  };
+}
+
+type RequeueTarget = { repo: string; prNumber: number; headSha: string; installationId: number };
+
+/**
+ * What a requeue reviews: the exact stored review key, or the stored head of the pull request (by repo
+ * and number, or by a review key naming that head). It needs an installation id.
+ */
+export async function requeueTarget(
+  store: Store,
+  ref: Pick<Command, 'payload' | 'reviewKey' | 'repo' | 'prNumber'>,
+): Promise<RequeueTarget> {
+  const key = str(ref.payload.reviewKey) ?? ref.reviewKey;
+  let repo: string;
+  let prNumber: number;
+  let headSha: string | null = null;
+  let installationId: number | null = null;
+  if (key) {
+    const run = await store.runs.getByKey(key);
+    const parts = REVIEW_KEY.exec(key);
+    if (!run && !parts) throw new CommandFailure('invalid_command', `${key} is not a review key`);
+    repo = run?.repo ?? `${parts![1]}/${parts![2]}`;
+    prNumber = run?.prNumber ?? Number(parts![3]);
+    if (run) {
+      headSha = run.headSha;
+      installationId = run.installationId;
+    } else {
+      const pr = await store.pullRequests.get(repo, prNumber);
+      if (!pr || pr.headSha !== parts![4]) {
+        throw new CommandFailure(
+          'review_not_found',
+          `no stored review ${key}, and ${parts![4]!.slice(0, 12)} is not the stored head of ${repo}#${prNumber}`,
+        );
+      }
+      headSha = pr.headSha;
+      installationId = pr.installationId;
+    }
+  } else {
+    repo = str(ref.payload.repo) ?? ref.repo ?? '';
+    prNumber = Number(ref.payload.number ?? ref.prNumber);
+    if (!repo || !Number.isSafeInteger(prNumber) || prNumber < 1) {
+      throw new CommandFailure('invalid_command', 'requeue needs a reviewKey, or repo plus number');
+    }
+    const pr = await store.pullRequests.get(repo, prNumber);
+    if (!pr?.headSha) {
+      throw new CommandFailure('pr_not_found', `no stored head for ${repo}#${prNumber}`);
+    }
+    headSha = pr.headSha;
+    installationId = pr.installationId;
+  }
+  installationId ??=
+    (await store.pullRequests.get(repo, prNumber))?.installationId ??
+    (await store.repositories.get(repo))?.installationId ??
+    null;
+  if (installationId === null) {
+    throw new CommandFailure(
+      'installation_missing',
+      `cannot requeue ${repo}#${prNumber}: the installation id is missing`,
+    );
+  }
+  return { repo, prNumber, headSha: headSha!, installationId };
+}

@@ -1,0 +1,529 @@
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { randomId, systemClock } from '../clock.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { CommandFailure } from '../bridge/command-bridge.js';
+import { requeueTarget } from '../bridge/executors.js';
+import { reviewKey as buildReviewKey } from '../ingress/event-filter.js';
+import { openQueue } from '../queue/select.js';
+import { REVIEW_QUEUE, requestReview, type ReviewJobPayload } from '../review/request.js';
+import { openStore, type Store } from '../store/index.js';
+import { splitFullName } from '../store/repositories.js';
+import type { RunRecord } from '../store/runs.js';
+import { usageReport, type UsageTotals } from '../store/usage.js';
+import { painter, statusColour, table, when, type Painter } from './table.js';
+
+/** A refusal the CLI prints as one line on stderr, exiting 1. */
+export class CliError extends Error {}
+
+type Io = {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  isTty: boolean;
+};
+
+const OPTIONS = {
+  db: { type: 'string' },
+  'queue-db': { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  variant: { type: 'string' },
+  init: { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  name: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Options = {
+  db?: string;
+  'queue-db'?: string;
+  limit?: string;
+  json?: boolean;
+  variant?: string;
+  init?: boolean;
+  from?: string;
+  to?: string;
+  name?: string;
+  help?: boolean;
+};
+
+const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
+  --init             create and migrate the store when --db names a file that does not exist
+  --json             machine-readable output
+  -h, --help         this help`;
+
+const HELP: Record<string, string> = {
+  main: `verdict: the Verdict operator CLI
+
+Usage: verdict <command> [options]
+
+Commands:
+  runs                 the newest review runs
+  show <reviewKey>     one run: its analysis, findings and publication ledger
+  usage                model and chat usage for a UTC date range
+  requeue <reviewKey>  queue a new review of a stored head (a new variant)
+  harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
+  worker               run a worker process (the review and webhook lanes)
+  serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
+
+Options:
+${COMMON}
+
+The exit code says whether the command worked (0) or not (1); it is never the review verdict.
+Run "verdict <command> --help" for a command's options.`,
+  runs: `Usage: verdict runs [--limit <n>] [--db <path>] [--json]
+
+The newest review runs, newest first.
+
+Options:
+  --limit <n>        how many (1 to 1000, default 20)
+${COMMON}`,
+  show: `Usage: verdict show <reviewKey> [--db <path>] [--json]
+
+One run by its exact review key ({owner}/{repo}#{pr}@{headSha}[:{variant}]): status, verdict,
+confidence, findings and the publication ledger.
+
+Options:
+${COMMON}`,
+  usage: `Usage: verdict usage [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--db <path>] [--json]
+
+Model and chat usage (tokens and cost) for UTC days, inclusive; by default from the start of this
+month through today. A total some call did not report is "unknown", never 0.
+
+Options:
+  --from <day>       first UTC day
+  --to <day>         last UTC day
+${COMMON}`,
+  requeue: `Usage: verdict requeue <reviewKey> [--variant <name>] [--queue-db <path>] [--db <path>] [--json]
+
+Queues a new review. The key must be a stored review key, or name the stored head of the pull
+request; the pull request needs an installation id. The new run's key carries the variant
+(default operator-{timestamp}).
+
+Options:
+  --variant <name>   the variant of the new review key
+  --queue-db <path>  enqueue into this SQLite queue file (what a worker with VERDICT_QUEUE_DB_PATH claims from)
+                     instead of the store's own job table
+${COMMON}`,
+  harness: `Usage: verdict harness <reviewKey> [--name <name>] [--db <path>] [--json]
+
+Saves an analysed run as a harness record (verdict, confidence, coverage and finding fingerprints),
+a baseline that the Test Lab routes list. This writes to the store.
+
+Options:
+  --name <name>      a label for the record (default: the review key)
+${COMMON}`,
+  worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
+
+Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
+
+Options:
+  --queue-db <path>  claim review jobs from this SQLite queue file (VERDICT_QUEUE_DB_PATH)
+${COMMON}`,
+  serve: `Usage: verdict serve [--db <path>] [--init]
+
+Runs the server (what "npm start" runs): PORT (default 8787) and HOST choose the address.
+
+Options:
+${COMMON}`,
+};
+
+const DAY_MS = 86_400_000;
+
+/** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
+export async function runCli(argv: string[], io: Io): Promise<number | null> {
+  let parsed: { values: Options; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as {
+      values: Options;
+      positionals: string[];
+    };
+  } catch (error) {
+    io.stderr(`verdict: ${(error as Error).message.split('\n')[0]}`);
+    return 1;
+  }
+  const { values: opts, positionals } = parsed;
+  const [command, ...args] = positionals;
+  if (!command) {
+    (opts.help ? io.stdout : io.stderr)(HELP.main!);
+    return opts.help ? 0 : 1;
+  }
+  if (!(command in HELP) || command === 'main') {
+    io.stderr(`verdict: unknown command "${command}" (run verdict --help)`);
+    return 1;
+  }
+  if (opts.help) {
+    io.stdout(HELP[command]!);
+    return 0;
+  }
+  try {
+    return await dispatch(command, args, opts, io);
+  } catch (error) {
+    const message =
+      error instanceof CliError || error instanceof CommandFailure || error instanceof ConfigError
+        ? error.message
+        : `${(error as Error)?.message ?? String(error)}`;
+    io.stderr(`verdict ${command}: ${message.split('\n')[0]}`);
+    return 1;
+  }
+}
+
+async function dispatch(command: string, args: string[], opts: Options, io: Io): Promise<number | null> {
+  const expectArgs = (n: number, what: string) => {
+    if (args.length !== n) throw new CliError(n === 0 ? 'takes no arguments' : `needs exactly one ${what}`);
+  };
+  if (command === 'worker' || command === 'serve') {
+    expectArgs(0, '');
+    const env = storeEnv(opts, io.env);
+    const config = loadConfig(env);
+    ensureStoreExists(config, opts);
+    Object.assign(process.env, env);
+    await import(command === 'worker' ? '../worker/main.js' : '../main.js');
+    return null;
+  }
+  const paint = painter(io.isTty && !opts.json);
+  const print = (json: unknown, human: () => string) =>
+    io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
+  const { store } = await openCliStore(opts, io.env);
+  try {
+    switch (command) {
+      case 'runs': {
+        expectArgs(0, '');
+        const runs = await store.runs.recent(limitOf(opts.limit));
+        print({ runs: runs.map(summary) }, () => runsTable(runs, paint));
+        return 0;
+      }
+      case 'show': {
+        expectArgs(1, 'review key');
+        const run = await requireRun(store, args[0]!);
+        const findings = await store.findings.listForRun(run.id);
+        const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
+          (p) => p.runId === run.id,
+        );
+        print({ run, findings, publications }, () => showText(run, findings, publications, paint));
+        return 0;
+      }
+      case 'usage': {
+        expectArgs(0, '');
+        const now = Date.now();
+        const to = opts.to !== undefined ? utcDay(opts.to, '--to') : Math.floor(now / DAY_MS) * DAY_MS;
+        const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
+        const from = opts.from !== undefined ? utcDay(opts.from, '--from') : Math.min(monthStart, to);
+        if (from > to) throw new CliError('--from must not be after --to');
+        const report = await usageReport(store.db.knex, from, to + DAY_MS);
+        const range = { from: dayOf(from), to: dayOf(to) };
+        print({ ...range, ...report }, () => usageText(range, report, paint));
+        return 0;
+      }
+      case 'requeue': {
+        expectArgs(1, 'review key');
+        const result = await requeue(store, args[0]!, opts);
+        print(
+          result,
+          () => `${paint('queued', 'green')} ${result.reviewKey} (run ${result.runId}, ${result.outcome})`,
+        );
+        return 0;
+      }
+      case 'harness': {
+        expectArgs(1, 'review key');
+        const run = await requireRun(store, args[0]!);
+        if (!['analysed', 'degraded'].includes(run.analysisStatus)) {
+          throw new CliError(`run ${run.reviewKey} is not analyzed (analysis ${run.analysisStatus})`);
+        }
+        const findings = await store.findings.listForRun(run.id);
+        const coverage = (run.result as { coverage?: { complete?: unknown; headSha?: unknown } } | null)
+          ?.coverage;
+        const record = await store.harness.save({
+          id: randomId('harness'),
+          name: opts.name ?? run.reviewKey,
+          reviewKey: run.reviewKey,
+          runId: run.id,
+          repo: run.repo,
+          prNumber: run.prNumber,
+          actor: `cli:${io.env.USER ?? 'operator'}`,
+          record: {
+            verdict: run.verdict,
+            confidence: run.confidence,
+            analysisStatus: run.analysisStatus,
+            publishStatus: run.publishStatus,
+            headSha: run.headSha,
+            coverage: coverage
+              ? { complete: coverage.complete ?? null, headSha: coverage.headSha ?? null }
+              : null,
+            findings: findings.map((f) => ({
+              fingerprint: f.fingerprint,
+              severity: f.severity,
+              category: f.category,
+              path: f.path,
+              line: f.line,
+              title: f.title,
+            })),
+          },
+        });
+        print(
+          { harness: record },
+          () => `${paint('saved', 'green')} harness record ${record.id} for ${run.reviewKey}`,
+        );
+        return 0;
+      }
+    }
+    throw new CliError(`unknown command "${command}"`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The environment with `--db` / `--queue-db` applied (`--db` names a SQLite file, so it wins over DATABASE_URL). */
+function storeEnv(opts: Options, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' };
+  if (opts.db !== undefined) {
+    if (opts.db.trim() === '') throw new CliError('--db needs a path');
+    out.VERDICT_DB_PATH = opts.db;
+    delete out.DATABASE_URL;
+  }
+  if (opts['queue-db'] !== undefined) out.VERDICT_QUEUE_DB_PATH = opts['queue-db'];
+  return out;
+}
+
+/** Unlike the original CLI, never creates a database at a path that does not exist unless asked. */
+function ensureStoreExists(config: Config, opts: Options): void {
+  if (config.store.client !== 'sqlite' || config.store.filename === ':memory:') return;
+  if (!existsSync(config.store.filename) && !opts.init) {
+    throw new CliError(
+      `no Verdict database at ${config.store.filename} (check --db, or pass --init to create one there)`,
+    );
+  }
+}
+
+async function openCliStore(
+  opts: Options,
+  env: NodeJS.ProcessEnv,
+): Promise<{ store: Store; config: Config }> {
+  const config = loadConfig(storeEnv(opts, env));
+  ensureStoreExists(config, opts);
+  const store = await openStore(config.store, {
+    clock: systemClock,
+    ids: randomId,
+    dedupeTtlSeconds: config.dedupeTtlSeconds,
+  });
+  return { store, config };
+}
+
+function limitOf(raw: string | undefined): number {
+  if (raw === undefined) return 20;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+    throw new CliError(`--limit must be an integer from 1 to 1000 (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function utcDay(raw: string, name: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw);
+  const at = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
+  if (!m || dayOf(at) !== raw) throw new CliError(`${name} must be a UTC day YYYY-MM-DD (got "${raw}")`);
+  return at;
+}
+
+const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
+
+async function requireRun(store: Store, key: string): Promise<RunRecord> {
+  const run = await store.runs.getByKey(key);
+  if (!run) throw new CliError(`no run with review key ${key}`);
+  return run;
+}
+
+/** `requeue`: a new variant of a stored head, into the store's job table or the `--queue-db` queue file. */
+async function requeue(store: Store, key: string, opts: Options) {
+  const variant = opts.variant ?? `operator-${Date.now()}`;
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(variant)) {
+    throw new CliError('--variant must be 1 to 100 letters, digits, dots, dashes or underscores');
+  }
+  const target = await requeueTarget(store, {
+    payload: { reviewKey: key },
+    reviewKey: key,
+    repo: null,
+    prNumber: null,
+  });
+  const { owner, name } = splitFullName(target.repo);
+  const request = {
+    owner,
+    repo: name,
+    number: target.prNumber,
+    headSha: target.headSha,
+    installationId: target.installationId,
+    trigger: 'operator_requeue',
+    variant,
+  };
+  if (opts['queue-db'] === undefined) {
+    const result = await requestReview(store, request);
+    return {
+      outcome: result.outcome,
+      reviewKey: result.run.reviewKey,
+      runId: result.run.id,
+      jobId: result.jobId,
+    };
+  }
+  const newKey = buildReviewKey(owner, name, target.prNumber, target.headSha, variant);
+  const { run, created } = await store.runs.createOrGet({
+    reviewKey: newKey,
+    repo: target.repo,
+    prNumber: target.prNumber,
+    headSha: target.headSha,
+    variant,
+    trigger: 'operator_requeue',
+    installationId: target.installationId,
+  });
+  if (!created) throw new CliError(`run ${newKey} exists already: choose another --variant`);
+  const queue = await openQueue(
+    { kind: 'sqlite', filename: opts['queue-db'] },
+    { store, clock: systemClock, ids: randomId, log: silentLog },
+  );
+  try {
+    const payload: ReviewJobPayload = { ...request, runId: run.id, reviewKey: newKey };
+    const result = await queue.backend.enqueue({
+      queue: REVIEW_QUEUE,
+      kind: 'review',
+      key: newKey,
+      mode: 'keep_existing',
+      payload,
+    });
+    await store.runs.update(run.id, { jobId: result.jobId });
+    return {
+      outcome: 'enqueued',
+      reviewKey: newKey,
+      runId: run.id,
+      jobId: result.jobId,
+      queueDb: opts['queue-db'],
+    };
+  } finally {
+    await queue.close();
+  }
+}
+
+const silentLog = {
+  warn: () => undefined,
+  info: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as Parameters<typeof openQueue>[1]['log'];
+
+function summary(run: RunRecord) {
+  const { result: _result, shadowReview: _shadow, ...rest } = run;
+  return rest;
+}
+
+const shortKey = (key: string) => key.replace(/@([0-9a-f]{12})[0-9a-f]+/, '@$1');
+
+function runsTable(runs: RunRecord[], paint: Painter): string {
+  if (runs.length === 0) return 'no runs';
+  return table(
+    ['REVIEW KEY', 'STATUS', 'ANALYSIS', 'PUBLISH', 'VERDICT', 'CONF', 'CREATED (UTC)'],
+    runs.map((r) => [
+      shortKey(r.reviewKey),
+      r.status,
+      r.analysisStatus,
+      r.publishStatus,
+      r.verdict ?? '-',
+      r.confidence === null ? '-' : `${r.confidence}/5`,
+      when(r.createdAt),
+    ]),
+    paint,
+    (column, value) => (column >= 1 && column <= 4 && value !== '-' ? statusColour(value) : null),
+  );
+}
+
+function showText(
+  run: RunRecord,
+  findings: Awaited<ReturnType<Store['findings']['listForRun']>>,
+  publications: Awaited<ReturnType<Store['publications']['listForPr']>>,
+  paint: Painter,
+): string {
+  const field = (label: string, value: string, colour?: boolean) =>
+    `${paint(label.padEnd(12), 'bold')} ${colour && value !== '-' ? paint(value, statusColour(value)) : value}`;
+  const lines = [
+    field('review key', run.reviewKey),
+    field('run', run.id),
+    field('status', run.status, true),
+    field('analysis', run.analysisStatus, true),
+    field('publish', run.publishStatus, true),
+    field('verdict', run.verdict ?? '-', true),
+    field('confidence', run.confidence === null ? '-' : `${run.confidence}/5`),
+    field('trigger', run.trigger),
+    field('reason', run.reason ?? '-'),
+    field('error', run.error ?? run.publishError ?? '-'),
+    field('created', when(run.createdAt)),
+    '',
+    paint(`Findings (${findings.length})`, 'bold'),
+  ];
+  if (findings.length > 0) {
+    lines.push(
+      table(
+        ['SEVERITY', 'CATEGORY', 'LOCATION', 'TITLE'],
+        findings.map((f) => [
+          f.severity,
+          f.category,
+          f.path === null ? '-' : f.line === null ? f.path : `${f.path}:${f.line}`,
+          f.title,
+        ]),
+        paint,
+      ),
+    );
+  }
+  lines.push('', paint(`Publication ledger (${publications.length})`, 'bold'));
+  if (publications.length > 0) {
+    lines.push(
+      table(
+        ['KIND', 'MODE', 'STATUS', 'RECEIPT', 'AT (UTC)'],
+        publications.map((p) => [p.kind, p.mode, p.status, p.receipt ?? p.error ?? '-', when(p.createdAt)]),
+        paint,
+        (column, value) => (column === 2 ? statusColour(value) : null),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+function usageText(
+  range: { from: string; to: string },
+  report: Awaited<ReturnType<typeof usageReport>>,
+  paint: Painter,
+): string {
+  const n = (v: number | null, unit = '') => (v === null ? 'unknown' : `${v}${unit}`);
+  const usd = (v: number | null) => (v === null ? 'unknown' : `$${v.toFixed(4)}`);
+  const row = (label: string, t: UsageTotals) => [
+    label,
+    String(t.calls),
+    n(t.inputTokens),
+    n(t.outputTokens),
+    usd(t.costUsd),
+  ];
+  const rows: string[][] = [];
+  for (const [name, section] of [
+    ['model', report.model],
+    ['chat', report.chat],
+  ] as const) {
+    rows.push(row(name, section));
+    for (const line of section.byModel)
+      rows.push(row(`  ${line.provider ?? '?'}/${line.model ?? '?'}`, line));
+  }
+  return [
+    paint(`Usage ${range.from} to ${range.to} (UTC)`, 'bold'),
+    table(['', 'CALLS', 'INPUT TOKENS', 'OUTPUT TOKENS', 'COST'], rows, paint, (_c, v) =>
+      v === 'unknown' ? 'yellow' : null,
+    ),
+  ].join('\n');
+}
+
+const isMain = process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.ts$/.test(process.argv[1]);
+const viaBin = process.argv[1] !== undefined && /[\\/]bin[\\/]verdict(\.mjs)?$/.test(process.argv[1]);
+if (isMain || viaBin) {
+  const code = await runCli(process.argv.slice(2), {
+    stdout: (text) => process.stdout.write(`${text}\n`),
+    stderr: (text) => process.stderr.write(`${text}\n`),
+    env: process.env,
+    isTty: Boolean(process.stdout.isTTY),
+  });
+  if (code !== null) process.exitCode = code;
+}

@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { SchedulerConfig } from '../config.js';
+import type { CommandBridge } from '../bridge/command-bridge.js';
+import type { Store } from '../store/index.js';
+import type { ScheduledJob, Scheduler } from './scheduler.js';
+import { watchdogMessages } from './watchdog.js';
+
+/** The cron expressions (UTC) of the scheduled jobs this runtime runs (review-engine 6.4). */
+export const SCHEDULE = {
+  commandBridge: '* * * * *',
+  watchdog: '3-59/15 * * * *',
+  maintenance: '17 * * * *',
+} as const;
+
+export const JOB_NAMES = {
+  commandBridge: 'command-bridge',
+  watchdog: 'watchdog',
+  maintenance: 'maintenance',
+} as const;
+
+export type JobDeps = {
+  store: Store;
+  bridge: CommandBridge;
+  config: SchedulerConfig;
+  log: Logger;
+  clock: Clock;
+  productName: string;
+  /** The scheduler the watchdog watches (its jobs and start time). */
+  scheduler: () => Scheduler;
+  /** Alert delivery (tests give their own); default `fetch`. */
+  fetch?: typeof fetch;
+};
+
+/** The command bridge every minute, the watchdog every 15 minutes, maintenance every hour. */
+export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
+  return [
+    {
+      name: JOB_NAMES.commandBridge,
+      expression: SCHEDULE.commandBridge,
+      run: async () => {
+        const pass = await deps.bridge.runOnce();
+        return pass.dryRun
+          ? { authority: pass.authority, dryRun: true, planned: pass.planned.map((p) => p.id) }
+          : {
+              authority: pass.authority,
+              dryRun: false,
+              executed: pass.executed.length,
+              succeeded: pass.executed.filter((e) => e.status === 'succeeded').length,
+              failed: pass.executed.filter((e) => e.status === 'failed').length,
+              skipped: pass.skipped.length,
+            };
+      },
+    },
+    {
+      name: JOB_NAMES.watchdog,
+      expression: SCHEDULE.watchdog,
+      run: () => runWatchdog(deps),
+    },
+    {
+      name: JOB_NAMES.maintenance,
+      expression: SCHEDULE.maintenance,
+      run: async () => {
+        const markersExpired = await deps.store.deliveries.expireMarkers();
+        let deliveriesDeleted = 0;
+        const days = deps.config.deliveryRetentionDays;
+        if (days > 0) {
+          const before = deps.clock.now() - days * 86_400_000;
+          for (let n = -1; n !== 0;) {
+            n = await deps.store.deliveries.pruneFinished(before, 1000);
+            deliveriesDeleted += n;
+          }
+        }
+        if (markersExpired + deliveriesDeleted > 0) {
+          deps.log.info(
+            { event: 'maintenance', markersExpired, deliveriesDeleted, retentionDays: days },
+            `maintenance: ${markersExpired} expired dedupe markers and ${deliveriesDeleted} old deliveries removed`,
+          );
+        }
+        return { markersExpired, deliveriesDeleted, retentionDays: days };
+      },
+    },
+  ];
+}
+
+/**
+ * The watchdog: checks every other job's heartbeat and artifact, logs each message, and delivers them to
+ * `VERDICT_WATCHDOG_ALERT_URL` only when one is configured (alert delivery is off by default). Its own
+ * artifact holds the messages, which analytics shows.
+ */
+export async function runWatchdog(deps: JobDeps): Promise<Record<string, unknown>> {
+  const scheduler = deps.scheduler();
+  const now = deps.clock.now();
+  const messages = watchdogMessages({
+    jobs: scheduler.jobs,
+    records: await deps.store.scheduler.list(),
+    now,
+    schedulerStartedAt: scheduler.startedAt ?? now,
+    self: JOB_NAMES.watchdog,
+  });
+  for (const message of messages) deps.log.warn({ event: 'watchdog', message }, `watchdog: ${message}`);
+  let alert: 'disabled' | 'none' | 'delivered' | 'failed' = 'disabled';
+  if (deps.config.alertUrl) {
+    alert = 'none';
+    if (messages.length > 0) {
+      try {
+        const response = await (deps.fetch ?? fetch)(deps.config.alertUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            source: `${deps.productName} watchdog`,
+            generatedAt: new Date(now).toISOString(),
+            messages,
+          }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        alert = response.ok ? 'delivered' : 'failed';
+        if (!response.ok) {
+          deps.log.error(
+            { event: 'watchdog-alert-failed', status: response.status },
+            'watchdog alert refused',
+          );
+        }
+      } catch (error) {
+        alert = 'failed';
+        deps.log.error(
+          { event: 'watchdog-alert-failed', err: error },
+          'watchdog alert could not be delivered',
+        );
+      }
+    }
+  }
+  return { messages, alert };
+}

@@ -1,0 +1,3 @@
+import { bridgeSuite } from './bridge-suite.js';
+
+describe('command claims, the bridge race and scheduler records on PostgreSQL', () => bridgeSuite('pg'));

@@ -1,0 +1,169 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createProbot } from '../../src/github/probot.js';
+import { createCommandBridge, createScheduler } from '../../src/runtime.js';
+import { Scheduler } from '../../src/scheduler/scheduler.js';
+import type { IncomingDelivery } from '../../src/store/deliveries.js';
+import { openTestStore, type TestStore } from '../helpers/store.js';
+import { eventually } from '../helpers/webhooks.js';
+import { systemClock } from '../../src/clock.js';
+
+const silent = pino({ level: 'silent' });
+const DAY = 86_400_000;
+
+let t: TestStore;
+beforeEach(async () => {
+  t = await openTestStore('sqlite');
+});
+afterEach(async () => {
+  await t.cleanup();
+});
+
+function runtimeScheduler(env: Record<string, string>, fetchImpl?: typeof fetch) {
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
+  const probot = createProbot(config.github, silent);
+  const bridge = createCommandBridge(t.store, probot, config, silent, { clock: t.clock });
+  return createScheduler(t.store, bridge, config, silent, t.clock, fetchImpl);
+}
+
+describe('scheduler', () => {
+  test('croner ticks run the job with a heartbeat and an artifact; stop() ends the ticks', async () => {
+    let runs = 0;
+    const scheduler = new Scheduler({
+      store: t.store.scheduler,
+      log: silent,
+      clock: systemClock,
+      jobs: [{ name: 'every-second', expression: '* * * * * *', run: async () => ({ n: ++runs }) }],
+    });
+    scheduler.start();
+    try {
+      const record = await eventually(async () => {
+        const r = await t.store.scheduler.get('every-second');
+        return r?.lastStatus === 'ok' ? r : null;
+      }, 3000);
+      expect(record.expression).toBe('* * * * * *');
+      expect((record.artifact as any).n).toBeGreaterThanOrEqual(1);
+      expect(Date.parse((record.artifact as any).generatedAt)).toBeGreaterThan(Date.now() - 5000);
+    } finally {
+      await scheduler.stop();
+    }
+    const after = runs;
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(runs).toBe(after);
+  });
+
+  test('a bad cron expression stops start-up', () => {
+    expect(
+      () =>
+        new Scheduler({
+          store: t.store.scheduler,
+          log: silent,
+          clock: systemClock,
+          jobs: [{ name: 'broken', expression: '61 * * * *', run: async () => ({}) }],
+        }),
+    ).toThrow();
+  });
+
+  test('a failing job records its error and answers it to runNow', async () => {
+    const scheduler = new Scheduler({
+      store: t.store.scheduler,
+      log: silent,
+      clock: systemClock,
+      jobs: [
+        { name: 'fails', expression: '* * * * *', run: async () => Promise.reject(new Error('disk full')) },
+      ],
+    });
+    expect(await scheduler.runNow('fails')).toEqual({ status: 'error', error: 'disk full' });
+    expect(await t.store.scheduler.get('fails')).toMatchObject({
+      lastStatus: 'error',
+      lastError: 'disk full',
+    });
+  });
+
+  test('maintenance expires dedupe markers and deletes finished deliveries past the retention', async () => {
+    const delivery = (id: string): IncomingDelivery => ({
+      id,
+      event: 'ping',
+      action: null,
+      raw: '{}',
+      bytes: 2,
+      repo: null,
+      prNumber: null,
+      installationId: null,
+      outcome: 'unsupported_event',
+      job: null,
+    });
+    t.clock.set(Date.UTC(2026, 0, 1));
+    await t.store.deliveries.recordBatch([delivery('old')]);
+    t.clock.set(Date.UTC(2026, 0, 1) + 10 * DAY);
+    await t.store.deliveries.recordBatch([delivery('recent')]);
+    t.clock.set(Date.UTC(2026, 0, 1) + 40 * DAY);
+    const scheduler = runtimeScheduler({ VERDICT_DELIVERY_RETENTION_DAYS: '35' });
+    const run = await scheduler.runNow('maintenance');
+    // Both markers expired (the 7-day TTL); only the 40-day-old delivery is past the 35-day retention.
+    expect(run).toMatchObject({
+      status: 'ok',
+      artifact: { markersExpired: 2, deliveriesDeleted: 1, retentionDays: 35 },
+    });
+    expect((await t.store.deliveries.list()).map((d) => d.id)).toEqual(['recent']);
+    const keepAll = runtimeScheduler({ VERDICT_DELIVERY_RETENTION_DAYS: '0' });
+    t.clock.advance(400 * DAY);
+    expect(await keepAll.runNow('maintenance')).toMatchObject({ artifact: { deliveriesDeleted: 0 } });
+  });
+
+  describe('watchdog alert delivery', () => {
+    let server: Server;
+    let received: any[];
+    let status: number;
+    let url: string;
+    beforeEach(async () => {
+      received = [];
+      status = 204;
+      server = createServer((req, res) => {
+        let body = '';
+        req.on('data', (c) => (body += c));
+        req.on('end', () => {
+          received.push({ headers: req.headers, body: JSON.parse(body) });
+          res.writeHead(status).end();
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`;
+    });
+    afterEach(async () => {
+      await new Promise((r) => server.close(r));
+    });
+
+    test('off by default: messages are only logged and stored', async () => {
+      const scheduler = runtimeScheduler({});
+      await t.store.scheduler.started('maintenance', '17 * * * *');
+      await t.store.scheduler.finished('maintenance', { status: 'ok', artifact: { cleaned: 1 } });
+      const run = await scheduler.runNow('watchdog');
+      expect(run).toMatchObject({
+        status: 'ok',
+        artifact: { alert: 'disabled', messages: ['maintenance artifact has a missing generatedAt'] },
+      });
+      expect(received).toEqual([]);
+    });
+
+    test('with VERDICT_WATCHDOG_ALERT_URL the messages are POSTed as JSON; nothing is sent when all is well', async () => {
+      const scheduler = runtimeScheduler({ VERDICT_WATCHDOG_ALERT_URL: url });
+      expect(await scheduler.runNow('watchdog')).toMatchObject({ artifact: { alert: 'none', messages: [] } });
+      expect(received).toEqual([]);
+      await t.store.scheduler.started('command-bridge', '* * * * *');
+      await t.store.scheduler.finished('command-bridge', { status: 'ok', artifact: { generatedAt: 'soon' } });
+      expect(await scheduler.runNow('watchdog')).toMatchObject({ artifact: { alert: 'delivered' } });
+      expect(received).toHaveLength(1);
+      expect(received[0].headers['content-type']).toBe('application/json');
+      expect(received[0].body).toEqual({
+        source: 'Verdict watchdog',
+        generatedAt: new Date(t.clock.now()).toISOString(),
+        messages: ['command-bridge artifact has an invalid generatedAt: "soon"'],
+      });
+      status = 500;
+      expect(await scheduler.runNow('watchdog')).toMatchObject({ artifact: { alert: 'failed' } });
+    });
+  });
+});
