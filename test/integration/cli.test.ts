@@ -274,6 +274,45 @@ describe('verdict CLI', () => {
     expect(existsSync(missing)).toBe(true);
   });
 
+  test('npm run bridge -- --once: the command bridge as its own process executes a queued command', async () => {
+    const store = await openStore(
+      { client: 'sqlite', filename: db },
+      {
+        clock: new ManualClock(Date.now()) as Clock,
+        ids: randomId,
+        dedupeTtlSeconds: 604800,
+      },
+    );
+    await store.commands.create({
+      id: 'cmd-bridge-process',
+      kind: 'requeue',
+      payload: { reviewKey: KEY, variant: 'bridge-process' },
+      reviewKey: KEY,
+      actor: 'test',
+    });
+    await store.close();
+    const pass = await new Promise<Result>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', join(process.cwd(), 'src', 'bridge', 'main.ts'), '--once'],
+        {
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', VERDICT_DB_PATH: db },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
+      );
+    });
+    expect(pass).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(pass.stdout)).toEqual({
+      authority: 'live',
+      dryRun: false,
+      executed: [{ id: 'cmd-bridge-process', kind: 'requeue', status: 'succeeded' }],
+      skipped: [],
+    });
+    const shown = JSON.parse((await cli(['show', `${KEY}:bridge-process`, '--db', db, '--json'])).stdout);
+    expect(shown.run).toMatchObject({ status: 'queued', trigger: 'operator_requeue' });
+  });
+
   test('serve and worker run until SIGTERM and exit 0', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = createServer();
