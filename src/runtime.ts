@@ -22,7 +22,7 @@ import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
 import type { OperatorDeps } from './operator/operation.js';
-import { ReadCache } from './operator/read-cache.js';
+import { ReadCache, StampedCache } from './operator/read-cache.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { trpcMount } from './trpc/router.js';
 import { REVIEW_QUEUE } from './review/request.js';
@@ -109,8 +109,11 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     newId: (prefix) => ids(prefix),
     publicUrl: config.publicUrl,
     cache: new ReadCache(config.operatorCacheMs),
+    // Validated by a stamp before every hit, so it is on whenever the read cache is.
+    prCache: new StampedCache(config.operatorCacheMs > 0),
   };
   operator.cache.watch(store.db.knex);
+  operator.prCache.watch(store.db.knex);
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   registerKeyRoutes(router, operator);
   registerCommandRoutes(router, operator);

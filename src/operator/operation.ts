@@ -3,9 +3,16 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authorize, type AccessRule, type Principal, type ServiceTokens } from '../http/auth.js';
 import { parseLimit } from '../http/query.js';
-import { BodyTooLargeError, readBody, sendJson, type Params, type Router } from '../http/router.js';
+import {
+  BodyTooLargeError,
+  readBody,
+  sendJson,
+  sendJsonText,
+  type Params,
+  type Router,
+} from '../http/router.js';
 import type { Store } from '../store/index.js';
-import type { ReadCache } from './read-cache.js';
+import type { ReadCache, StampedCache } from './read-cache.js';
 
 /**
  * One operator service, written once and served twice: by its REST route and by the tRPC facade. It names
@@ -17,6 +24,11 @@ export type Operation<S extends z.ZodType = z.ZodType, O = unknown> = {
   type: 'query' | 'mutation';
   input: S;
   run(ctx: OperationContext, input: z.output<S>): Promise<O>;
+  /**
+   * The output already serialized as a JSON object (what `run` resolves with, as text): REST sends it
+   * without parsing or serializing again. For reads served from a serialized cache.
+   */
+  runSerialized?: (ctx: OperationContext, input: z.output<S>) => Promise<string>;
   /** REST status of a success (default 200). */
   status?: (output: O) => number;
   /** REST wording of an input error (default `Invalid parameter|field <path>: <message>`). */
@@ -35,8 +47,10 @@ export type OperatorDeps = {
   now: () => number;
   newId: (prefix: string) => string;
   publicUrl: string | null;
-  /** Short-lived cache of the snapshot and PR-detail reads. */
+  /** Short-lived cache of the snapshot reads. */
   cache: ReadCache;
+  /** Stamp-validated cache of PR-detail reads. */
+  prCache: StampedCache;
 };
 
 export type OperationContext = OperatorDeps & {
@@ -171,6 +185,10 @@ export function restOperation<S extends z.ZodType, O>(
           idempotencyKey,
           origin: originOf(req),
         };
+        if (op.runSerialized && !op.status) {
+          const json = await op.runSerialized(ctx, parsed.data);
+          return sendJsonText(res, 200, json === '{}' ? '{"ok":true}' : `{"ok":true,${json.slice(1)}`);
+        }
         const output = await op.run(ctx, parsed.data);
         sendJson(res, op.status?.(output) ?? 200, { ok: true, ...(output as object) });
       } catch (error) {

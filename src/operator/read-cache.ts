@@ -56,3 +56,67 @@ export class ReadCache {
     return value;
   }
 }
+
+/**
+ * A cache of serialized reads validated by a stamp: before an entry is served, a cheap query computes
+ * the stamp of what the read shows (row counts and last-change columns over indexed rows); a different
+ * stamp reloads. Writes by any process show at once, as long as they change the stamp. As a safety net an
+ * entry is never served longer than `maxAgeMs` (15 s, the snapshot's freshness promise), which bounds a
+ * change by another process that leaves the stamp as it was (two changes within one millisecond). Entries are kept
+ * as JSON text, least recently used dropped first beyond `maxBytes`.
+ */
+export class StampedCache {
+  private readonly entries = new Map<string, { stamp: string; at: number; json: string }>();
+  private bytes = 0;
+  private generation = 0;
+
+  constructor(
+    readonly enabled: boolean,
+    private readonly maxAgeMs = 15_000,
+    private readonly maxBytes = 96 * 1024 * 1024,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /**
+   * Counts this process's writes to the tables the cached reads show, as part of every stamp: a local
+   * write always reloads, even one that lands in the same millisecond as the previous change.
+   */
+  watch(knex: Knex): void {
+    knex.on('query', (query: { sql?: string }) => {
+      const sql = query.sql ?? '';
+      if (WRITE.test(sql) && SHOWN_TABLES.test(sql)) this.generation++;
+    });
+  }
+
+  async get(key: string, stamp: () => Promise<string>, load: () => Promise<string>): Promise<string> {
+    if (!this.enabled) return load();
+    const generation = this.generation;
+    const current = `${generation}|${await stamp()}`;
+    const now = this.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.stamp === current && now - hit.at < this.maxAgeMs) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.json;
+    }
+    const json = await load();
+    this.drop(key);
+    if (json.length <= this.maxBytes) {
+      this.entries.set(key, { stamp: current, at: now, json });
+      this.bytes += json.length;
+      while (this.bytes > this.maxBytes) this.drop(this.entries.keys().next().value!);
+    }
+    return json;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.json.length;
+  }
+}

@@ -9,6 +9,7 @@ import {
   REPO_PATTERN,
   restOperation,
   searchParam,
+  type OperationContext,
   type OperatorDeps,
 } from './operation.js';
 import { analytics } from './read-routes.js';
@@ -171,6 +172,55 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
   return { pullRequest, runs, findings, events, publications };
 }
 
+type PullRequestDetailAnswer = {
+  schema: typeof OPERATOR_SCHEMA;
+  generatedAt: string;
+  data: NonNullable<Awaited<ReturnType<typeof pullRequestDetail>>>;
+};
+
+/**
+ * What the PR detail shows has changed when this does: row counts and last-change columns of every table
+ * it reads, for this pull request, from indexed rows only (a fraction of the detail's own cost).
+ */
+export async function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
+  const pair = [repo, number];
+  const result = await store.db.reader.raw(
+    `select
+      (select updated_at from pull_requests where repo = ? and number = ?) as pr,
+      (select count(*) from runs where repo = ? and pr_number = ?) as rn,
+      (select max(updated_at) from runs where repo = ? and pr_number = ?) as ru,
+      (select count(*) from findings where repo = ? and pr_number = ?) as fn,
+      (select max(id) from findings where repo = ? and pr_number = ?) as fi,
+      (select count(*) from publications where repo = ? and pr_number = ?) as pn,
+      (select max(id) from publications where repo = ? and pr_number = ?) as pi,
+      (select count(*) from deliveries where repo = ? and pr_number = ?) as dn,
+      (select max(coalesce(processed_at, received_at)) from deliveries where repo = ? and pr_number = ?) as du,
+      (select count(*) from operator_commands where repo = ? and pr_number = ?) as cn,
+      (select max(updated_at) from operator_commands where repo = ? and pr_number = ?) as cu`,
+    Array.from({ length: 11 }, () => pair).flat(),
+  );
+  const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
+  return Object.values((rows[0] ?? {}) as Record<string, unknown>)
+    .map((v) => (v === null || v === undefined ? '-' : String(v)))
+    .join('|');
+}
+
+/** The PR detail answer as JSON text, from the stamp-validated cache; 404 when the PR is unknown. */
+async function pullRequestDetailJson(ctx: OperationContext, repo: string, number: number): Promise<string> {
+  const json = await ctx.prCache.get(
+    `${repo}#${number}`,
+    () => pullRequestDetailStamp(ctx.store, repo, number),
+    async () => {
+      const data = await pullRequestDetail(ctx.store, repo, number);
+      return data
+        ? JSON.stringify({ schema: OPERATOR_SCHEMA, generatedAt: new Date(ctx.now()).toISOString(), data })
+        : '';
+    },
+  );
+  if (!json) throw notFound(`No pull request ${repo}#${number}`);
+  return json;
+}
+
 const optionalFilter = searchParam.optional();
 
 export const snapshotOperations = {
@@ -207,14 +257,10 @@ export const snapshotOperations = {
         { error: 'must be a pull request number' },
       ),
     }),
-    async run(ctx, { repo, number }) {
-      const detail = await ctx.cache.get(`pr:${repo}#${number}`, async () => ({
-        generatedAt: new Date(ctx.now()).toISOString(),
-        data: await pullRequestDetail(ctx.store, repo, number),
-      }));
-      if (!detail.data) throw notFound(`No pull request ${repo}#${number}`);
-      return { schema: OPERATOR_SCHEMA, generatedAt: detail.generatedAt, data: detail.data };
+    async run(ctx, { repo, number }): Promise<PullRequestDetailAnswer> {
+      return JSON.parse(await pullRequestDetailJson(ctx, repo, number)) as PullRequestDetailAnswer;
     },
+    runSerialized: (ctx, { repo, number }) => pullRequestDetailJson(ctx, repo, number),
   }),
 };
 

@@ -325,6 +325,104 @@ describe('operator read cache and the read-only connection', () => {
     }
   });
 
+  test('PR detail: a change by another process shows at once (the stamp), an unchanged PR is served from cache', async () => {
+    const app = await startVerdict({ ...TOKENS });
+    const { default: knexFactory } = await import('knex');
+    const config = app.verdict.config.store as { filename: string };
+    const other = knexFactory({
+      client: 'sqlite3',
+      connection: { filename: config.filename },
+      useNullAsDefault: true,
+    });
+    try {
+      const { store } = app.verdict;
+      await store.pullRequests.upsert({
+        repo: 'acme/api',
+        number: 4,
+        title: 'four',
+        headSha: 'a'.repeat(40),
+      });
+      const { run } = await store.runs.createOrGet({
+        reviewKey: `acme/api#4@${'a'.repeat(40)}`,
+        repo: 'acme/api',
+        prNumber: 4,
+        headSha: 'a'.repeat(40),
+        trigger: 'opened',
+        installationId: 1,
+      });
+      const detail = async () => {
+        const res = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
+          headers: { authorization: 'Bearer read-secret' },
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as any).data;
+      };
+      const firstRes = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
+        headers: { authorization: 'Bearer read-secret' },
+      });
+      const firstBody = (await firstRes.json()) as any;
+      const first = firstBody.data;
+      expect(first.runs[0].status).toBe('queued');
+      // Unchanged: the same answer, generatedAt included, comes from the cache 30 ms later.
+      await new Promise((r) => setTimeout(r, 30));
+      const again = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
+        headers: { authorization: 'Bearer read-secret' },
+      });
+      const cached = (await again.json()) as any;
+      expect(cached).toEqual(firstBody);
+      expect(again.headers.get('cache-control')).toBe('no-store');
+      // Each write below is made by another connection, which this process does not watch.
+      await other('runs')
+        .where({ id: run.id })
+        .update({ status: 'completed', updated_at: Date.now() + 5 });
+      expect((await detail()).runs[0].status).toBe('completed');
+      await other('publications').insert({
+        run_id: run.id,
+        repo: 'acme/api',
+        pr_number: 4,
+        kind: 'review',
+        mode: 'shadow',
+        status: 'shadowed',
+        created_at: Date.now(),
+      });
+      expect((await detail()).publications).toHaveLength(1);
+      await other('findings').insert({
+        run_id: run.id,
+        review_key: run.reviewKey,
+        repo: 'acme/api',
+        pr_number: 4,
+        severity: 'high',
+        category: 'bug',
+        title: 'Off by one',
+        body: 'i <= n',
+        fingerprint: 'f'.repeat(16),
+        created_at: Date.now(),
+      });
+      expect((await detail()).findings.map((f: any) => f.title)).toEqual(['Off by one']);
+      await other('operator_commands').insert({
+        id: 'cmd-x',
+        kind: 'requeue',
+        status: 'queued',
+        payload: '{}',
+        repo: 'acme/api',
+        pr_number: 4,
+        actor: 'test',
+        created_at: Date.now(),
+        updated_at: Date.now(),
+      });
+      expect((await detail()).events.some((e: any) => e.commandId === 'cmd-x' && e.status === 'queued')).toBe(
+        true,
+      );
+      await other('operator_commands')
+        .where({ id: 'cmd-x' })
+        .update({ status: 'running', updated_at: Date.now() + 10 });
+      expect((await detail()).events.find((e: any) => e.commandId === 'cmd-x').status).toBe('running');
+    } finally {
+      await other.destroy();
+      await app.stop();
+    }
+  });
+
   test('the read connection cannot write', async () => {
     const app = await startVerdict(TOKENS);
     try {

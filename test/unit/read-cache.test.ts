@@ -1,5 +1,5 @@
 import knexFactory from 'knex';
-import { ReadCache } from '../../src/operator/read-cache.js';
+import { ReadCache, StampedCache } from '../../src/operator/read-cache.js';
 
 describe('ReadCache', () => {
   let now = 0;
@@ -77,5 +77,74 @@ describe('ReadCache', () => {
     } finally {
       await knex.destroy();
     }
+  });
+});
+
+describe('StampedCache', () => {
+  let now = 0;
+  let stamp = 'a';
+  let loads = 0;
+  const load = async () => JSON.stringify({ load: ++loads });
+  const stampOf = async () => stamp;
+  beforeEach(() => {
+    now = 0;
+    stamp = 'a';
+    loads = 0;
+  });
+
+  test('serves while the stamp is unchanged, reloads when it changes', async () => {
+    const c = new StampedCache(true, 15_000, 1 << 20, () => now);
+    expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
+    now = 10_000;
+    expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
+    stamp = 'b';
+    expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
+    expect(await c.get('other', stampOf, load)).toBe('{"load":3}');
+  });
+
+  test('never serves an entry older than the maximum age, even with the same stamp', async () => {
+    const c = new StampedCache(true, 15_000, 1 << 20, () => now);
+    await c.get('k', stampOf, load);
+    now = 14_999;
+    expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
+    now = 15_000;
+    expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
+  });
+
+  test('a write this process makes to a shown table reloads, even with an unchanged stamp', async () => {
+    const knex = knexFactory({
+      client: 'sqlite3',
+      connection: { filename: ':memory:' },
+      useNullAsDefault: true,
+    });
+    try {
+      await knex.schema.createTable('runs', (t) => t.string('id'));
+      await knex.schema.createTable('unrelated', (t) => t.string('id'));
+      const c = new StampedCache(true, 15_000, 1 << 20, () => now);
+      c.watch(knex);
+      await c.get('k', stampOf, load);
+      await knex('unrelated').insert({ id: 'x' });
+      expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
+      await knex('runs').insert({ id: 'x' });
+      expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
+    } finally {
+      await knex.destroy();
+    }
+  });
+
+  test('keeps at most maxBytes of JSON, least recently used dropped first; off means no caching', async () => {
+    const c = new StampedCache(true, 15_000, 25, () => now);
+    await c.get('a', stampOf, load); // 10 characters each
+    await c.get('b', stampOf, load);
+    await c.get('a', stampOf, load); // a is now the most recently used
+    await c.get('c', stampOf, load); // 30 > 25: b goes
+    expect(c.size).toBe(2);
+    expect(await c.get('a', stampOf, load)).toBe('{"load":1}');
+    expect(await c.get('b', stampOf, load)).toBe('{"load":4}');
+    const off = new StampedCache(false);
+    await off.get('k', stampOf, load);
+    await off.get('k', stampOf, load);
+    expect(loads).toBe(6);
+    expect(off.size).toBe(0);
   });
 });
