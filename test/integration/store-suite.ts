@@ -1,5 +1,5 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
-import { pullRequestDetail, pullRequestItems } from '../../src/operator/snapshot.js';
+import { pullRequestDetail, pullRequestDetailStamp, pullRequestItems } from '../../src/operator/snapshot.js';
 import { analytics } from '../../src/operator/read-routes.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { failInsertsWhere } from '../helpers/faults.js';
@@ -313,6 +313,41 @@ export function storeSuite(dialect: TestDialect): void {
     const detail = await pullRequestDetail(t.store, 'acme/api', 2);
     expect(detail?.runs).toHaveLength(1);
     expect(await pullRequestDetail(t.store, 'acme/api', 3)).toBeNull();
+    // The PR-detail cache's stamp moves with each table the detail shows.
+    const stamps = [await pullRequestDetailStamp(t.store, 'acme/api', 2)];
+    const moved = async () => {
+      const next = await pullRequestDetailStamp(t.store, 'acme/api', 2);
+      expect(stamps).not.toContain(next);
+      stamps.push(next);
+    };
+    t.clock.advance(1);
+    await t.store.runs.update(detail!.runs[0]!.id, { status: 'running' });
+    await moved();
+    await t.store.publications.record({
+      runId: detail!.runs[0]!.id,
+      repo: 'acme/api',
+      prNumber: 2,
+      kind: 'review',
+      mode: 'shadow',
+      status: 'shadowed',
+      receipt: null,
+      body: null,
+      error: null,
+    });
+    await moved();
+    await t.store.commands.create({
+      id: 'c-stamp',
+      kind: 'requeue',
+      payload: {},
+      repo: 'acme/api',
+      prNumber: 2,
+      actor: 't',
+    });
+    await moved();
+    t.clock.advance(1);
+    await t.store.pullRequests.upsert({ repo: 'acme/api', number: 2, title: 'renamed' });
+    await moved();
+    expect(await pullRequestDetailStamp(t.store, 'acme/api', 2)).toBe(stamps.at(-1));
   });
 
   test('policy writes: of concurrent writers with one revision exactly one wins, with one audit entry', async () => {
