@@ -13,6 +13,9 @@ export const SCHEDULE = {
   maintenance: '17 * * * *',
 } as const;
 
+/** A command running longer than this is reported by the watchdog. */
+export const STUCK_COMMAND_MS = 10 * 60_000;
+
 export const JOB_NAMES = {
   commandBridge: 'command-bridge',
   watchdog: 'watchdog',
@@ -98,6 +101,12 @@ export async function runWatchdog(deps: JobDeps): Promise<Record<string, unknown
     schedulerStartedAt: scheduler.startedAt ?? now,
     self: JOB_NAMES.watchdog,
   });
+  // A command a bridge claimed and never finished (the bridge died): the operator decides what to do.
+  for (const command of await deps.store.commands.runningSince(now - STUCK_COMMAND_MS)) {
+    messages.push(
+      `command ${command.id} (${command.kind}) has been running since ${new Date(command.startedAt ?? now).toISOString()}, claimed by ${command.claimedBy ?? 'an unknown bridge'}`,
+    );
+  }
   for (const message of messages) deps.log.warn({ event: 'watchdog', message }, `watchdog: ${message}`);
   let alert: 'disabled' | 'none' | 'delivered' | 'failed' = 'disabled';
   if (deps.config.alertUrl) {

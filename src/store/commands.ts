@@ -295,4 +295,14 @@ export class CommandStore {
       return true;
     });
   }
+
+  /** Commands a bridge claimed before `before` and has not finished (a bridge that died mid-command). */
+  async runningSince(before: number, limit = 20): Promise<Command[]> {
+    const rows: Raw[] = await this.knex('operator_commands')
+      .where({ status: 'running' })
+      .andWhere('started_at', '<', before)
+      .orderBy('started_at')
+      .limit(limit);
+    return rows.map(mapCommand);
+  }
 }

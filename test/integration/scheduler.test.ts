@@ -148,6 +148,23 @@ describe('scheduler', () => {
       expect(received).toEqual([]);
     });
 
+    test('a command claimed more than 10 minutes ago and never finished is reported', async () => {
+      const scheduler = runtimeScheduler({});
+      await t.store.commands.create({ id: 'cmd-stuck', kind: 'requeue', payload: {}, actor: 'test' });
+      await t.store.commands.claim('cmd-stuck', 'bridge:dead:1');
+      t.clock.advance(10 * 60_000);
+      expect(await scheduler.runNow('watchdog')).toMatchObject({ artifact: { messages: [] } });
+      t.clock.advance(1);
+      const run = await scheduler.runNow('watchdog');
+      expect(run).toMatchObject({
+        artifact: {
+          messages: [
+            `command cmd-stuck (requeue) has been running since ${new Date(t.clock.now() - 10 * 60_000 - 1).toISOString()}, claimed by bridge:dead:1`,
+          ],
+        },
+      });
+    });
+
     test('with VERDICT_WATCHDOG_ALERT_URL the messages are POSTed as JSON; nothing is sent when all is well', async () => {
       const scheduler = runtimeScheduler({ VERDICT_WATCHDOG_ALERT_URL: url });
       expect(await scheduler.runNow('watchdog')).toMatchObject({ artifact: { alert: 'none', messages: [] } });
