@@ -21,6 +21,7 @@ import { registerOpenApiRoute } from './operator/openapi.js';
 import { registerQueueRepairRoutes } from './operator/queue-repair.js';
 import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
+import { registerReportRoutes } from './operator/reports.js';
 import type { OperatorDeps } from './operator/operation.js';
 import { ReadCache, StampedCache } from './operator/read-cache.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
@@ -121,6 +122,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerSnapshotRoutes(router, operator);
   registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
   registerSettingsRoutes(router, operator);
+  registerReportRoutes(router, operator);
   registerOpenApiRoute(router);
   registerQueueRoutes(router, {
     queue: sqlQueue(store),

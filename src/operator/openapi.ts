@@ -38,6 +38,32 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return json;
 }
 
+/** Report errors are `{error, code, message}` (NAMES.md); the export answers a ZIP. */
+function reportResponses(operation: Record<string, unknown>, pattern: string): void {
+  const reportError = {
+    type: 'object',
+    properties: { error: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+    required: ['error', 'code', 'message'],
+  };
+  const responses = operation.responses as Record<string, unknown>;
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: reportError } },
+  });
+  responses['200'] = pattern.endsWith('/export')
+    ? {
+        description: 'ZIP of report.json, findings.csv, reviewed-prs.csv, comments.csv (attachment)',
+        content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+      }
+    : {
+        description: 'The report (schema verdict.reports.v1)',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      };
+  responses['400'] = error('A rejected parameter: invalid_request / invalid_parameter');
+  responses['413'] = error('Over a source bound, or an export over 20 MiB: report_too_large');
+  responses['500'] = error('Any other failure: report_error');
+}
+
 /**
  * The OpenAPI 3.1 document of the operator and queue routes, built from the router's own route list and
  * the request schemas above, so it cannot drift from what is served.
@@ -84,6 +110,7 @@ export function buildOpenApi(router: Router): Record<string, unknown> {
         },
       },
     };
+    if (pattern.startsWith('/operator/api/reports')) reportResponses(operation, pattern);
     if (body) {
       operation.requestBody = {
         required: true,

@@ -15,6 +15,7 @@ import {
   type OperatorDeps,
 } from '../operator/operation.js';
 import { readOperations } from '../operator/read-routes.js';
+import { reportOperations } from '../operator/reports.js';
 import { settingsOperations } from '../operator/settings.js';
 import { snapshotOperations } from '../operator/snapshot.js';
 import type { Mount } from '../server.js';
@@ -130,6 +131,8 @@ export const appRouter = t.router({
     get: query(readOperations.webhook),
   }),
   analytics: query(readOperations.analytics),
+  /** The report of operator-api 2.7 (same parameters, rule and bounds as `GET /operator/api/reports`). */
+  reports: query(reportOperations.report),
   traces: t.router({
     list: query(readOperations.traces),
     get: query(readOperations.trace),

@@ -1,0 +1,456 @@
+import type { Knex } from 'knex';
+import type { Dialect } from '../store/db.js';
+import { tooLarge } from './errors.js';
+import type { ReportLimits } from './limits.js';
+
+/**
+ * Reads the source history of a report, bounded (operator-api 8). The history is narrowed by repository
+ * only: a finding's status depends on later reviews of its pull request, and a comparison needs the
+ * preceding period, so a date range does not shrink what must be read. Every bound is checked with a
+ * COUNT (or SUM of byte lengths) before the rows are read; the reads use the indexed `repo` columns and
+ * take only the columns the report shows: finding text, and from a run's stored analysis three small
+ * extracts (coverage flag, accepted closure claims, their evidence), never the whole payload.
+ *
+ * This is the report's own read model: the SQL stays in this file (dialect differences included), the
+ * way `store/usage.ts` holds the usage report's.
+ */
+
+export type ClaimEvidence = { path: string | null; headSha: string | null; quote: string | null };
+
+/** An accepted closure claim a run recorded for a prior finding (review-engine 2.4). */
+export type ResolutionClaim = {
+  fingerprint: string;
+  disposition: string;
+  explanation: string | null;
+  evidence: ClaimEvidence[];
+};
+
+export type SourceRun = {
+  id: string;
+  repo: string;
+  prNumber: number;
+  headSha: string | null;
+  status: string;
+  analysisStatus: string;
+  verdict: string | null;
+  confidence: number | null;
+  createdAt: number;
+  /** The analysis's semantic coverage: null when the run has none on record. */
+  coverageComplete: boolean | null;
+  /** Accepted closure claims with their recorded evidence; null when the result records none at all. */
+  claims: ResolutionClaim[] | null;
+};
+
+export type SourceFinding = {
+  id: number;
+  runId: string;
+  repo: string;
+  prNumber: number;
+  severity: string;
+  category: string;
+  path: string | null;
+  line: number | null;
+  title: string;
+  body: string;
+  fingerprint: string;
+  outsideDiff: boolean;
+  createdAt: number;
+};
+
+export type SourcePr = {
+  repo: string;
+  number: number;
+  title: string | null;
+  author: string | null;
+  state: string | null;
+  headSha: string | null;
+  draft: boolean;
+};
+
+export type SourceComment = {
+  /** `ledger:<publication id>` or `command:<comment command key>`. */
+  id: string;
+  source: 'ledger' | 'command';
+  /** Ledger: `review`, `reply`, `comment`; a stored comment command: `command`. */
+  kind: string;
+  repo: string;
+  prNumber: number | null;
+  runId: string | null;
+  /** The login that wrote it (comment commands); null for what Verdict published. */
+  author: string | null;
+  /** `live` or `shadow` (ledger); null for comment commands. */
+  mode: string | null;
+  /** Ledger: `published`, `shadowed`, `failed`; comment command: its outcome. */
+  status: string;
+  /** The `@verdict` verb of a comment command. */
+  verb: string | null;
+  /** The first `COMMENT_EXCERPT_CHARS` characters of the body; null when there is none. */
+  body: string | null;
+  bodyLength: number | null;
+  createdAt: number;
+};
+
+export type SourceTrace = { runId: string | null; status: string; startedAt: number; endedAt: number | null };
+
+export type SourceRepository = { fullName: string; installed: boolean; enabled: boolean | null };
+
+export type ReportSource = {
+  scope: { repo: string | null };
+  counts: Record<
+    'runs' | 'heads' | 'configs' | 'ledgerRows' | 'traces' | 'findings' | 'findingsPerRun' | 'findingsPerPr',
+    number
+  >;
+  inputBytes: number;
+  prs: SourcePr[];
+  runs: SourceRun[];
+  findings: SourceFinding[];
+  comments: SourceComment[];
+  traces: SourceTrace[];
+  repositories: SourceRepository[];
+};
+
+/** Publication kinds that are text posted on the pull request (the report's comments). */
+export const COMMENT_KINDS = ['review', 'reply', 'comment'] as const;
+/** How much of a comment body the report carries. */
+export const COMMENT_EXCERPT_CHARS = 2000;
+const ANALYSED = ['analysed', 'degraded'];
+
+type Raw = Record<string, unknown>;
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true' || v === 't';
+
+function parseJsonText(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The accepted closure claims of a run: `priorFindings.resolved` (what the engine accepted) joined with
+ * the evidence of the same fingerprint in `output.priorFindingDispositions`. A claim without a matching
+ * disposition keeps an empty evidence list (it will not count as addressed).
+ */
+export function claimsOf(resolved: unknown, dispositions: unknown): ResolutionClaim[] | null {
+  if (!Array.isArray(resolved)) return null;
+  const evidenceBy = new Map<string, ClaimEvidence[]>();
+  if (Array.isArray(dispositions)) {
+    for (const d of dispositions as Raw[]) {
+      if (!d || typeof d !== 'object' || typeof d.fingerprint !== 'string') continue;
+      const evidence = Array.isArray(d.evidence)
+        ? (d.evidence as Raw[])
+            .filter((e) => e && typeof e === 'object')
+            .map((e) => ({
+              path: typeof e.path === 'string' && e.path.trim() !== '' ? e.path : null,
+              headSha: typeof e.headSha === 'string' && e.headSha.trim() !== '' ? e.headSha : null,
+              quote: typeof e.quote === 'string' && e.quote.trim() !== '' ? e.quote.slice(0, 500) : null,
+            }))
+            .filter((e) => e.quote !== null)
+        : [];
+      evidenceBy.set(d.fingerprint, [...(evidenceBy.get(d.fingerprint) ?? []), ...evidence]);
+    }
+  }
+  const claims: ResolutionClaim[] = [];
+  for (const r of resolved as Raw[]) {
+    if (!r || typeof r !== 'object' || typeof r.fingerprint !== 'string' || r.fingerprint === '') continue;
+    claims.push({
+      fingerprint: r.fingerprint,
+      disposition: typeof r.disposition === 'string' ? r.disposition : 'resolved',
+      explanation: typeof r.explanation === 'string' ? r.explanation : null,
+      evidence: evidenceBy.get(r.fingerprint) ?? [],
+    });
+  }
+  return claims;
+}
+
+/** Dialect SQL for the three extracts of a run's stored analysis, and for byte lengths. */
+function dialectSql(dialect: Dialect) {
+  const analysed = `r.analysis_status IN ('analysed', 'degraded')`;
+  if (dialect === 'pg') {
+    return {
+      bytes: (col: string) => `COALESCE(octet_length(${col}), 0)`,
+      runs: `SELECT r.id, r.repo, r.pr_number, r.head_sha, r.status, r.analysis_status, r.verdict, r.confidence,
+          r.created_at, j.doc #>> '{coverage,complete}' AS coverage_complete,
+          (j.doc #> '{priorFindings,resolved}')::text AS resolved,
+          (j.doc #> '{output,priorFindingDispositions}')::text AS dispositions
+        FROM runs r LEFT JOIN LATERAL (SELECT CASE WHEN ${analysed} THEN r.result::jsonb END AS doc) j ON true`,
+    };
+  }
+  const valid = `${analysed} AND json_valid(r.result)`;
+  return {
+    bytes: (col: string) => `COALESCE(octet_length(${col}), 0)`,
+    runs: `SELECT r.id, r.repo, r.pr_number, r.head_sha, r.status, r.analysis_status, r.verdict, r.confidence,
+        r.created_at,
+        CASE WHEN ${valid} THEN json_extract(r.result, '$.coverage.complete') END AS coverage_complete,
+        CASE WHEN ${valid} THEN json_extract(r.result, '$.priorFindings.resolved') END AS resolved,
+        CASE WHEN ${valid} THEN json_extract(r.result, '$.output.priorFindingDispositions') END AS dispositions
+      FROM runs r`,
+  };
+}
+
+const n = (row: Raw | undefined, key = 'n') => Number(row?.[key] ?? 0);
+
+/**
+ * Counts, checks every bound, then reads. Throws a 413 `ReportError` naming the first bound crossed.
+ */
+export async function loadReportSource(
+  knex: Knex,
+  dialect: Dialect,
+  scope: { repo: string | null },
+  limits: Readonly<ReportLimits>,
+): Promise<ReportSource> {
+  const repo = scope.repo;
+  const byRepo = (q: Knex.QueryBuilder, column = 'repo') => (repo ? q.where(column, repo) : q);
+  const sql = dialectSql(dialect);
+  const check = (bound: keyof ReportLimits, found: number) => {
+    if (found > limits[bound]) throw tooLarge(bound, found, limits[bound], scope);
+  };
+
+  // 1. Counts, cheapest and most telling first; nothing is read before all of them pass.
+  const counts: ReportSource['counts'] = {
+    runs: 0,
+    heads: 0,
+    configs: 0,
+    ledgerRows: 0,
+    traces: 0,
+    findings: 0,
+    findingsPerRun: 0,
+    findingsPerPr: 0,
+  };
+  counts.runs = n(await byRepo(knex('runs')).count({ n: '*' }).first());
+  check('runs', counts.runs);
+  counts.heads = n(
+    await knex
+      .count({ n: '*' })
+      .from(byRepo(knex('runs').distinct('repo', 'pr_number', 'head_sha')).as('h'))
+      .first(),
+  );
+  check('heads', counts.heads);
+  counts.configs = n(await byRepo(knex('repositories'), 'full_name').count({ n: '*' }).first());
+  check('configs', counts.configs);
+  const ledger = n(
+    await byRepo(knex('publications'))
+      .whereIn('kind', [...COMMENT_KINDS])
+      .count({ n: '*' })
+      .first(),
+  );
+  const commands = n(await byRepo(knex('comment_commands')).count({ n: '*' }).first());
+  counts.ledgerRows = ledger + commands;
+  check('ledgerRows', counts.ledgerRows);
+  counts.traces = n(await byRepo(knex('traces')).count({ n: '*' }).first());
+  check('traces', counts.traces);
+  const findingTotals = await byRepo(knex('findings'))
+    .count({ n: '*' })
+    .select(
+      knex.raw(
+        `SUM(${sql.bytes('title')} + ${sql.bytes('body')} + ${sql.bytes('category')} + ${sql.bytes('path')} + ${sql.bytes('severity')} + ${sql.bytes('fingerprint')}) AS bytes`,
+      ),
+    )
+    .first();
+  counts.findings = n(findingTotals);
+  check('findings', counts.findings);
+  counts.findingsPerRun = n(
+    await byRepo(knex('findings'))
+      .select('run_id')
+      .count({ n: '*' })
+      .groupBy('run_id')
+      .orderBy('n', 'desc')
+      .limit(1)
+      .first(),
+  );
+  check('findingsPerRun', counts.findingsPerRun);
+  counts.findingsPerPr = n(
+    await byRepo(knex('findings'))
+      .select('repo', 'pr_number')
+      .count({ n: '*' })
+      .groupBy('repo', 'pr_number')
+      .orderBy('n', 'desc')
+      .limit(1)
+      .first(),
+  );
+  check('findingsPerPr', counts.findingsPerPr);
+  let inputBytes = n(findingTotals, 'bytes');
+  const checkBytes = () => {
+    if (inputBytes > limits.inputBytes) throw tooLarge('inputBytes', inputBytes, limits.inputBytes, scope);
+  };
+  checkBytes();
+
+  // 2. Reads: indexed by repository, only the columns shown.
+  const runRows: Raw[] = await knex
+    .select('*')
+    .from(knex.raw(`(${sql.runs}${repo ? ' WHERE r.repo = ?' : ''}) AS x`, repo ? [repo] : []));
+  const runs: SourceRun[] = runRows.map((r) => {
+    const resolvedText = str(r.resolved);
+    const dispositionsText = str(r.dispositions);
+    inputBytes += (resolvedText?.length ?? 0) + (dispositionsText?.length ?? 0) + 200;
+    const coverage = r.coverage_complete;
+    return {
+      id: String(r.id),
+      repo: String(r.repo),
+      prNumber: Number(r.pr_number),
+      headSha: str(r.head_sha),
+      status: String(r.status),
+      analysisStatus: String(r.analysis_status),
+      verdict: str(r.verdict),
+      confidence: num(r.confidence),
+      createdAt: Number(r.created_at),
+      coverageComplete:
+        coverage === null || coverage === undefined
+          ? null
+          : coverage === 1 || coverage === true || coverage === 'true',
+      claims: ANALYSED.includes(String(r.analysis_status))
+        ? claimsOf(parseJsonText(resolvedText), parseJsonText(dispositionsText))
+        : null,
+    };
+  });
+  checkBytes();
+
+  const findingRows: Raw[] = await byRepo(knex('findings')).select(
+    'id',
+    'run_id',
+    'repo',
+    'pr_number',
+    'severity',
+    'category',
+    'path',
+    'line',
+    'title',
+    'body',
+    'fingerprint',
+    'outside_diff',
+    'created_at',
+  );
+  const findings: SourceFinding[] = findingRows.map((f) => ({
+    id: Number(f.id),
+    runId: String(f.run_id),
+    repo: String(f.repo),
+    prNumber: Number(f.pr_number),
+    severity: String(f.severity),
+    category: String(f.category ?? ''),
+    path: str(f.path),
+    line: num(f.line),
+    title: String(f.title ?? ''),
+    body: String(f.body ?? ''),
+    fingerprint: String(f.fingerprint ?? ''),
+    outsideDiff: bool(f.outside_diff),
+    createdAt: Number(f.created_at),
+  }));
+
+  const prRows: Raw[] = await byRepo(knex('pull_requests as p'), 'p.repo')
+    .select('p.repo', 'p.number', 'p.title', 'p.author', 'p.state', 'p.head_sha', 'p.draft')
+    .whereExists(
+      knex('runs as r')
+        .select(knex.raw('1'))
+        .whereRaw('r.repo = p.repo')
+        .andWhereRaw('r.pr_number = p.number'),
+    );
+  const prs: SourcePr[] = prRows.map((p) => {
+    inputBytes += String(p.title ?? '').length + String(p.author ?? '').length + 100;
+    return {
+      repo: String(p.repo),
+      number: Number(p.number),
+      title: str(p.title),
+      author: str(p.author),
+      state: str(p.state),
+      headSha: str(p.head_sha),
+      draft: bool(p.draft),
+    };
+  });
+  checkBytes();
+
+  const ledgerRows: Raw[] = await byRepo(knex('publications'))
+    .whereIn('kind', [...COMMENT_KINDS])
+    .select(
+      'id',
+      'run_id',
+      'repo',
+      'pr_number',
+      'kind',
+      'mode',
+      'status',
+      'created_at',
+      knex.raw(`substr(body, 1, ${COMMENT_EXCERPT_CHARS}) AS excerpt`),
+      knex.raw(`${sql.bytes('body')} AS body_bytes`),
+      knex.raw(`CASE WHEN body IS NULL THEN 0 ELSE 1 END AS has_body`),
+    );
+  const commandRows: Raw[] = await byRepo(knex('comment_commands')).select(
+    'key',
+    'repo',
+    'pr_number',
+    'verb',
+    'author',
+    'outcome',
+    'run_id',
+    'created_at',
+  );
+  const comments: SourceComment[] = [];
+  for (const p of ledgerRows) {
+    const body = Number(p.has_body) === 1 ? String(p.excerpt ?? '') : null;
+    inputBytes += (body?.length ?? 0) + 150;
+    comments.push({
+      id: `ledger:${p.id}`,
+      source: 'ledger',
+      kind: String(p.kind),
+      repo: String(p.repo),
+      prNumber: num(p.pr_number),
+      runId: str(p.run_id),
+      author: null,
+      mode: str(p.mode),
+      status: String(p.status),
+      verb: null,
+      body,
+      bodyLength: body === null ? null : Number(p.body_bytes),
+      createdAt: Number(p.created_at),
+    });
+  }
+  for (const c of commandRows) {
+    inputBytes += String(c.key).length + 150;
+    comments.push({
+      id: `command:${c.key}`,
+      source: 'command',
+      kind: 'command',
+      repo: String(c.repo),
+      prNumber: num(c.pr_number),
+      runId: str(c.run_id),
+      author: str(c.author),
+      mode: null,
+      status: String(c.outcome),
+      verb: str(c.verb),
+      body: null,
+      bodyLength: null,
+      createdAt: Number(c.created_at),
+    });
+  }
+  checkBytes();
+
+  const traceRows: Raw[] = await byRepo(knex('traces')).select('run_id', 'status', 'started_at', 'ended_at');
+  const traces: SourceTrace[] = traceRows.map((t) => ({
+    runId: str(t.run_id),
+    status: String(t.status),
+    startedAt: Number(t.started_at),
+    endedAt: num(t.ended_at),
+  }));
+  inputBytes += traces.length * 60;
+
+  const repoRows: Raw[] = await byRepo(knex('repositories'), 'full_name').select(
+    'full_name',
+    'installed',
+    'config',
+  );
+  const repositories: SourceRepository[] = repoRows.map((r) => {
+    const config = parseJsonText(r.config) as { enabled?: unknown } | null;
+    inputBytes += String(r.config ?? '').length + 100;
+    return {
+      fullName: String(r.full_name),
+      installed: bool(r.installed),
+      enabled: config && typeof config.enabled === 'boolean' ? config.enabled : null,
+    };
+  });
+  checkBytes();
+
+  return { scope, counts, inputBytes, prs, runs, findings, comments, traces, repositories };
+}
