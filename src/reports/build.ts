@@ -12,7 +12,7 @@ import {
 } from './params.js';
 import { classifySecurity } from './security.js';
 import { reportSeverity, SEVERITY_RANK } from './severity.js';
-import { findingStatus, type StatusReason, type StatusRun } from './status.js';
+import { findingStatus, type Resolution, type StatusReason, type StatusRun } from './status.js';
 
 /** Rows per ranking (repositories, authors, categories, files). */
 export const RANKING_SIZE = 25;
@@ -209,10 +209,16 @@ export type Report = {
 export type BuildOptions = { now: number; limits: Readonly<ReportLimits>; paginate: boolean };
 
 /** A finding followed across the reviews of its pull request, with its status (filter-independent). */
+/** A report finding before its timestamps are formatted (only the items shown are). */
+type FindingCore = Omit<ReportFinding, 'firstSeenAt' | 'lastSeenAt' | 'resolution'> & {
+  firstSeen: number;
+  lastSeen: number;
+  resolution: Resolution | null;
+};
+
 type Concern = {
   prKey: string;
-  rows: ReportSource['findings'];
-  finding: ReportFinding;
+  finding: FindingCore;
   firstSeen: number;
   text: string | null;
 };
@@ -222,6 +228,38 @@ type Window = { from: number; to: number };
 const isAnalysed = (status: string) => status === 'analysed' || status === 'degraded';
 const prKeyOf = (repo: string, number: number) => `${repo}#${number}`;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** Code-unit order: fast and the same everywhere (no locale). */
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function toReportComment(c: SourceComment): ReportComment {
+  return {
+    id: c.id,
+    source: c.source,
+    kind: c.kind,
+    repo: c.repo,
+    prNumber: c.prNumber,
+    runId: c.runId,
+    origin: c.source === 'ledger' ? 'verdict' : 'user',
+    author: c.author,
+    mode: c.mode,
+    status: c.status,
+    verb: c.verb,
+    body: c.body,
+    bodyTruncated: c.body !== null && c.bodyLength !== null && Buffer.byteLength(c.body) < c.bodyLength,
+    bodyLength: c.bodyLength,
+    createdAt: iso(c.createdAt),
+  };
+}
+
+function toReportFinding(core: FindingCore): ReportFinding {
+  const { firstSeen, lastSeen, resolution, ...rest } = core;
+  return {
+    ...rest,
+    firstSeenAt: iso(firstSeen),
+    lastSeenAt: iso(lastSeen),
+    resolution: resolution && { ...resolution, at: iso(resolution.at) },
+  };
+}
 const zeroSeverities = (): Counts<ReportSeverity> =>
   Object.fromEntries(REPORT_SEVERITIES.map((s) => [s, 0])) as Counts<ReportSeverity>;
 const zeroStatuses = (): Counts<FindingStatus> =>
@@ -237,14 +275,20 @@ function percentile(sorted: number[], p: number): number | null {
   return sorted[index]!;
 }
 
-function paginate<T>(items: T[], filters: ReportFilters, paginate: boolean): Page<T> {
-  if (!paginate) return { page: 1, pageSize: items.length, total: items.length, items };
+/** One page of `items` (every item when not paginating), each shown item made by `show`. */
+function paginate<T, U = T>(
+  items: T[],
+  filters: ReportFilters,
+  paginate: boolean,
+  show: (item: T) => U = (item) => item as unknown as U,
+): Page<U> {
+  if (!paginate) return { page: 1, pageSize: items.length, total: items.length, items: items.map(show) };
   const start = (filters.page - 1) * filters.pageSize;
   return {
     page: filters.page,
     pageSize: filters.pageSize,
     total: items.length,
-    items: items.slice(start, start + filters.pageSize),
+    items: items.slice(start, start + filters.pageSize).map(show),
   };
 }
 
@@ -260,28 +304,28 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   // Pull requests and their runs, oldest run first.
   const prs = new Map<string, SourcePr>();
   for (const pr of source.prs) prs.set(prKeyOf(pr.repo, pr.number), pr);
+  // Every run list below inherits this order: oldest first, ties by id.
+  const sortedRuns = [...source.runs].sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
   const runsByPr = new Map<string, SourceRun[]>();
-  const runById = new Map<string, SourceRun>();
-  for (const run of source.runs) {
-    runById.set(run.id, run);
+  for (const run of sortedRuns) {
     const key = prKeyOf(run.repo, run.prNumber);
     let list = runsByPr.get(key);
     if (!list) runsByPr.set(key, (list = []));
     list.push(run);
   }
-  for (const list of runsByPr.values()) {
-    list.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  }
   const statusRunsByPr = new Map<string, StatusRun[]>();
   for (const [key, list] of runsByPr) {
+    // Only analysed runs decide a status (failed or skipped runs saw nothing).
     statusRunsByPr.set(
       key,
-      list.map((r) => ({
-        id: r.id,
-        createdAt: r.createdAt,
-        analysed: isAnalysed(r.analysisStatus),
-        claims: r.claims,
-      })),
+      list
+        .filter((r) => isAnalysed(r.analysisStatus))
+        .map((r) => ({
+          id: r.id,
+          createdAt: r.createdAt,
+          analysed: isAnalysed(r.analysisStatus),
+          claims: r.claims,
+        })),
     );
   }
 
@@ -334,17 +378,15 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     const last = rows[rows.length - 1]!;
     const prKey = prKeyOf(first.repo, first.prNumber);
     const pr = prs.get(prKey);
-    const verdict = findingStatus(
-      first.fingerprint,
-      statusRunsByPr.get(prKey) ?? [],
-      new Set(rows.map((r) => r.runId)),
-    );
+    const raisedBy: Pick<Set<string>, 'has'> = rows.length === 1
+      ? { has: (id) => id === first.runId }
+      : new Set(rows.map((r) => r.runId));
+    const verdict = findingStatus(first.fingerprint, statusRunsByPr.get(prKey) ?? [], raisedBy);
     const text =
       q === null ? null : `${last.title}\n${last.body}\n${last.category}\n${last.path ?? ''}`.toLowerCase();
     if (q !== null && text!.includes(q)) prsWithMatchingFinding.add(prKey);
     concerns.push({
       prKey,
-      rows,
       firstSeen: first.createdAt,
       text,
       finding: {
@@ -366,12 +408,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
         path: last.path,
         line: last.line,
         outsideDiff: last.outsideDiff,
-        firstSeenAt: iso(first.createdAt),
-        lastSeenAt: iso(last.createdAt),
-        occurrences: new Set(rows.map((r) => r.runId)).size,
+        firstSeen: first.createdAt,
+        lastSeen: last.createdAt,
+        occurrences: rows.length === 1 ? 1 : (raisedBy as Set<string>).size,
         firstRunId: first.runId,
         lastRunId: last.runId,
-        resolution: verdict.resolution && { ...verdict.resolution, at: iso(verdict.resolution.at) },
+        resolution: verdict.resolution,
       },
     });
   }
@@ -389,7 +431,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     return true;
   };
   const matchingConcerns = concerns.filter(findingFilter);
-  const runsInScope = source.runs.filter(
+  const runsInScope = sortedRuns.filter(
     (r) => passesPr(r.repo, r.prNumber) && prMatchesQ(r.repo, r.prNumber),
   );
   const commentsInScope = source.comments.filter((c) => {
@@ -504,8 +546,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     });
   }
   reviewedPrs.sort(
-    (a, b) =>
-      b.lastReviewedAt.localeCompare(a.lastReviewedAt) || a.repo.localeCompare(b.repo) || a.number - b.number,
+    (a, b) => cmp(b.lastReviewedAt, a.lastReviewedAt) || cmp(a.repo, b.repo) || a.number - b.number,
   );
 
   // Traces of the period's runs.
@@ -684,16 +725,14 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
           installed: repoMeta.get(repo)?.installed ?? null,
           enabled: repoMeta.get(repo)?.enabled ?? null,
         }))
-        .sort((a, b) => byCount(a, b) || b.reviewedPrs - a.reviewedPrs || a.repo.localeCompare(b.repo)),
+        .sort((a, b) => byCount(a, b) || b.reviewedPrs - a.reviewedPrs || cmp(a.repo, b.repo)),
     ),
     authors: ranking(
       [...authorStats]
         .map(([author, s]) => ({ author, ...s }))
         .sort(
           (a, b) =>
-            byCount(a, b) ||
-            b.reviewedPrs - a.reviewedPrs ||
-            (a.author ?? '\uffff').localeCompare(b.author ?? '\uffff'),
+            byCount(a, b) || b.reviewedPrs - a.reviewedPrs || cmp(a.author ?? '\uffff', b.author ?? '\uffff'),
         ),
     ),
     categories: ranking(
@@ -709,12 +748,10 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
                 null)
               : null,
         }))
-        .sort((a, b) => byCount(a, b) || a.category.localeCompare(b.category)),
+        .sort((a, b) => byCount(a, b) || cmp(a.category, b.category)),
     ),
     files: ranking(
-      [...fileStats.values()].sort(
-        (a, b) => byCount(a, b) || a.repo.localeCompare(b.repo) || a.path.localeCompare(b.path),
-      ),
+      [...fileStats.values()].sort((a, b) => byCount(a, b) || cmp(a.repo, b.repo) || cmp(a.path, b.path)),
     ),
   };
 
@@ -733,32 +770,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     .sort(
       (a, b) =>
         SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
-        b.firstSeenAt.localeCompare(a.firstSeenAt) ||
-        a.repo.localeCompare(b.repo) ||
+        b.firstSeen - a.firstSeen ||
+        cmp(a.repo, b.repo) ||
         a.prNumber - b.prNumber ||
         a.id - b.id,
     );
-  const commentsList: ReportComment[] = current.comments
-    .slice()
-    .sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id))
-    .map((c: SourceComment) => ({
-      id: c.id,
-      source: c.source,
-      kind: c.kind,
-      repo: c.repo,
-      prNumber: c.prNumber,
-      runId: c.runId,
-      origin: c.source === 'ledger' ? 'verdict' : 'user',
-      author: c.author,
-      mode: c.mode,
-      status: c.status,
-      verb: c.verb,
-      body: c.body,
-      bodyTruncated: c.body !== null && c.bodyLength !== null && Buffer.byteLength(c.body) < c.bodyLength,
-      bodyLength: c.bodyLength,
-      createdAt: iso(c.createdAt),
-    }));
-
+  const commentsList = current.comments.slice().sort((a, b) => b.createdAt - a.createdAt || cmp(a.id, b.id));
   const notes = reportNotes({
     filters,
     source,
@@ -806,9 +823,9 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     rankings,
     coverage: coverageBlock,
     notes,
-    findings: paginate(findingsList, filters, opts.paginate),
+    findings: paginate(findingsList, filters, opts.paginate, toReportFinding),
     reviewedPrs: paginate(reviewedPrs, filters, opts.paginate),
-    comments: paginate(commentsList, filters, opts.paginate),
+    comments: paginate(commentsList, filters, opts.paginate, toReportComment),
   };
 }
 
@@ -818,9 +835,9 @@ function reportNotes(ctx: {
   source: ReportSource;
   summary: ReportSummary;
   coverage: Report['coverage'];
-  findings: ReportFinding[];
+  findings: FindingCore[];
   reviewedPrs: ReportPr[];
-  comments: ReportComment[];
+  comments: SourceComment[];
   prs: Map<string, SourcePr>;
   seriesClipped: boolean;
   claimsWithoutEvidence: ReadonlySet<string>;

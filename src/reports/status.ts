@@ -44,21 +44,19 @@ export type StatusVerdict = { status: FindingStatus; reason: StatusReason; resol
 
 /**
  * @param runs every run of the pull request, oldest first (ties broken by id)
- * @param raisedBy ids of the runs whose findings carry this fingerprint
+ * @param raisedBy the ids of the runs whose findings carry this fingerprint
  */
 export function findingStatus(
   fingerprint: string,
   runs: readonly StatusRun[],
-  raisedBy: ReadonlySet<string>,
+  raisedBy: Pick<ReadonlySet<string>, 'has'>,
 ): StatusVerdict {
-  if (fingerprint.trim() === '') return { status: 'unknown', reason: 'no_fingerprint', resolution: null };
-  const analysed = runs.filter((r) => r.analysed);
+  if (fingerprint.trim() === '') return NO_FINGERPRINT;
+  const analysed = runs.every((r) => r.analysed) ? runs : runs.filter((r) => r.analysed);
   let lastRaise = -1;
   for (let i = 0; i < analysed.length; i++) if (raisedBy.has(analysed[i]!.id)) lastRaise = i;
-  if (lastRaise < 0) return { status: 'unknown', reason: 'raising_run_not_analysed', resolution: null };
-  if (lastRaise === analysed.length - 1) {
-    return { status: 'open', reason: 'raised_by_latest_review', resolution: null };
-  }
+  if (lastRaise < 0) return NOT_ANALYSED;
+  if (lastRaise === analysed.length - 1) return OPEN;
   for (let i = lastRaise + 1; i < analysed.length; i++) {
     const run = analysed[i]!;
     const claim = run.claims?.find((c) => c.fingerprint === fingerprint && c.evidence.length > 0);
@@ -76,5 +74,13 @@ export function findingStatus(
       };
     }
   }
-  return { status: 'not_reobserved', reason: 'absent_from_later_review', resolution: null };
+  return NOT_REOBSERVED;
 }
+
+// The verdicts without a resolution are shared (a report computes tens of thousands of them).
+const verdict = (status: FindingStatus, reason: StatusReason): StatusVerdict =>
+  Object.freeze({ status, reason, resolution: null });
+const NO_FINGERPRINT = verdict('unknown', 'no_fingerprint');
+const NOT_ANALYSED = verdict('unknown', 'raising_run_not_analysed');
+const OPEN = verdict('open', 'raised_by_latest_review');
+const NOT_REOBSERVED = verdict('not_reobserved', 'absent_from_later_review');

@@ -1044,4 +1044,33 @@ describe('operator reports (operator-api 2.7, 4.2, 7, 8)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  // Last: it leaves a run over a default bound in the store.
+  test('the real default bound of 1,000 findings in one run: 413, and other repositories still answer', async () => {
+    const knex = app.verdict.store.db.knex;
+    await seedRun(knex, { id: 'big', repo: 'acme/big', pr: 1, head: sha('f'), createdAt: at('2026-03-01') });
+    const rows = Array.from({ length: DEFAULT_REPORT_LIMITS.findingsPerRun + 1 }, (_, i) => ({
+      run_id: 'big',
+      review_key: 'acme/big#1',
+      repo: 'acme/big',
+      pr_number: 1,
+      severity: 'low',
+      category: 'style',
+      title: `Nit ${i}`,
+      body: 'b',
+      fingerprint: `fp-big-${i}`,
+      outside_diff: false,
+      created_at: at('2026-03-01'),
+    }));
+    for (let i = 0; i < rows.length; i += 200) await knex('findings').insert(rows.slice(i, i + 200));
+    for (const query of ['', 'repo=acme/big']) {
+      const res = await get(`/operator/api/reports?${query}`);
+      expect([query, res.status]).toEqual([query, 413]);
+      expect(res.body).toMatchObject({ error: 'report_too_large', code: 'report_too_large' });
+      expect(res.body.message).toContain('1001 findings in one run');
+      expect(res.body.message).toContain('at most 1000');
+    }
+    expect((await get('/operator/api/reports/export')).status).toBe(413);
+    expect((await get('/operator/api/reports?repo=acme/web')).status).toBe(200);
+  });
 });
