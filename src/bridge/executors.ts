@@ -2,10 +2,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { RetryPublishError, retryPublish, type ReviewPublisher } from '../publish/review-publisher.js';
 import type { GitHubClient } from '../review/gather.js';
-import { requestReview } from '../review/request.js';
-import type { Command } from '../store/commands.js';
+import { requeueReview, RequeueError } from '../review/requeue.js';
 import type { Store } from '../store/index.js';
-import { splitFullName } from '../store/repositories.js';
 import { CommandFailure, type CommandExecutors } from './command-bridge.js';
 
 /** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
@@ -31,8 +29,6 @@ export type ExecutorDeps = {
   onReviewQueued?: () => void;
 };
 
-const REVIEW_KEY = /^([^/#]+)\/([^#]+)#(\d+)@([0-9a-f]{40}|[0-9a-f]{64})(?::(.+))?$/;
-
 function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
@@ -42,27 +38,29 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
   const { store } = deps;
   return {
     requeue: async (command) => {
-      const target = await requeueTarget(store, command);
-      const variant = str(command.payload.variant) ?? `operator-${deps.clock.now()}`;
-      const { owner, name } = splitFullName(target.repo);
-      const result = await requestReview(store, {
-        owner,
-        repo: name,
-        number: target.prNumber,
-        headSha: target.headSha,
-        installationId: target.installationId,
-        trigger: 'operator_requeue',
-        variant,
-      });
-      deps.onReviewQueued?.();
-      return {
-        outcome: result.outcome,
-        reviewKey: result.run.reviewKey,
-        runId: result.run.id,
-        jobId: result.jobId,
-        headSha: target.headSha,
-        variant,
-      };
+      try {
+        const result = await requeueReview(
+          store,
+          {
+            reviewKey: str(command.payload.reviewKey) ?? command.reviewKey,
+            repo: str(command.payload.repo) ?? command.repo,
+            prNumber: Number(command.payload.number ?? command.prNumber),
+          },
+          { variant: str(command.payload.variant), now: deps.clock.now() },
+        );
+        deps.onReviewQueued?.();
+        return result;
+      } catch (error) {
+        if (error instanceof RequeueError) {
+          throw new CommandFailure(
+            error.code === 'invalid_request' || error.code === 'invalid_variant'
+              ? 'invalid_command'
+              : error.code,
+            error.message,
+          );
+        }
+        throw error;
+      }
     },
 
     'retry-publish': async (command) => {
@@ -167,65 +165,4 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
       };
     },
   };
-}
-
-type RequeueTarget = { repo: string; prNumber: number; headSha: string; installationId: number };
-
-/**
- * What a requeue reviews: the exact stored review key, or the stored head of the pull request (by repo
- * and number, or by a review key naming that head). It needs an installation id.
- */
-export async function requeueTarget(
-  store: Store,
-  ref: Pick<Command, 'payload' | 'reviewKey' | 'repo' | 'prNumber'>,
-): Promise<RequeueTarget> {
-  const key = str(ref.payload.reviewKey) ?? ref.reviewKey;
-  let repo: string;
-  let prNumber: number;
-  let headSha: string | null = null;
-  let installationId: number | null = null;
-  if (key) {
-    const run = await store.runs.getByKey(key);
-    const parts = REVIEW_KEY.exec(key);
-    if (!run && !parts) throw new CommandFailure('invalid_command', `${key} is not a review key`);
-    repo = run?.repo ?? `${parts![1]}/${parts![2]}`;
-    prNumber = run?.prNumber ?? Number(parts![3]);
-    if (run) {
-      headSha = run.headSha;
-      installationId = run.installationId;
-    } else {
-      const pr = await store.pullRequests.get(repo, prNumber);
-      if (!pr || pr.headSha !== parts![4]) {
-        throw new CommandFailure(
-          'review_not_found',
-          `no stored review ${key}, and ${parts![4]!.slice(0, 12)} is not the stored head of ${repo}#${prNumber}`,
-        );
-      }
-      headSha = pr.headSha;
-      installationId = pr.installationId;
-    }
-  } else {
-    repo = str(ref.payload.repo) ?? ref.repo ?? '';
-    prNumber = Number(ref.payload.number ?? ref.prNumber);
-    if (!repo || !Number.isSafeInteger(prNumber) || prNumber < 1) {
-      throw new CommandFailure('invalid_command', 'requeue needs a reviewKey, or repo plus number');
-    }
-    const pr = await store.pullRequests.get(repo, prNumber);
-    if (!pr?.headSha) {
-      throw new CommandFailure('pr_not_found', `no stored head for ${repo}#${prNumber}`);
-    }
-    headSha = pr.headSha;
-    installationId = pr.installationId;
-  }
-  installationId ??=
-    (await store.pullRequests.get(repo, prNumber))?.installationId ??
-    (await store.repositories.get(repo))?.installationId ??
-    null;
-  if (installationId === null) {
-    throw new CommandFailure(
-      'installation_missing',
-      `cannot requeue ${repo}#${prNumber}: the installation id is missing`,
-    );
-  }
-  return { repo, prNumber, headSha: headSha!, installationId };
 }

@@ -2,13 +2,9 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { CommandFailure } from '../bridge/command-bridge.js';
-import { requeueTarget } from '../bridge/executors.js';
-import { reviewKey as buildReviewKey } from '../ingress/event-filter.js';
 import { openQueue } from '../queue/select.js';
-import { REVIEW_QUEUE, requestReview, type ReviewJobPayload } from '../review/request.js';
+import { requeueReview, RequeueError } from '../review/requeue.js';
 import { openStore, type Store } from '../store/index.js';
-import { splitFullName } from '../store/repositories.js';
 import type { RunRecord } from '../store/runs.js';
 import { usageReport, type UsageTotals } from '../store/usage.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
@@ -162,7 +158,7 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
     return await dispatch(command, args, opts, io);
   } catch (error) {
     const message =
-      error instanceof CliError || error instanceof CommandFailure || error instanceof ConfigError
+      error instanceof CliError || error instanceof RequeueError || error instanceof ConfigError
         ? error.message
         : `${(error as Error)?.message ?? String(error)}`;
     io.stderr(`verdict ${command}: ${message.split('\n')[0]}`);
@@ -336,69 +332,30 @@ async function requireRun(store: Store, key: string): Promise<RunRecord> {
 
 /** `requeue`: a new variant of a stored head, into the store's job table or the `--queue-db` queue file. */
 async function requeue(store: Store, key: string, opts: Options) {
-  const variant = opts.variant ?? `operator-${Date.now()}`;
-  if (!/^[A-Za-z0-9._-]{1,100}$/.test(variant)) {
-    throw new CliError('--variant must be 1 to 100 letters, digits, dots, dashes or underscores');
-  }
-  const target = await requeueTarget(store, {
-    payload: { reviewKey: key },
-    reviewKey: key,
-    repo: null,
-    prNumber: null,
-  });
-  const { owner, name } = splitFullName(target.repo);
-  const request = {
-    owner,
-    repo: name,
-    number: target.prNumber,
-    headSha: target.headSha,
-    installationId: target.installationId,
-    trigger: 'operator_requeue',
-    variant,
-  };
-  if (opts['queue-db'] === undefined) {
-    const result = await requestReview(store, request);
-    return {
-      outcome: result.outcome,
-      reviewKey: result.run.reviewKey,
-      runId: result.run.id,
-      jobId: result.jobId,
-    };
-  }
-  const newKey = buildReviewKey(owner, name, target.prNumber, target.headSha, variant);
-  const { run, created } = await store.runs.createOrGet({
-    reviewKey: newKey,
-    repo: target.repo,
-    prNumber: target.prNumber,
-    headSha: target.headSha,
-    variant,
-    trigger: 'operator_requeue',
-    installationId: target.installationId,
-  });
-  if (!created) throw new CliError(`run ${newKey} exists already: choose another --variant`);
-  const queue = await openQueue(
-    { kind: 'sqlite', filename: opts['queue-db'] },
-    { store, clock: systemClock, ids: randomId, log: silentLog },
-  );
+  const queueDb = opts['queue-db'];
+  const queue = queueDb
+    ? await openQueue(
+        { kind: 'sqlite', filename: queueDb },
+        { store, clock: systemClock, ids: randomId, log: silentLog },
+      )
+    : null;
   try {
-    const payload: ReviewJobPayload = { ...request, runId: run.id, reviewKey: newKey };
-    const result = await queue.backend.enqueue({
-      queue: REVIEW_QUEUE,
-      kind: 'review',
-      key: newKey,
-      mode: 'keep_existing',
-      payload,
-    });
-    await store.runs.update(run.id, { jobId: result.jobId });
-    return {
-      outcome: 'enqueued',
-      reviewKey: newKey,
-      runId: run.id,
-      jobId: result.jobId,
-      queueDb: opts['queue-db'],
-    };
+    const { outcome, reviewKey, runId, jobId } = await requeueReview(
+      store,
+      { reviewKey: key },
+      { variant: opts.variant, now: Date.now(), queue: queue?.backend },
+    );
+    return { outcome, reviewKey, runId, jobId, ...(queueDb ? { queueDb } : {}) };
+  } catch (error) {
+    if (error instanceof RequeueError && error.code === 'invalid_variant') {
+      throw new CliError('--variant must be 1 to 100 letters, digits, dots, dashes or underscores');
+    }
+    if (error instanceof RequeueError && error.code === 'review_exists') {
+      throw new CliError(`${error.message}: choose another --variant`);
+    }
+    throw error;
   } finally {
-    await queue.close();
+    await queue?.close();
   }
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
+import { VARIANT_PATTERN } from '../review/requeue.js';
 import { COMMAND_STATUSES, type CommandKind, type NewCommand } from '../store/commands.js';
 import {
   badRequest,
@@ -37,7 +38,7 @@ export const requeueBody = z
     number: z.number().int().min(1).max(2_147_483_647).optional(),
     variant: z
       .string()
-      .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be 1 to 100 letters, digits, dots, dashes or underscores')
+      .regex(VARIANT_PATTERN, 'must be 1 to 100 letters, digits, dots, dashes or underscores')
       .optional(),
     ...common,
   })
