@@ -14,18 +14,14 @@ export function webhookJobHandler(store: Store, probot: Probot): JobHandler {
     if (typeof deliveryId !== 'string') {
       return { type: 'dead', reason: 'unroutable', error: 'webhook job without a delivery id' };
     }
-    const delivery = await store.deliveries.get(deliveryId);
-    const raw = delivery ? await store.deliveries.payload(deliveryId) : null;
-    if (!delivery || raw === null) {
+    const received = await receiveStored(store, probot, deliveryId);
+    if (received.type === 'missing') {
       return { type: 'dead', reason: 'unroutable', error: `delivery ${deliveryId} is not recorded` };
     }
-    try {
-      await probot.receive({ id: deliveryId, name: delivery.event as any, payload: JSON.parse(raw) });
-    } catch (error) {
-      const message = errorMessage(error);
+    if (received.type === 'failed') {
       const last = job.attempts >= job.maxAttempts;
-      if (last) await store.deliveries.finish(deliveryId, 'failed', undefined, message);
-      return { type: 'retry', error: message };
+      if (last) await store.deliveries.finish(deliveryId, 'failed', undefined, received.error);
+      return { type: 'retry', error: received.error };
     }
     await store.deliveries.finish(deliveryId, 'processed', undefined);
     return { type: 'ack' };
@@ -41,17 +37,30 @@ export async function dispatchStoredDelivery(
   probot: Probot,
   deliveryId: string,
 ): Promise<void> {
+  const received = await receiveStored(store, probot, deliveryId);
+  if (received.type === 'missing') throw new Error(`delivery ${deliveryId} is not recorded`);
+  if (received.type === 'failed') {
+    await store.deliveries.finish(deliveryId, 'failed', undefined, received.error);
+    throw new Error(received.error);
+  }
+  await store.deliveries.finish(deliveryId, 'processed', undefined);
+}
+
+/** Loads a stored delivery and hands it to the Probot app; what to record is the caller's decision. */
+async function receiveStored(
+  store: Store,
+  probot: Probot,
+  deliveryId: string,
+): Promise<{ type: 'missing' } | { type: 'failed'; error: string } | { type: 'received' }> {
   const delivery = await store.deliveries.get(deliveryId);
   const raw = delivery ? await store.deliveries.payload(deliveryId) : null;
-  if (!delivery || raw === null) throw new Error(`delivery ${deliveryId} is not recorded`);
+  if (!delivery || raw === null) return { type: 'missing' };
   try {
     await probot.receive({ id: deliveryId, name: delivery.event as any, payload: JSON.parse(raw) });
   } catch (error) {
-    const message = errorMessage(error);
-    await store.deliveries.finish(deliveryId, 'failed', undefined, message);
-    throw new Error(message);
+    return { type: 'failed', error: errorMessage(error) };
   }
-  await store.deliveries.finish(deliveryId, 'processed', undefined);
+  return { type: 'received' };
 }
 
 function errorMessage(error: unknown): string {
