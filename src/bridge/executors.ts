@@ -83,10 +83,7 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
         };
       } catch (error) {
         if (error instanceof RetryPublishError) {
-          throw new CommandFailure(
-            /installation/.test(error.message) ? 'installation_missing' : 'not_analyzed',
-            error.message,
-          );
+          throw new CommandFailure(error.code, error.message);
         }
         throw error;
       }

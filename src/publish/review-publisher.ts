@@ -40,9 +40,12 @@ export type PublishOutcome = {
   approvalRefusals: string[];
 };
 
-/** Thrown by `retryPublish` (review-engine 7.5). */
+/** Thrown by `retryPublish` (review-engine 7.5), with a short code beside the specified message. */
 export class RetryPublishError extends Error {
-  constructor(message: string) {
+  constructor(
+    readonly code: 'run_not_found' | 'not_analyzed' | 'installation_missing',
+    message: string,
+  ) {
     super(message);
     this.name = 'RetryPublishError';
   }
@@ -207,7 +210,7 @@ export class ReviewPublisher {
   async publish(gh: GitHubClient, run: RunRecord, assertLease: () => Promise<void> = async () => undefined) {
     const result = run.result as RunResult | null;
     if (!result?.output || !['analysed', 'degraded'].includes(run.analysisStatus)) {
-      throw new RetryPublishError(NOT_ANALYSED_MESSAGE);
+      throw new RetryPublishError('not_analyzed', NOT_ANALYSED_MESSAGE);
     }
     const { store } = this.deps;
     const policy = await this.policy();
@@ -377,10 +380,11 @@ export async function retryPublish(
   runId: string,
 ): Promise<PublishOutcome> {
   const run = await store.runs.get(runId);
-  if (!run) throw new RetryPublishError(`review run ${runId} does not exist`);
+  if (!run) throw new RetryPublishError('run_not_found', `review run ${runId} does not exist`);
   if (!['analysed', 'degraded'].includes(run.analysisStatus) || !run.result) {
-    throw new RetryPublishError(NOT_ANALYSED_MESSAGE);
+    throw new RetryPublishError('not_analyzed', NOT_ANALYSED_MESSAGE);
   }
-  if (run.installationId === null) throw new RetryPublishError(MISSING_INSTALLATION_MESSAGE);
+  if (run.installationId === null)
+    throw new RetryPublishError('installation_missing', MISSING_INSTALLATION_MESSAGE);
   return publisher.publish(await github(run.installationId), run);
 }
