@@ -23,7 +23,7 @@ import { registerReadRoutes } from './operator/read-routes.js';
 import { registerSettingsRoutes } from './operator/settings.js';
 import { registerReportRoutes } from './operator/reports.js';
 import type { OperatorDeps } from './operator/operation.js';
-import { ReadCache, StampedCache } from './operator/read-cache.js';
+import { ReadCache, StampedCache, watchShownWrites } from './operator/read-cache.js';
 import { registerSnapshotRoutes } from './operator/snapshot.js';
 import { trpcMount } from './trpc/router.js';
 import { REVIEW_QUEUE } from './review/request.js';
@@ -113,8 +113,11 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0),
   };
-  operator.cache.watch(store.db.knex);
-  operator.prCache.watch(store.db.knex);
+  // One listener for both caches: it runs on every query, ingress writes included.
+  watchShownWrites(store.db.knex, () => {
+    operator.cache.invalidate();
+    operator.prCache.written();
+  });
   registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
   registerKeyRoutes(router, operator);
   registerCommandRoutes(router, operator);

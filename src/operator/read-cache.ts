@@ -7,6 +7,14 @@ const WRITE = /^\s*(insert|update|delete|with|replace)\b/i;
 
 type Entry = { generation: number; at: number; value: Promise<unknown> };
 
+/** Calls `onWrite` for every write `knex` makes to a table the operator reads show. */
+export function watchShownWrites(knex: Knex, onWrite: () => void): void {
+  knex.on('query', (query: { sql?: string }) => {
+    const sql = query.sql ?? '';
+    if (WRITE.test(sql) && SHOWN_TABLES.test(sql)) onWrite();
+  });
+}
+
 /**
  * A short-lived cache of operator reads (the snapshot, PR detail) for dashboards that many people poll:
  * identical reads within `ttlMs` share one result, and concurrent identical reads share one query. Every
@@ -32,10 +40,7 @@ export class ReadCache {
 
   /** Drops the cache whenever `knex` writes to a table the cached reads show. */
   watch(knex: Knex): void {
-    knex.on('query', (query: { sql?: string }) => {
-      const sql = query.sql ?? '';
-      if (WRITE.test(sql) && SHOWN_TABLES.test(sql)) this.invalidate();
-    });
+    watchShownWrites(knex, () => this.invalidate());
   }
 
   get<T>(key: string, load: () => Promise<T>): Promise<T> {
@@ -82,10 +87,12 @@ export class StampedCache {
    * write always reloads, even one that lands in the same millisecond as the previous change.
    */
   watch(knex: Knex): void {
-    knex.on('query', (query: { sql?: string }) => {
-      const sql = query.sql ?? '';
-      if (WRITE.test(sql) && SHOWN_TABLES.test(sql)) this.generation++;
-    });
+    watchShownWrites(knex, () => this.written());
+  }
+
+  /** This process wrote to a table the cached reads show. */
+  written(): void {
+    this.generation++;
   }
 
   async get(key: string, stamp: () => Promise<string>, load: () => Promise<string>): Promise<string> {
