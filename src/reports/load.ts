@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Dialect } from '../store/db.js';
 import { tooLarge } from './errors.js';
 import type { ReportLimits } from './limits.js';
+import type { FindingRecord } from '../store/findings.js';
 
 /**
  * Reads the source history of a report, bounded (operator-api 8). The history is narrowed by repository
@@ -41,21 +42,8 @@ export type SourceRun = {
   claims: ResolutionClaim[] | null;
 };
 
-export type SourceFinding = {
-  id: number;
-  runId: string;
-  repo: string;
-  prNumber: number;
-  severity: string;
-  category: string;
-  path: string | null;
-  line: number | null;
-  title: string;
-  body: string;
-  fingerprint: string;
-  outsideDiff: boolean;
-  createdAt: number;
-};
+/** A stored finding as the report reads it (the store's record without key, head and still-open flag). */
+export type SourceFinding = Omit<FindingRecord, 'reviewKey' | 'headSha' | 'stillOpen'>;
 
 export type SourcePr = {
   repo: string;
