@@ -6,7 +6,7 @@ import { openQueue } from '../queue/select.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import { openStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
-import { usageReport, type UsageTotals } from '../store/usage.js';
+import { usageReport, usageWindow, type UsageTotals } from '../store/usage.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -126,8 +126,6 @@ Options:
 ${COMMON}`,
 };
 
-const DAY_MS = 86_400_000;
-
 /** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
 export async function runCli(argv: string[], io: Io): Promise<number | null> {
   let parsed: { values: Options; positionals: string[] };
@@ -203,12 +201,13 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'usage': {
         expectArgs(0, '');
-        const now = Date.now();
-        const to = opts.to !== undefined ? utcDay(opts.to, '--to') : Math.floor(now / DAY_MS) * DAY_MS;
-        const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
-        const from = opts.from !== undefined ? utcDay(opts.from, '--from') : Math.min(monthStart, to);
-        if (from > to) throw new CliError('--from must not be after --to');
-        const report = await usageReport(store.db.knex, from, to + DAY_MS);
+        const window = usageWindow(Date.now(), {
+          from: opts.from !== undefined ? utcDay(opts.from, '--from') : undefined,
+          to: opts.to !== undefined ? utcDay(opts.to, '--to') : undefined,
+        });
+        if (window.from > window.to) throw new CliError('--from must not be after --to');
+        const { from, to } = window;
+        const report = await usageReport(store.db.knex, from, window.toExclusive);
         const range = { from: dayOf(from), to: dayOf(to) };
         print({ ...range, ...report }, () => usageText(range, report, paint));
         return 0;

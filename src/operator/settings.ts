@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
-import { usageReport, UsageTooLargeError } from '../store/usage.js';
+import { usageReport, usageWindow, UsageTooLargeError } from '../store/usage.js';
 import {
   defineOperation,
   limitParam,
@@ -24,7 +24,6 @@ export const settingsPatchBody = z.strictObject({
 const NOT_INITIALIZED = 'Review policy schema is not initialized';
 const CONFLICT = 'Review policy revision conflict';
 const UNAVAILABLE = 'Review policy storage is unavailable';
-const DAY_MS = 86_400_000;
 
 const notInitialized = () => new OperatorError(503, 'policy_not_initialized', NOT_INITIALIZED);
 const unavailable = () => new OperatorError(500, 'policy_unavailable', UNAVAILABLE);
@@ -141,13 +140,9 @@ export const settingsOperations = {
         path: ['from'],
       }),
     async run(ctx, input) {
-      const now = ctx.now();
-      const today = Math.floor(now / DAY_MS) * DAY_MS;
-      const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
-      const to = input.to ?? Math.max(today, input.from ?? today);
-      const from = input.from ?? Math.min(monthStart, to);
+      const { from, to, toExclusive } = usageWindow(ctx.now(), input);
       try {
-        const report = await usageReport(ctx.store.db.knex, from, to + DAY_MS);
+        const report = await usageReport(ctx.store.db.knex, from, toExclusive);
         const notes: string[] = [];
         if (report.model.runsWithoutTelemetry > 0) {
           notes.push(

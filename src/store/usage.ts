@@ -1,5 +1,23 @@
 import type { Knex } from 'knex';
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The UTC days a usage report covers (operator-api 4.6): the given `from`/`to` (midnight UTC, inclusive),
+ * else the start of the current month through today; a lone `to` before the month start starts there,
+ * a lone `from` after today ends there. Answers the instants to pass to `usageReport`.
+ */
+export function usageWindow(
+  now: number,
+  given: { from?: number; to?: number },
+): { from: number; to: number; toExclusive: number } {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
+  const to = given.to ?? Math.max(today, given.from ?? today);
+  const from = given.from ?? Math.min(monthStart, to);
+  return { from, to, toExclusive: to + DAY_MS };
+}
+
 /** Most telemetry rows one usage report reads (operator-api 8). */
 export const MAX_USAGE_SOURCE_ROWS = 50_000;
 
