@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openQueue } from '../queue/select.js';
+import { HarnessError, saveHarnessRecord } from '../review/harness.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import { openStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
@@ -156,7 +157,10 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
     return await dispatch(command, args, opts, io);
   } catch (error) {
     const message =
-      error instanceof CliError || error instanceof RequeueError || error instanceof ConfigError
+      error instanceof CliError ||
+      error instanceof RequeueError ||
+      error instanceof HarnessError ||
+      error instanceof ConfigError
         ? error.message
         : `${(error as Error)?.message ?? String(error)}`;
     io.stderr(`verdict ${command}: ${message.split('\n')[0]}`);
@@ -224,38 +228,9 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       case 'harness': {
         expectArgs(1, 'review key');
         const run = await requireRun(store, args[0]!);
-        if (!['analysed', 'degraded'].includes(run.analysisStatus)) {
-          throw new CliError(`run ${run.reviewKey} is not analyzed (analysis ${run.analysisStatus})`);
-        }
-        const findings = await store.findings.listForRun(run.id);
-        const coverage = (run.result as { coverage?: { complete?: unknown; headSha?: unknown } } | null)
-          ?.coverage;
-        const record = await store.harness.save({
-          id: randomId('harness'),
-          name: opts.name ?? run.reviewKey,
-          reviewKey: run.reviewKey,
-          runId: run.id,
-          repo: run.repo,
-          prNumber: run.prNumber,
+        const record = await saveHarnessRecord(store, run, {
+          name: opts.name,
           actor: `cli:${io.env.USER ?? 'operator'}`,
-          record: {
-            verdict: run.verdict,
-            confidence: run.confidence,
-            analysisStatus: run.analysisStatus,
-            publishStatus: run.publishStatus,
-            headSha: run.headSha,
-            coverage: coverage
-              ? { complete: coverage.complete ?? null, headSha: coverage.headSha ?? null }
-              : null,
-            findings: findings.map((f) => ({
-              fingerprint: f.fingerprint,
-              severity: f.severity,
-              category: f.category,
-              path: f.path,
-              line: f.line,
-              title: f.title,
-            })),
-          },
         });
         print(
           { harness: record },
