@@ -4,7 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
 import { migrationSource } from './migrations/index.js';
-import { cachingBetterSqliteClient } from './sqlite-reader.js';
+import { cachingBetterSqliteClient, immediateSqlite3Client } from './sqlite-client.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -36,7 +36,7 @@ export function createKnex(config: StoreConfig): Knex {
   }
   if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
   return knexFactory({
-    client: 'sqlite3',
+    client: immediateSqlite3Client(),
     connection: { filename: config.filename },
     useNullAsDefault: true,
     // One connection: SQLite has one writer anyway, and a single connection keeps transactions simple
@@ -73,12 +73,18 @@ export async function openDb(config: StoreConfig): Promise<Db> {
   }
   // better-sqlite3 runs a query synchronously in a fraction of the time the asynchronous driver needs to
   // hand rows across threads; read-only, and never inside the writer's transactions.
+  //
+  // better-sqlite3 brings its own copy of SQLite, and SQLite's POSIX locks belong to the process: when
+  // this copy closes the database file, the locks the writer's copy (sqlite3) holds on it are gone, and
+  // another process (a worker, the CLI) that then closes its last connection deletes the WAL this process
+  // still writes to, so those writes are lost. So the reader's one connection stays open for the life of
+  // the store (min 1: never closed for being idle), and it is closed after the writer.
   const reader = knexFactory({
     client: cachingBetterSqliteClient(),
     connection: { filename: config.filename, options: { readonly: true } },
     useNullAsDefault: true,
     pool: {
-      min: 0,
+      min: 1,
       max: 1,
       afterCreate: (
         conn: { pragma(sql: string): unknown },
@@ -102,8 +108,8 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     reader,
     dialect: config.client,
     close: async () => {
-      await reader.destroy();
       await knex.destroy();
+      await reader.destroy();
     },
   };
 }

@@ -1,3 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createKnex } from '../../src/store/db.js';
+import { openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
 
 describe('store on SQLite', () => storeSuite('sqlite'));
+
+describe('two copies of SQLite in one process (sqlite3 writes, better-sqlite3 reads)', () => {
+  let t: TestStore;
+  beforeEach(async () => {
+    t = await openTestStore('sqlite');
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  // SQLite's locks belong to the process: when better-sqlite3's copy closes the file, the locks of the
+  // writer's copy are gone, and another process closing its last connection deletes the WAL this process
+  // still writes to. The reader's connection therefore lives as long as the store and closes last.
+  test('the reader keeps its one connection: another process closing loses no write of this one', async () => {
+    const file = (t.config as { filename: string }).filename;
+    const pool = (t.store.db.reader.client as { pool: { min: number; max: number } }).pool;
+    expect({ min: pool.min, max: pool.max }).toEqual({ min: 1, max: 1 });
+    await t.store.pullRequests.upsert({ repo: 'o/r', number: 1, title: 'one' });
+    expect(await t.store.reads.pullRequests.get('o/r', 1)).not.toBeNull();
+    const other = (sql: string) =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          [
+            '-e',
+            `const D = require('better-sqlite3'); const c = new D(${JSON.stringify(file)}); ` +
+              `console.log(JSON.stringify(c.prepare(${JSON.stringify(sql)}).all())); c.close();`,
+          ],
+          { cwd: process.cwd() },
+        ).toString(),
+      );
+    other('select count(*) as n from pull_requests');
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    await t.store.pullRequests.upsert({ repo: 'o/r', number: 2, title: 'two' });
+    expect(other('select number from pull_requests order by number')).toEqual([{ number: 1 }, { number: 2 }]);
+  });
+
+  test('closing the store closes the writer before the reader', async () => {
+    const order: string[] = [];
+    const track = (name: string, knex: { client: { destroy(...args: unknown[]): unknown } }) => {
+      const destroy = knex.client.destroy.bind(knex.client);
+      knex.client.destroy = (...args: unknown[]) => {
+        order.push(name);
+        return destroy(...args);
+      };
+    };
+    track('writer', t.store.db.knex);
+    track('reader', t.store.db.reader);
+    await t.store.close();
+    expect(order).toEqual(['writer', 'reader']);
+  });
+});
+
+describe('SQLite transactions between connections', () => {
+  let t: TestStore;
+  beforeEach(async () => {
+    t = await openTestStore('sqlite');
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  test('a transaction that reads and then writes is not failed by another connection committing meanwhile', async () => {
+    // Another connection to the same file, as a worker process has. With a deferred BEGIN the read takes a
+    // snapshot, the other connection commits, and the write then fails at once with SQLITE_BUSY; with
+    // BEGIN IMMEDIATE the other connection waits on its busy timeout until this transaction commits.
+    const other = createKnex(t.config);
+    try {
+      await other.raw('select 1');
+      let otherWrite: Promise<unknown> | null = null;
+      await t.store.db.knex.transaction(async (trx) => {
+        await trx('dedupe_markers').count({ n: '*' });
+        // .then() runs the query once and gives a plain promise (a knex builder runs again on every then).
+        otherWrite = other('dedupe_markers')
+          .insert({ key: 'other', expires_at: 1 })
+          .then(() => 'written');
+        // Unblocked, the other write takes milliseconds; blocked by this transaction, it is still waiting.
+        await Promise.race([otherWrite, new Promise((r) => setTimeout(r, 1000))]);
+        await trx('dedupe_markers').insert({ key: 'mine', expires_at: 1 });
+      });
+      await otherWrite;
+      const keys = await t.store.db.knex('dedupe_markers').orderBy('key').pluck('key');
+      expect(keys).toEqual(['mine', 'other']);
+    } finally {
+      await other.destroy();
+    }
+  });
+});

@@ -15,8 +15,8 @@ type QueryObject = { sql?: string; bindings?: unknown[]; response?: unknown; con
 const MAX_STATEMENTS = 200;
 
 /**
- * knex's better-sqlite3 client, keeping each connection's prepared statements instead of preparing the
- * same SQL on every call. Used for the read-only connection only.
+ * knex's better-sqlite3 client for the read-only operator connection, keeping the connection's prepared
+ * statements instead of preparing the same SQL on every call.
  */
 export function cachingBetterSqliteClient(): typeof Knex.Client {
   const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
@@ -44,4 +44,29 @@ export function cachingBetterSqliteClient(): typeof Knex.Client {
     }
   }
   return CachingClient as unknown as typeof Knex.Client;
+}
+
+/**
+ * knex's sqlite3 client (the writer) with transactions that start with `BEGIN IMMEDIATE`: a transaction
+ * takes the write lock first, waiting on the busy timeout (in the driver's thread pool) while another
+ * connection writes (a worker process, the bridge, the CLI). A deferred `BEGIN` reads first and then
+ * fails at once with SQLITE_BUSY when another connection committed in between, since a stale read
+ * snapshot cannot be upgraded to a write.
+ */
+export function immediateSqlite3Client(): typeof Knex.Client {
+  const Base = require('knex/lib/dialects/sqlite3/index.js') as { new (...args: unknown[]): object };
+  const BaseTransaction = require('knex/lib/dialects/sqlite3/execution/sqlite-transaction.js') as {
+    new (...args: unknown[]): { query(conn: unknown, sql: string): Promise<unknown> };
+  };
+  class ImmediateTransaction extends BaseTransaction {
+    begin(conn: unknown): Promise<unknown> {
+      return this.query(conn, 'BEGIN IMMEDIATE;');
+    }
+  }
+  class Client extends Base {
+    transaction(...args: unknown[]): unknown {
+      return new ImmediateTransaction(this, ...args);
+    }
+  }
+  return Client as unknown as typeof Knex.Client;
 }
