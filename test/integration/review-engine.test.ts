@@ -195,8 +195,12 @@ describe('the review engine', () => {
     expect(failed.error).toContain('chat completion timeout after 1000 ms');
     // Retryable: the run waits as queued for its next attempt, the job is back in the queue.
     expect(failed.status).toBe('queued');
-    const job = await store.jobs.get(failed.jobId!);
-    // Back in the queue, waiting out its retry back-off.
+    // Back in the queue, waiting out its retry back-off. The worker releases the job just after it marked
+    // the run, so wait for that second write.
+    const job = await eventually(async () => {
+      const j = await store.jobs.get(failed.jobId!);
+      return j?.status === 'running' ? null : j;
+    }, 5_000);
     expect(job).toMatchObject({ status: 'waiting', attempts: 1 });
     expect(job!.lastError).toContain('chat completion timeout after 1000 ms');
   });
