@@ -6,7 +6,7 @@ import { storeSuite } from './store-suite.js';
 
 describe('store on SQLite', () => storeSuite('sqlite'));
 
-describe('two copies of SQLite in one process (sqlite3 writes, better-sqlite3 reads)', () => {
+describe('SQLite connections: sqlite3 writes, better-sqlite3 reads, other processes', () => {
   let t: TestStore;
   beforeEach(async () => {
     t = await openTestStore('sqlite');
@@ -55,16 +55,6 @@ describe('two copies of SQLite in one process (sqlite3 writes, better-sqlite3 re
     track('reader', t.store.db.reader);
     await t.store.close();
     expect(order).toEqual(['writer', 'reader']);
-  });
-});
-
-describe('SQLite transactions between connections', () => {
-  let t: TestStore;
-  beforeEach(async () => {
-    t = await openTestStore('sqlite');
-  });
-  afterEach(async () => {
-    await t.cleanup();
   });
 
   test('a transaction that reads and then writes is not failed by another connection committing meanwhile', async () => {
