@@ -18,14 +18,13 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { randomId, systemClock } from '../src/clock.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { ReportError } from '../src/reports/errors.js';
 import { buildZip } from '../src/reports/export.js';
 import { reportLimits } from '../src/reports/limits.js';
 import { parseReportParams, REPORT_PARAMETERS } from '../src/reports/params.js';
 import { generateReport } from '../src/reports/report.js';
-import { openStore } from '../src/store/index.js';
+import { openConfiguredStore } from '../src/store/index.js';
 
 class UsageError extends Error {}
 
@@ -59,11 +58,7 @@ function parseArgs(argv: string[]) {
 async function fromStore(params: Record<string, string>, file: string): Promise<string> {
   const filters = parseReportParams(params);
   const config = loadConfig(process.env);
-  const store = await openStore(config.store, {
-    clock: systemClock,
-    ids: randomId,
-    dedupeTtlSeconds: config.dedupeTtlSeconds,
-  });
+  const store = await openConfiguredStore(config);
   try {
     const limits = reportLimits();
     const report = await generateReport(store, filters, { now: Date.now(), paginate: false, limits });

@@ -1,9 +1,8 @@
-import { randomId, systemClock } from '../clock.js';
 import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { createCommandBridge, createScheduler, loadApp } from '../runtime.js';
-import { openStore } from '../store/index.js';
+import { openConfiguredStore } from '../store/index.js';
 
 /**
  * `npm run bridge`: the scheduled jobs (the command bridge every minute, the watchdog, maintenance) as
@@ -15,11 +14,7 @@ async function main(): Promise<void> {
   const once = process.argv.includes('--once');
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
-  const store = await openStore(config.store, {
-    clock: systemClock,
-    ids: randomId,
-    dedupeTtlSeconds: config.dedupeTtlSeconds,
-  });
+  const store = await openConfiguredStore(config);
   const probot = createProbot(config.github, log);
   await loadApp(probot, store, config, log);
   const bridge = createCommandBridge(store, probot, config, log);

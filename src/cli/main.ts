@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { openQueue } from '../queue/select.js';
 import { HarnessError, saveHarnessRecord } from '../review/harness.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
-import { openStore, type Store } from '../store/index.js';
+import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { usageReport, usageWindow, type UsageTotals } from '../store/usage.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
@@ -273,11 +273,7 @@ async function openCliStore(
 ): Promise<{ store: Store; config: Config }> {
   const config = loadConfig(storeEnv(opts, env));
   ensureStoreExists(config, opts);
-  const store = await openStore(config.store, {
-    clock: systemClock,
-    ids: randomId,
-    dedupeTtlSeconds: config.dedupeTtlSeconds,
-  });
+  const store = await openConfiguredStore(config);
   return { store, config };
 }
 

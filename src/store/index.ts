@@ -1,9 +1,9 @@
-import type { Clock, IdGenerator } from '../clock.js';
+import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
 import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import { CommandStore } from './commands.js';
 import { PolicyStore } from './policy.js';
-import type { StoreConfig } from '../config.js';
+import type { Config, StoreConfig } from '../config.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
@@ -91,4 +91,13 @@ export function createStore(db: Db, opts: StoreOptions): Store {
 /** Opens (and migrates) the store described by the config. */
 export async function openStore(config: StoreConfig, opts: StoreOptions): Promise<Store> {
   return createStore(await openDb(config), opts);
+}
+
+/** The store a process's configuration names, on the system clock (the worker, bridge, CLI and scripts). */
+export function openConfiguredStore(config: Pick<Config, 'store' | 'dedupeTtlSeconds'>): Promise<Store> {
+  return openStore(config.store, {
+    clock: systemClock,
+    ids: randomId,
+    dedupeTtlSeconds: config.dedupeTtlSeconds,
+  });
 }

@@ -4,7 +4,7 @@ import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { openQueue } from '../queue/select.js';
 import { createReviewWorker, createWebhookWorker, loadApp, reviewEngineFor } from '../runtime.js';
-import { openStore } from '../store/index.js';
+import { openConfiguredStore } from '../store/index.js';
 import type { QueueWorker } from './runner.js';
 
 /**
@@ -16,11 +16,7 @@ import type { QueueWorker } from './runner.js';
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
-  const store = await openStore(config.store, {
-    clock: systemClock,
-    ids: randomId,
-    dedupeTtlSeconds: config.dedupeTtlSeconds,
-  });
+  const store = await openConfiguredStore(config);
   const queue = await openQueue(config.queue, { store, clock: systemClock, ids: randomId, log });
   const probot = createProbot(config.github, log);
   await loadApp(probot, store, config, log);
