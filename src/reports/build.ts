@@ -61,13 +61,7 @@ export type ReportFinding = {
 
 export type CoverageState = 'complete' | 'incomplete' | 'unknown';
 
-export type ReportPr = {
-  repo: string;
-  number: number;
-  title: string | null;
-  author: string | null;
-  state: string | null;
-  headSha: string | null;
+export type ReportPr = Omit<SourcePr, 'draft'> & {
   /** Runs of the pull request in the period (any status). */
   runs: number;
   /** Analysed (or degraded) runs in the period: the reviews. */
