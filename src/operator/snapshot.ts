@@ -3,6 +3,8 @@ import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import { toBool } from '../store/db.js';
+import { MAX_FINDINGS_PER_PR } from '../store/findings.js';
+import { pullRequestDetailSqliteJson } from '../store/pr-detail-sqlite.js';
 import {
   defineOperation,
   notFound,
@@ -128,11 +130,13 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
     .where({ repo, pr_number: number })
     .select('id', 'event', 'action', 'status', 'outcome', 'received_at')
     .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
     .limit(MAX_PR_EVENTS);
   const commandsQuery = knex('operator_commands')
     .where({ repo, pr_number: number })
     .select('id', 'kind', 'status', 'actor', 'created_at')
     .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
     .limit(MAX_PR_EVENTS);
   const [deliveries, commands, findings]: [
     Raw[],
@@ -170,6 +174,20 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
     .slice(0, MAX_PR_EVENTS);
   // Findings are recorded by the review engine, newest run first, at most 2,000 (operator-api 8).
   return { pullRequest, runs, findings, events, publications };
+}
+
+/**
+ * The PR detail as JSON text, or null when nothing is known about the pull request. On SQLite, SQLite
+ * builds the text in one statement; elsewhere it is `pullRequestDetail` serialized.
+ */
+export async function pullRequestDetailText(store: Store, repo: string, number: number) {
+  if (store.db.dialect === 'sqlite')
+    return pullRequestDetailSqliteJson(store.db.reader, repo, number, {
+      findings: MAX_FINDINGS_PER_PR,
+      events: MAX_PR_EVENTS,
+    });
+  const data = await pullRequestDetail(store, repo, number);
+  return data ? JSON.stringify(data) : null;
 }
 
 type PullRequestDetailAnswer = {
@@ -211,9 +229,9 @@ async function pullRequestDetailJson(ctx: OperationContext, repo: string, number
     `${repo}#${number}`,
     () => pullRequestDetailStamp(ctx.store, repo, number),
     async () => {
-      const data = await pullRequestDetail(ctx.store, repo, number);
+      const data = await pullRequestDetailText(ctx.store, repo, number);
       return data
-        ? JSON.stringify({ schema: OPERATOR_SCHEMA, generatedAt: new Date(ctx.now()).toISOString(), data })
+        ? `{"schema":${JSON.stringify(OPERATOR_SCHEMA)},"generatedAt":${JSON.stringify(new Date(ctx.now()).toISOString())},"data":${data}}`
         : '';
     },
   );

@@ -146,7 +146,10 @@ export class RunStore {
   }
 
   async listForPr(repo: string, prNumber: number): Promise<RunRecord[]> {
-    const rows = await this.knex('runs').where({ repo, pr_number: prNumber }).orderBy('created_at', 'desc');
+    const rows = await this.knex('runs')
+      .where({ repo, pr_number: prNumber })
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc');
     return rows.map(mapRun);
   }
 

@@ -1,5 +1,10 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
-import { pullRequestDetail, pullRequestDetailStamp, pullRequestItems } from '../../src/operator/snapshot.js';
+import {
+  pullRequestDetail,
+  pullRequestDetailStamp,
+  pullRequestDetailText,
+  pullRequestItems,
+} from '../../src/operator/snapshot.js';
 import { analytics } from '../../src/operator/read-routes.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { failInsertsWhere } from '../helpers/faults.js';
@@ -348,6 +353,197 @@ export function storeSuite(dialect: TestDialect): void {
     await t.store.pullRequests.upsert({ repo: 'acme/api', number: 2, title: 'renamed' });
     await moved();
     expect(await pullRequestDetailStamp(t.store, 'acme/api', 2)).toBe(stamps.at(-1));
+  });
+
+  describe('PR detail as JSON text (built by SQLite on SQLite)', () => {
+    const repo = 'acme/web';
+    const key = (sha: string) => `${repo}#5@${sha.repeat(40)}`;
+    const insertRows = async (table: string, rows: Array<Record<string, unknown>>) => {
+      for (let i = 0; i < rows.length; i += 100) await t.store.db.knex(table).insert(rows.slice(i, i + 100));
+    };
+    const run = (id: string, at: number, extra: Record<string, unknown> = {}) => ({
+      id,
+      review_key: key(id.slice(-1)),
+      repo,
+      pr_number: 5,
+      head_sha: id.slice(-1).repeat(40),
+      trigger: 'synchronize',
+      status: 'completed',
+      analysis_status: 'analysed',
+      publish_status: 'published',
+      installation_id: 9,
+      created_at: at,
+      updated_at: at + 1,
+      ...extra,
+    });
+    const finding = (runId: string, i: number, at: number, extra: Record<string, unknown> = {}) => ({
+      run_id: runId,
+      review_key: key(runId.slice(-1)),
+      repo,
+      pr_number: 5,
+      head_sha: runId.slice(-1).repeat(40),
+      severity: 'high',
+      category: 'correctness',
+      path: `src/f${i}.ts`,
+      line: i,
+      title: `Finding ${i} "quoted" \\ ünïcode`,
+      body: `Line one\nline two\t${'x'.repeat(i)}`,
+      fingerprint: `fp-${runId}-${i}`,
+      outside_diff: false,
+      still_open: false,
+      created_at: at,
+      ...extra,
+    });
+    const delivery = (id: string, at: number, extra: Record<string, unknown> = {}) => ({
+      id,
+      event: 'pull_request',
+      action: 'synchronize',
+      status: 'processed',
+      outcome: 'enqueued',
+      repo,
+      pr_number: 5,
+      installation_id: 9,
+      payload: '{}',
+      payload_bytes: 2,
+      received_at: at,
+      processed_at: at + 5,
+      ...extra,
+    });
+    const command = (id: string, at: number) => ({
+      id,
+      kind: 'requeue',
+      status: 'queued',
+      payload: '{}',
+      repo,
+      pr_number: 5,
+      actor: 'ops',
+      created_at: at,
+      updated_at: at,
+    });
+    const bothBuilds = async (number = 5) => {
+      const text = await pullRequestDetailText(t.store, repo, number);
+      const built = await pullRequestDetail(t.store, repo, number);
+      return {
+        text: text === null ? null : (JSON.parse(text) as unknown),
+        built: JSON.parse(JSON.stringify(built)),
+      };
+    };
+
+    test('gives what the JavaScript build gives: values, JSON columns, booleans, orders and ties', async () => {
+      await t.store.pullRequests.upsert({
+        repo,
+        number: 5,
+        title: 'Émoji 🚀 and "quotes"',
+        body: 'multi\nline',
+        draft: true,
+        labels: ['bug', 'ui'],
+        headSha: 'c'.repeat(40),
+        changedFiles: 3,
+        installationId: 9,
+      });
+      await insertRows('runs', [
+        run('run-a', 1000, { result: JSON.stringify({ summary: 'ok', n: [1, 2.5], nested: { x: null } }) }),
+        run('run-b', 1000, { result: 'not json {', confidence: 87, verdict: 'approve', job_id: 12 }),
+        run('run-c', 900, {
+          shadow_review: JSON.stringify('a shadow body'),
+          status: 'failed',
+          reason: 'model_timeout',
+        }),
+      ]);
+      await insertRows('findings', [
+        finding('run-a', 1, 1000, { outside_diff: true, still_open: true }),
+        finding('run-a', 2, 1000, { path: null, line: null, head_sha: null }),
+        finding('run-c', 3, 900),
+        finding('run-c', 4, 900),
+      ]);
+      await insertRows('deliveries', [
+        delivery('d-1', 1000),
+        delivery('d-3', 1000, { action: null, outcome: null }),
+        delivery('d-2', 1200),
+      ]);
+      await insertRows('operator_commands', [command('c-1', 1000), command('c-2', 800)]);
+      await t.store.publications.record({
+        runId: 'run-a',
+        repo,
+        prNumber: 5,
+        kind: 'review',
+        mode: 'live',
+        status: 'published',
+        receipt: '42',
+        body: 'Review body',
+        error: null,
+      });
+      const { text, built } = await bothBuilds();
+      expect(text).toEqual(built);
+      const detail = text as {
+        pullRequest: { draft: boolean; labels: string[]; title: string };
+        runs: Array<{ id: string; result: unknown; shadowReview: unknown; confidence: number | null }>;
+        findings: Array<{ title: string; outsideDiff: boolean; stillOpen: boolean; path: string | null }>;
+        events: Array<{ type: string; at: number; deliveryId?: string; commandId?: string; runId?: string }>;
+        publications: Array<{ receipt: string }>;
+      };
+      expect(detail.pullRequest).toMatchObject({
+        draft: true,
+        labels: ['bug', 'ui'],
+        title: 'Émoji 🚀 and "quotes"',
+      });
+      expect(detail.runs.map((r) => r.id)).toEqual(['run-b', 'run-a', 'run-c']);
+      expect(detail.runs.map((r) => [r.result, r.shadowReview, r.confidence])).toEqual([
+        [null, null, 87],
+        [{ summary: 'ok', n: [1, 2.5], nested: { x: null } }, null, null],
+        [null, 'a shadow body', null],
+      ]);
+      expect(detail.findings.map((f) => [f.title.slice(0, 9), f.outsideDiff, f.stillOpen, f.path])).toEqual([
+        ['Finding 1', true, true, 'src/f1.ts'],
+        ['Finding 2', false, false, null],
+        ['Finding 3', false, false, 'src/f3.ts'],
+        ['Finding 4', false, false, 'src/f4.ts'],
+      ]);
+      expect(detail.events.map((e) => e.deliveryId ?? e.commandId ?? e.runId)).toEqual([
+        'd-2',
+        'd-3',
+        'd-1',
+        'c-1',
+        'run-b',
+        'run-a',
+        'run-c',
+        'c-2',
+      ]);
+      expect(detail.publications.map((p) => p.receipt)).toEqual(['42']);
+    });
+
+    test('the same limits: the newest 200 events and at most 2,000 findings', async () => {
+      await insertRows('runs', [run('run-a', 5000)]);
+      await insertRows(
+        'deliveries',
+        Array.from({ length: 150 }, (_, i) =>
+          delivery(`d-${String(i).padStart(3, '0')}`, 1000 + (i % 40) * 10),
+        ),
+      );
+      await insertRows(
+        'operator_commands',
+        Array.from({ length: 120 }, (_, i) =>
+          command(`c-${String(i).padStart(3, '0')}`, 1000 + (i % 30) * 10),
+        ),
+      );
+      await insertRows(
+        'findings',
+        Array.from({ length: 2005 }, (_, i) => finding('run-a', i % 7, 5000 - (i % 3))),
+      );
+      const { text, built } = await bothBuilds();
+      expect(text).toEqual(built);
+      const detail = text as { events: unknown[]; findings: unknown[] };
+      expect(detail.events).toHaveLength(200);
+      expect(detail.findings).toHaveLength(2000);
+    });
+
+    test('null when nothing is known; runs alone are enough', async () => {
+      expect(await pullRequestDetailText(t.store, repo, 5)).toBeNull();
+      await insertRows('runs', [run('run-a', 1000)]);
+      const { text, built } = await bothBuilds();
+      expect(text).toEqual(built);
+      expect((text as { pullRequest: unknown }).pullRequest).toBeNull();
+    });
   });
 
   test('policy writes: of concurrent writers with one revision exactly one wins, with one audit entry', async () => {
