@@ -252,10 +252,8 @@ export const snapshotOperations = {
       repo: optionalFilter,
       status: optionalFilter,
     }),
-    run: (ctx, input) =>
-      ctx.cache.get(`snapshot:${JSON.stringify([input.view, input.q, input.repo, input.status])}`, () =>
-        snapshot(ctx.store, ctx.now(), input),
-      ),
+    run: async (ctx, input) => JSON.parse(await snapshotJson(ctx, input)) as SnapshotAnswer,
+    runSerialized: snapshotJson,
   }),
 
   /** `GET /operator/api/pr` (operator-api 2.5). */
@@ -282,11 +280,21 @@ export const snapshotOperations = {
   }),
 };
 
-async function snapshot(
-  store: Store,
-  now: number,
-  input: { view?: string; q?: string; repo?: string; status?: string },
-) {
+type SnapshotInput = { view?: string; q?: string; repo?: string; status?: string };
+type SnapshotAnswer = Awaited<ReturnType<typeof snapshot>>;
+
+/**
+ * The snapshot as JSON text, from the read cache: a dashboard polling it is answered with the text
+ * serialized once, not serialized again for every request (REST sends it as it is; tRPC parses it).
+ */
+function snapshotJson(ctx: OperationContext, input: SnapshotInput): Promise<string> {
+  return ctx.cache.get(
+    `snapshot:${JSON.stringify([input.view, input.q, input.repo, input.status])}`,
+    async () => JSON.stringify(await snapshot(ctx.store, ctx.now(), input)),
+  );
+}
+
+async function snapshot(store: Store, now: number, input: SnapshotInput) {
   const view: SnapshotView = (SNAPSHOT_VIEWS as readonly string[]).includes(input.view ?? '')
     ? (input.view as SnapshotView)
     : 'pull-requests';
