@@ -95,25 +95,36 @@ export class StampedCache {
     this.generation++;
   }
 
-  async get(key: string, stamp: () => Promise<string>, load: () => Promise<string>): Promise<string> {
-    if (!this.enabled) return load();
-    const generation = this.generation;
-    const current = `${generation}|${await stamp()}`;
-    const now = this.now();
+  /**
+   * The JSON of `key`: the entry when `stamp()` still gives its stamp, else `load()`, which answers the
+   * JSON with the stamp it was read at (read before it, or with it). A key without a live entry loads at
+   * once, without asking for the stamp first.
+   */
+  async get(
+    key: string,
+    stamp: () => Promise<string>,
+    load: () => Promise<{ stamp: string; json: string }>,
+  ): Promise<string> {
+    if (!this.enabled) return (await load()).json;
     const hit = this.entries.get(key);
-    if (hit && hit.stamp === current && now - hit.at < this.maxAgeMs) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit.json;
+    if (hit && this.now() - hit.at < this.maxAgeMs) {
+      const generation = this.generation;
+      if (hit.stamp === `${generation}|${await stamp()}` && this.now() - hit.at < this.maxAgeMs) {
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        return hit.json;
+      }
     }
-    const json = await load();
+    const generation = this.generation;
+    const now = this.now();
+    const loaded = await load();
     this.drop(key);
-    if (json.length <= this.maxBytes) {
-      this.entries.set(key, { stamp: current, at: now, json });
-      this.bytes += json.length;
+    if (loaded.json.length <= this.maxBytes) {
+      this.entries.set(key, { stamp: `${generation}|${loaded.stamp}`, at: now, json: loaded.json });
+      this.bytes += loaded.json.length;
       while (this.bytes > this.maxBytes) this.drop(this.entries.keys().next().value!);
     }
-    return json;
+    return loaded.json;
   }
 
   get size(): number {

@@ -4,7 +4,8 @@ import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import { toBool } from '../store/db.js';
 import { MAX_FINDINGS_PER_PR } from '../store/findings.js';
-import { pullRequestDetailSqliteJson } from '../store/pr-detail-sqlite.js';
+import { readPullRequestDetailSqlite, readPullRequestDetailStamp } from '../store/pr-detail.js';
+import { readRows } from '../store/read-workers.js';
 import {
   defineOperation,
   notFound,
@@ -89,7 +90,8 @@ export async function pullRequestItems(store: Store, filter: { q?: string; repo?
     .orderBy('p.updated_at', 'desc')
     .orderBy('p.repo', 'desc')
     .orderBy('p.number', 'desc');
-  const rows: Raw[] = await query;
+  // The walk costs far more than its 100 rows: on a SQLite file it runs in a read worker.
+  const rows = await readRows<Raw>(store.db, query);
   return {
     truncated: rows.length > SNAPSHOT_MAX_ITEMS,
     items: rows.slice(0, SNAPSHOT_MAX_ITEMS).map((r) => ({
@@ -177,17 +179,23 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
 }
 
 /**
- * The PR detail as JSON text, or null when nothing is known about the pull request. On SQLite, SQLite
- * builds the text in one statement; elsewhere it is `pullRequestDetail` serialized.
+ * The PR detail as JSON text (null when nothing is known about the pull request) with the stamp of what
+ * it shows, read before it (or, on SQLite, in the same statement). On SQLite, SQLite builds the text in
+ * one statement, in a read worker; elsewhere it is `pullRequestDetail` serialized.
  */
-export async function pullRequestDetailText(store: Store, repo: string, number: number) {
+export async function pullRequestDetailText(
+  store: Store,
+  repo: string,
+  number: number,
+): Promise<{ stamp: string; detail: string | null }> {
   if (store.db.dialect === 'sqlite')
-    return pullRequestDetailSqliteJson(store.db.reader, repo, number, {
+    return readPullRequestDetailSqlite(store.db, repo, number, {
       findings: MAX_FINDINGS_PER_PR,
       events: MAX_PR_EVENTS,
     });
+  const stamp = await pullRequestDetailStamp(store, repo, number);
   const data = await pullRequestDetail(store, repo, number);
-  return data ? JSON.stringify(data) : null;
+  return { stamp, detail: data ? JSON.stringify(data) : null };
 }
 
 type PullRequestDetailAnswer = {
@@ -200,27 +208,8 @@ type PullRequestDetailAnswer = {
  * What the PR detail shows has changed when this does: row counts and last-change columns of every table
  * it reads, for this pull request, from indexed rows only (a fraction of the detail's own cost).
  */
-export async function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
-  const pair = [repo, number];
-  const result = await store.db.reader.raw(
-    `select
-      (select updated_at from pull_requests where repo = ? and number = ?) as pr,
-      (select count(*) from runs where repo = ? and pr_number = ?) as rn,
-      (select max(updated_at) from runs where repo = ? and pr_number = ?) as ru,
-      (select count(*) from findings where repo = ? and pr_number = ?) as fn,
-      (select max(id) from findings where repo = ? and pr_number = ?) as fi,
-      (select count(*) from publications where repo = ? and pr_number = ?) as pn,
-      (select max(id) from publications where repo = ? and pr_number = ?) as pi,
-      (select count(*) from deliveries where repo = ? and pr_number = ?) as dn,
-      (select max(coalesce(processed_at, received_at)) from deliveries where repo = ? and pr_number = ?) as du,
-      (select count(*) from operator_commands where repo = ? and pr_number = ?) as cn,
-      (select max(updated_at) from operator_commands where repo = ? and pr_number = ?) as cu`,
-    Array.from({ length: 11 }, () => pair).flat(),
-  );
-  const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
-  return Object.values((rows[0] ?? {}) as Record<string, unknown>)
-    .map((v) => (v === null || v === undefined ? '-' : String(v)))
-    .join('|');
+export function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
+  return readPullRequestDetailStamp(store.db.reader, repo, number);
 }
 
 /** The PR detail answer as JSON text, from the stamp-validated cache; 404 when the PR is unknown. */
@@ -229,10 +218,14 @@ async function pullRequestDetailJson(ctx: OperationContext, repo: string, number
     `${repo}#${number}`,
     () => pullRequestDetailStamp(ctx.store, repo, number),
     async () => {
-      const data = await pullRequestDetailText(ctx.store, repo, number);
-      return data
-        ? `{"schema":${JSON.stringify(OPERATOR_SCHEMA)},"generatedAt":${JSON.stringify(new Date(ctx.now()).toISOString())},"data":${data}}`
-        : '';
+      const { stamp, detail } = await pullRequestDetailText(ctx.store, repo, number);
+      const generatedAt = JSON.stringify(new Date(ctx.now()).toISOString());
+      return {
+        stamp,
+        json: detail
+          ? `{"schema":${JSON.stringify(OPERATOR_SCHEMA)},"generatedAt":${generatedAt},"data":${detail}}`
+          : '',
+      };
     },
   );
   if (!json) throw notFound(`No pull request ${repo}#${number}`);

@@ -4,6 +4,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
 import { migrationSource } from './migrations/index.js';
+import { ReadWorkers } from './read-workers.js';
 import { cachingBetterSqliteClient, immediateSqlite3Client } from './sqlite-client.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
@@ -21,6 +22,11 @@ export type Db = {
    * queueing behind it; on PostgreSQL and in-memory SQLite it is `knex` itself.
    */
   reader: Knex;
+  /**
+   * On a SQLite file, read-only connections in worker threads, for reads whose work SQLite does itself
+   * (off the event loop, on other cores); null elsewhere.
+   */
+  readWorkers: ReadWorkers | null;
   dialect: Dialect;
   close(): Promise<void>;
 };
@@ -69,7 +75,13 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     throw error;
   }
   if (config.client === 'pg' || config.filename === ':memory:') {
-    return { knex, reader: knex, dialect: config.client, close: () => knex.destroy() };
+    return {
+      knex,
+      reader: knex,
+      readWorkers: null,
+      dialect: config.client,
+      close: () => knex.destroy(),
+    };
   }
   // better-sqlite3 runs a query synchronously in a fraction of the time the asynchronous driver needs to
   // hand rows across threads; read-only, and never inside the writer's transactions.
@@ -103,12 +115,16 @@ export async function openDb(config: StoreConfig): Promise<Db> {
       },
     },
   });
+  const readWorkers = new ReadWorkers(config.filename);
   return {
     knex,
     reader,
+    readWorkers,
     dialect: config.client,
+    // The writer first; then the better-sqlite3 connections (the read workers' and the reader's).
     close: async () => {
       await knex.destroy();
+      await readWorkers.close();
       await reader.destroy();
     },
   };

@@ -421,7 +421,9 @@ export function storeSuite(dialect: TestDialect): void {
       updated_at: at,
     });
     const bothBuilds = async (number = 5) => {
-      const text = await pullRequestDetailText(t.store, repo, number);
+      const { stamp, detail: text } = await pullRequestDetailText(t.store, repo, number);
+      // The stamp read with the detail is the stamp of what it shows.
+      expect(stamp).toBe(await pullRequestDetailStamp(t.store, repo, number));
       const built = await pullRequestDetail(t.store, repo, number);
       return {
         text: text === null ? null : (JSON.parse(text) as unknown),
@@ -538,7 +540,7 @@ export function storeSuite(dialect: TestDialect): void {
     });
 
     test('null when nothing is known; runs alone are enough', async () => {
-      expect(await pullRequestDetailText(t.store, repo, 5)).toBeNull();
+      expect((await pullRequestDetailText(t.store, repo, 5)).detail).toBeNull();
       await insertRows('runs', [run('run-a', 1000)]);
       const { text, built } = await bothBuilds();
       expect(text).toEqual(built);

@@ -84,12 +84,17 @@ describe('StampedCache', () => {
   let now = 0;
   let stamp = 'a';
   let loads = 0;
-  const load = async () => JSON.stringify({ load: ++loads });
-  const stampOf = async () => stamp;
+  let stamps = 0;
+  const load = async () => ({ stamp, json: JSON.stringify({ load: ++loads }) });
+  const stampOf = async () => {
+    stamps++;
+    return stamp;
+  };
   beforeEach(() => {
     now = 0;
     stamp = 'a';
     loads = 0;
+    stamps = 0;
   });
 
   test('serves while the stamp is unchanged, reloads when it changes', async () => {
@@ -100,6 +105,22 @@ describe('StampedCache', () => {
     stamp = 'b';
     expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
     expect(await c.get('other', stampOf, load)).toBe('{"load":3}');
+  });
+
+  test('a key without an entry loads at once; the entry keeps the stamp the load read with', async () => {
+    const c = new StampedCache(true, 15_000, 1 << 20, () => now);
+    // The load read the detail when the stamp was 'a'; by the time it answers, the stamp is 'b'.
+    const answer = await c.get('k', stampOf, async () => {
+      const loaded = await load();
+      stamp = 'b';
+      return loaded;
+    });
+    expect(answer).toBe('{"load":1}');
+    expect(stamps).toBe(0);
+    // So the next read reloads instead of serving what was read before the change.
+    expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
+    expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
+    expect(stamps).toBe(2);
   });
 
   test('never serves an entry older than the maximum age, even with the same stamp', async () => {

@@ -1,29 +1,59 @@
 import type { Knex } from 'knex';
+import type { Db } from './db.js';
+
+/**
+ * The stamp of a PR detail: row counts and last-change columns of every table the detail reads, for
+ * this pull request, from indexed rows only (a fraction of the detail's own cost). What the detail shows
+ * has changed when this has. Named parameters `:repo`, `:number`; the same text on both dialects.
+ */
+const STAMP = [
+  '(select updated_at from pull_requests where repo = :repo and number = :number)',
+  '(select count(*) from runs where repo = :repo and pr_number = :number)',
+  '(select max(updated_at) from runs where repo = :repo and pr_number = :number)',
+  '(select count(*) from findings where repo = :repo and pr_number = :number)',
+  '(select max(id) from findings where repo = :repo and pr_number = :number)',
+  '(select count(*) from publications where repo = :repo and pr_number = :number)',
+  '(select max(id) from publications where repo = :repo and pr_number = :number)',
+  '(select count(*) from deliveries where repo = :repo and pr_number = :number)',
+  '(select max(coalesce(processed_at, received_at)) from deliveries where repo = :repo and pr_number = :number)',
+  '(select count(*) from operator_commands where repo = :repo and pr_number = :number)',
+  '(select max(updated_at) from operator_commands where repo = :repo and pr_number = :number)',
+]
+  .map((value) => `coalesce(cast(${value} as text), '-')`)
+  .join(" || '|' || ");
+
+/** The stamp of the PR detail of `repo#number` (see `STAMP`). */
+export async function readPullRequestDetailStamp(knex: Knex, repo: string, number: number): Promise<string> {
+  const result = (await knex.raw(`select ${STAMP} as stamp`, { repo, number })) as
+    Array<{ stamp: string }> | { rows: Array<{ stamp: string }> };
+  const rows = Array.isArray(result) ? result : result.rows;
+  return rows[0]!.stamp;
+}
 
 /**
  * The PR detail (`{pullRequest, runs, findings, events, publications}`) of one pull request as JSON
- * text, built by SQLite's JSON functions in one statement: no row objects, no mapping, no serialization
- * in JavaScript, which made up most of the cost of an uncached PR detail. Null when nothing is known
- * about the pull request (no record and no runs).
+ * text, built by SQLite's JSON functions in one statement, with its stamp read in the same statement:
+ * no row objects, no mapping, no serialization in JavaScript, which made up most of the cost of an
+ * uncached PR detail. The detail is null when nothing is known about the pull request (no record and
+ * no runs). On a SQLite file it runs in a read worker, off the event loop.
  *
  * It must give exactly what the JavaScript build gives (`pullRequestDetail` in
  * `src/operator/snapshot.ts`, which PostgreSQL uses), field for field, with the same orders and limits
  * and the same readings of stored values (`toBool`, `parseJson`); a test compares the two on the same
  * rows.
  */
-export async function pullRequestDetailSqliteJson(
-  knex: Knex,
+export async function readPullRequestDetailSqlite(
+  db: Pick<Db, 'reader' | 'readWorkers'>,
   repo: string,
   number: number,
   limits: { findings: number; events: number },
-): Promise<string | null> {
-  const result = (await knex.raw(PR_DETAIL_SQL, {
-    repo,
-    number,
-    findings: limits.findings,
-    events: limits.events,
-  })) as Array<{ detail: string | null }>;
-  return result[0]?.detail ?? null;
+): Promise<{ stamp: string; detail: string | null }> {
+  const params = { repo, number, findings: limits.findings, events: limits.events };
+  type Row = { stamp: string; detail: string | null };
+  const rows = db.readWorkers?.available
+    ? await db.readWorkers.all<Row>(PR_DETAIL_SQL, params)
+    : ((await db.reader.raw(PR_DETAIL_SQL, params)) as Row[]);
+  return { stamp: rows[0]!.stamp, detail: rows[0]!.detail ?? null };
 }
 
 /** `toBool` of a stored boolean, as a JSON value (constant branches: SQLite evaluates them once). */
@@ -98,7 +128,7 @@ const PUBLICATIONS = array(
   'id asc',
 );
 
-const PR_DETAIL_SQL = `select case
+const PR_DETAIL_SQL = `select ${STAMP} as stamp, case
   when exists (select 1 from pull_requests where repo = :repo and number = :number)
     or exists (select 1 from runs where ${PR_WHERE})
   then json_object('pullRequest', ${PULL_REQUEST}, 'runs', ${RUNS}, 'findings', ${FINDINGS},
