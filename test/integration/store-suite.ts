@@ -357,16 +357,17 @@ export function storeSuite(dialect: TestDialect): void {
 
   describe('PR detail as JSON text (built by SQLite on SQLite)', () => {
     const repo = 'acme/web';
-    const key = (sha: string) => `${repo}#5@${sha.repeat(40)}`;
+    // The columns a run and its findings share: run-a reviews head aaa…, run-b head bbb…
+    const ofRun = (runId: string) => {
+      const sha = runId.slice(-1).repeat(40);
+      return { review_key: `${repo}#5@${sha}`, repo, pr_number: 5, head_sha: sha };
+    };
     const insertRows = async (table: string, rows: Array<Record<string, unknown>>) => {
       for (let i = 0; i < rows.length; i += 100) await t.store.db.knex(table).insert(rows.slice(i, i + 100));
     };
     const run = (id: string, at: number, extra: Record<string, unknown> = {}) => ({
       id,
-      review_key: key(id.slice(-1)),
-      repo,
-      pr_number: 5,
-      head_sha: id.slice(-1).repeat(40),
+      ...ofRun(id),
       trigger: 'synchronize',
       status: 'completed',
       analysis_status: 'analysed',
@@ -378,10 +379,7 @@ export function storeSuite(dialect: TestDialect): void {
     });
     const finding = (runId: string, i: number, at: number, extra: Record<string, unknown> = {}) => ({
       run_id: runId,
-      review_key: key(runId.slice(-1)),
-      repo,
-      pr_number: 5,
-      head_sha: runId.slice(-1).repeat(40),
+      ...ofRun(runId),
       severity: 'high',
       category: 'correctness',
       path: `src/f${i}.ts`,
