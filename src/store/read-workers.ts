@@ -71,6 +71,8 @@ class ReadWorker {
 
   async close(): Promise<void> {
     if (!this.alive) return;
+    // Held while it closes: an idle thread is unreferenced, and nothing else may keep the process up.
+    this.worker.ref();
     await new Promise<void>((resolve) => {
       this.closed = resolve;
       this.worker.postMessage({ close: true });
