@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { StoreConfig } from '../config.js';
 import { migrationSource } from './migrations/index.js';
 import { ReadWorkers } from './read-workers.js';
-import { cachingBetterSqliteClient, immediateSqlite3Client } from './sqlite-client.js';
+import { cachingBetterSqliteClient, immediateSqlite3Client, READER_PRAGMAS } from './sqlite-client.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -103,11 +103,7 @@ export async function openDb(config: StoreConfig): Promise<Db> {
         done: (err: Error | null, conn: unknown) => void,
       ) => {
         try {
-          conn.pragma('busy_timeout = 5000');
-          // Dashboard reads jump between pull requests: keep the hot pages in memory (64 MiB cache,
-          // memory-mapped reads) instead of the 2 MiB default.
-          conn.pragma('cache_size = -65536');
-          conn.pragma('mmap_size = 268435456');
+          for (const pragma of READER_PRAGMAS) conn.pragma(pragma);
           done(null, conn);
         } catch (error) {
           done(error as Error, conn);

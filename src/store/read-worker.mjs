@@ -6,9 +6,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 const db = new Database(workerData.filename, { readonly: true, fileMustExist: true });
-db.pragma('busy_timeout = 5000');
-db.pragma('cache_size = -65536');
-db.pragma('mmap_size = 268435456');
+// The reader's settings (READER_PRAGMAS in sqlite-client.ts), sent by the main thread.
+for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
 
 parentPort.on('message', (message) => {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
+import { READER_PRAGMAS } from './sqlite-client.js';
 
 type Answer =
   | { ready: true }
@@ -43,7 +44,9 @@ class ReadWorker {
   }
 
   static open(filename: string): Promise<ReadWorker> {
-    const worker = new Worker(new URL('./read-worker.mjs', import.meta.url), { workerData: { filename } });
+    const worker = new Worker(new URL('./read-worker.mjs', import.meta.url), {
+      workerData: { filename, pragmas: READER_PRAGMAS },
+    });
     return new Promise<ReadWorker>((resolve, reject) => {
       const failed = (error: Error) => {
         off();
