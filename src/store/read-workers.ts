@@ -169,9 +169,7 @@ export async function readRows<T>(
 ): Promise<T[]> {
   if (!db.readWorkers?.available) return (await query) as T[];
   const { sql, bindings } = query.toSQL().toNative();
-  // As knex's better-sqlite3 client binds them: SQLite has no booleans or dates.
-  const values = bindings.map((v) =>
-    typeof v === 'boolean' ? Number(v) : v instanceof Date ? v.valueOf() : v,
-  );
-  return db.readWorkers.all<T>(sql, values);
+  // Bound as the reader's own client binds them (SQLite has no booleans or dates).
+  const client = db.reader.client as { _formatBindings(bindings: readonly unknown[]): unknown[] };
+  return db.readWorkers.all<T>(sql, client._formatBindings(bindings));
 }

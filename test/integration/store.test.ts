@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
 import { createKnex } from '../../src/store/db.js';
+import { readRows } from '../../src/store/read-workers.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
 
@@ -60,6 +61,21 @@ describe('read workers: heavy SQLite reads off the event loop', () => {
     await expect(workers.all('select * from no_such_table', [])).rejects.toThrow(/no such table/);
     await expect(workers.all('select title from pull_requests', [])).resolves.toEqual([{ title: 'three' }]);
     expect(workers.running).toBe(2);
+  });
+
+  test('a knex query runs in a worker with its bindings as the reader binds them (booleans, dates)', async () => {
+    await t.store.pullRequests.upsert({ repo: 'o/r', number: 5, title: 'draft', draft: true });
+    await t.store.pullRequests.upsert({ repo: 'o/r', number: 6, title: 'ready', draft: false });
+    const query = () =>
+      t.store.db
+        .reader('pull_requests')
+        .select('number')
+        .where('draft', true)
+        .where('created_at', '<', new Date(Date.now() + 86_400_000));
+    const rows = await readRows(t.store.db, query());
+    expect(t.store.db.readWorkers!.running).toBe(2);
+    expect(rows).toEqual([{ number: 5 }]);
+    expect(rows).toEqual(await query());
   });
 
   test('when the threads stop, their queries fail and reads go to the reader again', async () => {
