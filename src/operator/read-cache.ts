@@ -18,8 +18,8 @@ export function watchShownWrites(knex: Knex, onWrite: () => void): void {
 /**
  * A short-lived cache of operator reads (the snapshot, PR detail) for dashboards that many people poll:
  * identical reads within `ttlMs` share one result, and concurrent identical reads share one query. Every
- * write this process makes to a table those reads show drops it at once (`watch`); writes by other
- * processes (workers) show within `ttlMs`. The snapshot promises freshness for 15 s (`ttlSeconds`), so
+ * write this process makes to a table those reads show drops it at once (`watchShownWrites` calling
+ * `invalidate`); writes by other processes (workers) show within `ttlMs`. The snapshot promises freshness for 15 s (`ttlSeconds`), so
  * `ttlMs` never exceeds that.
  */
 export class ReadCache {
@@ -36,11 +36,6 @@ export class ReadCache {
   invalidate(): void {
     this.generation++;
     this.entries.clear();
-  }
-
-  /** Drops the cache whenever `knex` writes to a table the cached reads show. */
-  watch(knex: Knex): void {
-    watchShownWrites(knex, () => this.invalidate());
   }
 
   get<T>(key: string, load: () => Promise<T>): Promise<T> {
@@ -83,14 +78,10 @@ export class StampedCache {
   ) {}
 
   /**
-   * Counts this process's writes to the tables the cached reads show, as part of every stamp: a local
-   * write always reloads, even one that lands in the same millisecond as the previous change.
+   * This process wrote to a table the cached reads show (wired by `watchShownWrites`). The count is part
+   * of every stamp: a local write always reloads, even one that lands in the same millisecond as the
+   * previous change.
    */
-  watch(knex: Knex): void {
-    watchShownWrites(knex, () => this.written());
-  }
-
-  /** This process wrote to a table the cached reads show. */
   written(): void {
     this.generation++;
   }

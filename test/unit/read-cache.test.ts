@@ -1,5 +1,5 @@
 import knexFactory from 'knex';
-import { ReadCache, StampedCache } from '../../src/operator/read-cache.js';
+import { ReadCache, StampedCache, watchShownWrites } from '../../src/operator/read-cache.js';
 
 describe('ReadCache', () => {
   let now = 0;
@@ -60,7 +60,7 @@ describe('ReadCache', () => {
       await knex.schema.createTable('runs', (t) => t.string('id'));
       await knex.schema.createTable('jobs', (t) => t.string('id'));
       const c = cache();
-      c.watch(knex);
+      watchShownWrites(knex, () => c.invalidate());
       let loads = 0;
       const load = async () => ++loads;
       await c.get('k', load);
@@ -142,7 +142,7 @@ describe('StampedCache', () => {
       await knex.schema.createTable('runs', (t) => t.string('id'));
       await knex.schema.createTable('unrelated', (t) => t.string('id'));
       const c = new StampedCache(true, 15_000, 1 << 20, () => now);
-      c.watch(knex);
+      watchShownWrites(knex, () => c.written());
       await c.get('k', stampOf, load);
       await knex('unrelated').insert({ id: 'x' });
       expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
