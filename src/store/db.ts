@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { StoreConfig } from '../config.js';
 import { migrationSource } from './migrations/index.js';
 import { ReadWorkers } from './read-workers.js';
-import { cachingBetterSqliteClient, immediateSqlite3Client, READER_PRAGMAS } from './sqlite-client.js';
+import { cachingBetterSqliteClient, READER_PRAGMAS, writerClient, type ScriptStep } from './sqlite-client.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -42,23 +42,30 @@ export function createKnex(config: StoreConfig): Knex {
   }
   if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
   return knexFactory({
-    client: immediateSqlite3Client(),
+    client: writerClient(),
     connection: { filename: config.filename },
     useNullAsDefault: true,
     // One connection: SQLite has one writer anyway, and a single connection keeps transactions simple
     // inside this process. Other processes wait on the busy timeout.
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate: (conn: any, done: (err: Error | null, conn: any) => void) => {
-        conn.serialize(() => {
-          conn.run('PRAGMA busy_timeout = 5000');
-          conn.run('PRAGMA journal_mode = WAL');
-          conn.run('PRAGMA synchronous = NORMAL');
-          conn.run('PRAGMA foreign_keys = ON', (err: Error | null) => done(err, conn));
-        });
-      },
-    },
+    pool: { min: 1, max: 1 },
+  });
+}
+
+/**
+ * Runs the statements in one transaction and returns the rows of each (none for a write). On SQLite the
+ * writer thread runs the whole transaction for one message; elsewhere they run one after the other in a
+ * knex transaction.
+ */
+export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promise<unknown[][]> {
+  const client = knex.client as { runScript?(steps: readonly ScriptStep[]): Promise<unknown[][]> };
+  if (client.runScript) return client.runScript(steps);
+  return knex.transaction(async (trx) => {
+    const results: unknown[][] = [];
+    for (const step of steps) {
+      const result = await trx.raw(step.sql, step.bindings as Knex.RawBinding[]);
+      results.push(Array.isArray(result) ? result : (result.rows ?? []));
+    }
+    return results;
   });
 }
 
@@ -83,14 +90,11 @@ export async function openDb(config: StoreConfig): Promise<Db> {
       close: () => knex.destroy(),
     };
   }
-  // better-sqlite3 runs a query synchronously in a fraction of the time the asynchronous driver needs to
-  // hand rows across threads; read-only, and never inside the writer's transactions.
-  //
-  // better-sqlite3 brings its own copy of SQLite, and SQLite's POSIX locks belong to the process: when
-  // this copy closes the database file, the locks the writer's copy (sqlite3) holds on it are gone, and
-  // another process (a worker, the CLI) that then closes its last connection deletes the WAL this process
-  // still writes to, so those writes are lost. So the reader's one connection stays open for the life of
-  // the store (min 1: never closed for being idle), and it is closed after the writer.
+  // The reader runs a query synchronously on the main thread, in a fraction of the time a message to a
+  // thread takes; read-only, and never inside the writer's transactions. It is the same copy of SQLite
+  // as the writer thread's (better-sqlite3), so the process's locks on the file are kept while any of
+  // its connections holds one (docs/decisions.md, "One copy of SQLite per process"). Its one connection
+  // stays open for the life of the store (min 1: never closed for being idle) and closes after the writer.
   const reader = knexFactory({
     client: cachingBetterSqliteClient(),
     connection: { filename: config.filename, options: { readonly: true } },

@@ -1,88 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { READER_PRAGMAS } from './sqlite-client.js';
-
-type Answer =
-  | { ready: true }
-  | { closed: true }
-  | { id: number; rows: unknown[] }
-  | { id: number; error: { message: string; code: string | null } };
-
-type Pending = { resolve(rows: unknown[]): void; reject(error: Error): void };
-
-/** One worker thread with its connection, and the queries it has in flight. */
-class ReadWorker {
-  readonly pending = new Map<number, Pending>();
-  alive = true;
-  private closed: (() => void) | null = null;
-
-  private constructor(readonly worker: Worker) {
-    worker.on('message', (answer: Answer) => {
-      if ('closed' in answer) return this.closed?.();
-      if (!('id' in answer)) return;
-      const pending = this.pending.get(answer.id);
-      this.pending.delete(answer.id);
-      if (this.pending.size === 0) worker.unref();
-      if ('rows' in answer) pending?.resolve(answer.rows);
-      else pending?.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }));
-    });
-    const stop = (error: Error) => {
-      this.alive = false;
-      for (const p of this.pending.values()) p.reject(error);
-      this.pending.clear();
-      this.closed?.();
-    };
-    worker.on('error', (error) => stop(error));
-    worker.on('exit', (code) => stop(new Error(`The store's read worker stopped (exit code ${code})`)));
-  }
-
-  /** Sends a query. The thread keeps the process alive only while it has queries in flight. */
-  send(id: number, sql: string, params: unknown, pending: Pending): void {
-    if (this.pending.size === 0) this.worker.ref();
-    this.pending.set(id, pending);
-    this.worker.postMessage({ id, sql, params });
-  }
-
-  static open(filename: string): Promise<ReadWorker> {
-    const worker = new Worker(new URL('./read-worker.mjs', import.meta.url), {
-      workerData: { filename, pragmas: READER_PRAGMAS },
-    });
-    return new Promise<ReadWorker>((resolve, reject) => {
-      const failed = (error: Error) => {
-        off();
-        void worker.terminate();
-        reject(error);
-      };
-      const exited = (code: number) =>
-        failed(new Error(`The store's read worker did not start (exit code ${code})`));
-      const ready = () => {
-        off();
-        worker.unref();
-        resolve(new ReadWorker(worker));
-      };
-      // Only these listeners: a Worker keeps its own on itself.
-      const off = () => {
-        worker.off('error', failed);
-        worker.off('exit', exited);
-        worker.off('message', ready);
-      };
-      worker.once('error', failed);
-      worker.once('exit', exited);
-      worker.once('message', ready);
-    });
-  }
-
-  async close(): Promise<void> {
-    if (!this.alive) return;
-    // Held while it closes: an idle thread is unreferenced, and nothing else may keep the process up.
-    this.worker.ref();
-    await new Promise<void>((resolve) => {
-      this.closed = resolve;
-      this.worker.postMessage({ close: true });
-    });
-    await this.worker.terminate();
-  }
-}
+import { SqliteThread } from './sqlite-thread.js';
 
 /**
  * Read-only connections to the SQLite file in worker threads, for the reads where SQLite itself does
@@ -96,9 +14,8 @@ class ReadWorker {
  * stops anyway its queries fail and it gets none again.
  */
 export class ReadWorkers {
-  private nextId = 0;
-  private started: Promise<ReadWorker[]> | null = null;
-  private workers: ReadWorker[] = [];
+  private started: Promise<SqliteThread[]> | null = null;
+  private workers: SqliteThread[] = [];
   private failed = false;
   private closing = false;
 
@@ -127,14 +44,10 @@ export class ReadWorkers {
    */
   async all<T>(sql: string, params: Record<string, unknown> | readonly unknown[]): Promise<T[]> {
     const workers = await this.start();
-    let worker: ReadWorker | undefined;
+    let worker: SqliteThread | undefined;
     for (const w of workers) if (w.alive && (!worker || w.pending.size < worker.pending.size)) worker = w;
     if (!worker) throw new Error("The store's read workers have stopped");
-    const id = this.nextId++;
-    const chosen = worker;
-    return new Promise<T[]>((resolve, reject) =>
-      chosen.send(id, sql, params, { resolve: resolve as (rows: unknown[]) => void, reject }),
-    );
+    return (await worker.request<{ rows: T[] }>({ sql, params })).rows;
   }
 
   /** Closes every connection (after the writer: see above) and stops the threads. */
@@ -144,10 +57,17 @@ export class ReadWorkers {
     for (const w of workers ?? []) await w.close();
   }
 
-  private start(): Promise<ReadWorker[]> {
+  private start(): Promise<SqliteThread[]> {
     this.started ??= (async () => {
       try {
-        for (let i = 0; i < this.size; i++) this.workers.push(await ReadWorker.open(this.filename));
+        for (let i = 0; i < this.size; i++)
+          this.workers.push(
+            await SqliteThread.open(
+              new URL('./read-worker.mjs', import.meta.url),
+              { filename: this.filename, pragmas: READER_PRAGMAS },
+              'read worker',
+            ),
+          );
         return this.workers;
       } catch (error) {
         this.failed = true;

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
+import { SqliteThread } from './sqlite-thread.js';
 
 const require = createRequire(import.meta.url);
 
@@ -53,15 +54,57 @@ export function cachingBetterSqliteClient(): typeof Knex.Client {
   return CachingClient as unknown as typeof Knex.Client;
 }
 
+/** The writer connection's settings. */
+export const WRITER_PRAGMAS = [
+  'busy_timeout = 5000',
+  'journal_mode = WAL',
+  'synchronous = NORMAL',
+  'foreign_keys = ON',
+];
+
+/** One statement of a script: SQL with positional `?` parameters. */
+export type ScriptStep = { sql: string; bindings: readonly unknown[] };
+
+type WriterAnswer = { rows: unknown[] | null; changes: number; lastID: number; blobs?: boolean };
+
+/** BLOB values as Buffers (a Buffer crosses threads as a plain Uint8Array). */
+function blobsAsBuffers(rows: unknown[]): void {
+  for (const row of rows as Array<Record<string, unknown>>) {
+    for (const key in row) {
+      const value = row[key];
+      if (value instanceof Uint8Array && !Buffer.isBuffer(value)) {
+        row[key] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+      }
+    }
+  }
+}
+
 /**
- * knex's sqlite3 client (the writer) with transactions that start with `BEGIN IMMEDIATE`: a transaction
- * takes the write lock first, waiting on the busy timeout (in the driver's thread pool) while another
- * connection writes (a worker process, the bridge, the CLI). A deferred `BEGIN` reads first and then
- * fails at once with SQLITE_BUSY when another connection committed in between, since a stale read
- * snapshot cannot be upgraded to a write.
+ * knex's client for the writer on SQLite. Its one connection is a better-sqlite3 connection in a worker
+ * thread (`writer-thread.mjs`): a statement costs one message each way, and SQLite's work, including
+ * waiting on the busy timeout while another process writes, runs beside the event loop.
+ *
+ * - Queries are answered as knex's sqlite3 client answers them (the method decides between rows and
+ *   the changes/last id), so the rest of the store reads the same shapes.
+ * - Transactions start with `BEGIN IMMEDIATE`: a transaction takes the write lock first, waiting on the
+ *   busy timeout while another connection writes (a worker process, the bridge, the CLI). A deferred
+ *   `BEGIN` reads first and then fails at once with SQLITE_BUSY when another connection committed in
+ *   between, since a stale read snapshot cannot be upgraded to a write.
+ * - `runScript` sends several statements to run in one transaction as one message: the whole
+ *   transaction costs one round trip, however busy the event loop is (the ingress's group commit).
+ *
+ * It is the same copy of SQLite as the reader's and the read workers' (better-sqlite3), so all the
+ * connections of a process share SQLite's locking (docs/decisions.md, "One copy of SQLite").
  */
-export function immediateSqlite3Client(): typeof Knex.Client {
-  const Base = require('knex/lib/dialects/sqlite3/index.js') as { new (...args: unknown[]): object };
+export function writerClient(): typeof Knex.Client {
+  const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
+    new (...args: unknown[]): {
+      connectionSettings: { filename: string };
+      _formatBindings(bindings: readonly unknown[] | undefined): unknown[];
+      acquireConnection(): Promise<SqliteThread>;
+      releaseConnection(connection: SqliteThread): Promise<unknown>;
+    };
+  };
   const BaseTransaction = require('knex/lib/dialects/sqlite3/execution/sqlite-transaction.js') as {
     new (...args: unknown[]): { query(conn: unknown, sql: string): Promise<unknown> };
   };
@@ -70,10 +113,60 @@ export function immediateSqlite3Client(): typeof Knex.Client {
       return this.query(conn, 'BEGIN IMMEDIATE;');
     }
   }
-  class Client extends Base {
+  class WriterClient extends Base {
+    acquireRawConnection(): Promise<SqliteThread> {
+      return SqliteThread.open(
+        new URL('./writer-thread.mjs', import.meta.url),
+        { filename: this.connectionSettings.filename, pragmas: WRITER_PRAGMAS },
+        'writer',
+      );
+    }
+
+    destroyRawConnection(connection: SqliteThread): Promise<void> {
+      return connection.close();
+    }
+
+    validateConnection(connection: SqliteThread): boolean {
+      return connection.alive;
+    }
+
+    async _query(connection: SqliteThread, obj: QueryObject & { method?: string; returning?: unknown }) {
+      if (!obj.sql) throw new Error('The query is empty');
+      // As knex's sqlite3 client: writes without RETURNING answer changes and the last id, the rest rows.
+      const method =
+        obj.method === 'del' ||
+        obj.method === 'counter' ||
+        ((obj.method === 'insert' || obj.method === 'update') && !obj.returning)
+          ? 'run'
+          : 'all';
+      const answer = await connection.request<WriterAnswer>({
+        sql: obj.sql,
+        params: this._formatBindings(obj.bindings),
+        method,
+      });
+      if (answer.blobs && answer.rows) blobsAsBuffers(answer.rows);
+      obj.response = answer.rows ?? undefined;
+      obj.context = { lastID: answer.lastID, changes: answer.changes };
+      return obj;
+    }
+
     transaction(...args: unknown[]): unknown {
       return new ImmediateTransaction(this, ...args);
     }
+
+    /** Runs the steps in one transaction on the writer thread; the rows of each step (none for a write). */
+    async runScript(steps: readonly ScriptStep[]): Promise<unknown[][]> {
+      const message = steps.map((s) => ({ sql: s.sql, params: this._formatBindings(s.bindings) }));
+      const connection = await this.acquireConnection();
+      const answer = connection.request<{ results: unknown[][]; blobs: boolean }>({ steps: message });
+      answer.catch(() => undefined); // awaited below; not unhandled meanwhile
+      // Released as soon as the message is posted: the thread runs messages in order, so whatever the
+      // next holder sends (a knex transaction's BEGIN) runs after the whole script.
+      await this.releaseConnection(connection);
+      const { results, blobs } = await answer;
+      if (blobs) for (const rows of results) blobsAsBuffers(rows);
+      return results;
+    }
   }
-  return Client as unknown as typeof Knex.Client;
+  return WriterClient as unknown as typeof Knex.Client;
 }

@@ -1,10 +1,36 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
-import { createKnex } from '../../src/store/db.js';
+import { createRequire } from 'node:module';
+import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js';
 import { readRows } from '../../src/store/read-workers.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
+
+const require = createRequire(import.meta.url);
+// better-sqlite3 (no type declarations here): a connection of this process, the same copy of SQLite.
+const Sqlite = require('better-sqlite3') as new (file: string) => {
+  exec(sql: string): void;
+  prepare(sql: string): { all(...params: unknown[]): unknown[] };
+  close(): void;
+};
+
+/** Turns of the event loop while `run` works. */
+async function turnsDuring(run: () => Promise<unknown>): Promise<number> {
+  let turns = 0;
+  let done = false;
+  const spin = () => {
+    turns++;
+    if (!done) setImmediate(spin);
+  };
+  setImmediate(spin);
+  try {
+    await run();
+  } finally {
+    done = true;
+  }
+  return turns;
+}
 
 describe('store on SQLite', () => storeSuite('sqlite'));
 
@@ -23,19 +49,6 @@ describe('read workers: heavy SQLite reads off the event loop', () => {
   test('start at the first query, and the event loop keeps running while they work', async () => {
     const workers = t.store.db.readWorkers!;
     expect(workers.running).toBe(0);
-    // Turns of the event loop while `run` works.
-    const turnsDuring = async (run: () => Promise<unknown>) => {
-      let turns = 0;
-      let done = false;
-      const spin = () => {
-        turns++;
-        if (!done) setImmediate(spin);
-      };
-      setImmediate(spin);
-      await run();
-      done = true;
-      return turns;
-    };
     const inWorker = await turnsDuring(async () =>
       expect(await workers.all(heavy, { to: 3_000_000 })).toEqual([{ n: 3_000_000 }]),
     );
@@ -92,7 +105,7 @@ describe('read workers: heavy SQLite reads off the event loop', () => {
   });
 });
 
-describe('SQLite connections: sqlite3 writes, better-sqlite3 reads, other processes', () => {
+describe('SQLite connections: the writer thread, the reader, other processes', () => {
   let t: TestStore;
   beforeEach(async () => {
     t = await openTestStore('sqlite');
@@ -101,9 +114,9 @@ describe('SQLite connections: sqlite3 writes, better-sqlite3 reads, other proces
     await t.cleanup();
   });
 
-  // SQLite's locks belong to the process: when better-sqlite3's copy closes the file, the locks of the
-  // writer's copy are gone, and another process closing its last connection deletes the WAL this process
-  // still writes to. The reader's connection therefore lives as long as the store and closes last.
+  // SQLite's locks belong to the process. The writer, the reader and the read workers all use
+  // better-sqlite3's one copy of SQLite, which keeps a file open while any of its connections holds a lock
+  // on it; another process closing its last connection must lose no write of this one.
   test('the reader keeps its one connection: another process closing loses no write of this one', async () => {
     const file = (t.config as { filename: string }).filename;
     const pool = (t.store.db.reader.client as { pool: { min: number; max: number } }).pool;
@@ -178,5 +191,124 @@ describe('SQLite connections: sqlite3 writes, better-sqlite3 reads, other proces
     } finally {
       await other.destroy();
     }
+  });
+
+  test("the writer works in a worker thread: waiting on another connection's lock does not hold the event loop", async () => {
+    const file = (t.config as { filename: string }).filename;
+    const other = new Sqlite(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      other.exec("INSERT INTO dedupe_markers (key, expires_at) VALUES ('other', 1)");
+      let written = false;
+      const write = t.store.db
+        .knex('dedupe_markers')
+        .insert({ key: 'mine', expires_at: 1 })
+        .then(() => (written = true));
+      // The writer waits on its busy timeout while the other connection holds the write lock.
+      const turns = await turnsDuring(() => new Promise((r) => setTimeout(r, 300)));
+      expect(written).toBe(false);
+      expect(turns).toBeGreaterThan(50);
+      other.exec('COMMIT');
+      await write;
+      expect(await t.store.db.knex('dedupe_markers').orderBy('key').pluck('key')).toEqual(['mine', 'other']);
+    } finally {
+      other.close();
+    }
+  });
+
+  test('queries answer as knex answers on SQLite: ids, counts, rows, RETURNING; errors keep their code', async () => {
+    const knex = t.store.db.knex;
+    const row = (key: string, expires: number) => ({ key, expires_at: expires });
+    const [id] = await knex('jobs').insert({
+      queue: 'q',
+      kind: 'k',
+      payload: '{}',
+      status: 'waiting',
+      run_at: 1,
+      created_at: 1,
+      updated_at: 1,
+    });
+    expect(typeof id).toBe('number');
+    expect(await knex('jobs').where({ id }).first('queue')).toEqual({ queue: 'q' });
+    await knex('dedupe_markers').insert([row('a', 1), row('b', 2), row('c', 3)]);
+    expect(await knex('dedupe_markers').where('expires_at', '>', 1).update({ expires_at: 9 })).toBe(2);
+    expect(await knex('dedupe_markers').insert(row('d', 4)).returning('key')).toEqual([{ key: 'd' }]);
+    expect(await knex('dedupe_markers').orderBy('key').pluck('key')).toEqual(['a', 'b', 'c', 'd']);
+    // A raw statement that returns no rows answers [], as with the sqlite3 driver.
+    expect(await knex.raw('UPDATE dedupe_markers SET expires_at = 5 WHERE key = ?', ['a'])).toEqual([]);
+    expect(await knex.raw('SELECT expires_at FROM dedupe_markers WHERE key = ?', ['a'])).toEqual([
+      { expires_at: 5 },
+    ]);
+    // Booleans and dates are bound as numbers.
+    expect(await knex.raw('SELECT ? AS t, ? AS d', [true, new Date(7)])).toEqual([{ t: 1, d: 7 }]);
+    expect(await knex('dedupe_markers').where({ key: 'd' }).del()).toBe(1);
+    const error = await knex('dedupe_markers')
+      .insert(row('a', 1))
+      .then(() => null)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as { code?: string }).code).toMatch(/^SQLITE_CONSTRAINT/);
+    expect(isUniqueViolation(error)).toBe(true);
+  });
+
+  test('a script runs whole in one transaction: the rows of each step, or nothing when a step fails', async () => {
+    const knex = t.store.db.knex;
+    const results = await runScript(knex, [
+      { sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?)', bindings: ['s1', 1] },
+      {
+        sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?) RETURNING key',
+        bindings: ['s2', 2],
+      },
+      { sql: 'SELECT count(*) AS n FROM dedupe_markers', bindings: [] },
+    ]);
+    expect(results).toEqual([[], [{ key: 's2' }], [{ n: 2 }]]);
+    await expect(
+      runScript(knex, [
+        { sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?)', bindings: ['s3', 3] },
+        { sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?)', bindings: ['s1', 1] },
+      ]),
+    ).rejects.toThrow(/UNIQUE constraint/);
+    expect(await knex('dedupe_markers').orderBy('key').pluck('key')).toEqual(['s1', 's2']);
+    // The connection is usable afterwards, outside any transaction.
+    await knex.transaction(async (trx) => {
+      await trx('dedupe_markers').insert({ key: 's4', expires_at: 4 });
+    });
+    expect(await knex('dedupe_markers').count({ n: '*' })).toEqual([{ n: 3 }]);
+  });
+
+  test('a script never runs inside an open knex transaction: it waits for its end', async () => {
+    const knex = t.store.db.knex;
+    let script: Promise<unknown[][]> | null = null;
+    await expect(
+      knex.transaction(async (trx) => {
+        await trx('dedupe_markers').insert({ key: 'in-trx', expires_at: 1 });
+        script = runScript(knex, [
+          { sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?)', bindings: ['script', 1] },
+        ]);
+        await new Promise((r) => setTimeout(r, 100));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await script;
+    // The transaction's row was rolled back; the script ran after it, on its own.
+    expect(await knex('dedupe_markers').pluck('key')).toEqual(['script']);
+  });
+
+  test('a writer thread that stopped is replaced: the next query runs on a new thread', async () => {
+    const knex = t.store.db.knex;
+    const client = knex.client as {
+      acquireConnection(): Promise<{ worker: { terminate(): Promise<number> }; alive: boolean }>;
+      releaseConnection(c: unknown): Promise<unknown>;
+    };
+    const first = await client.acquireConnection();
+    await client.releaseConnection(first);
+    await first.worker.terminate();
+    expect(first.alive).toBe(false);
+    await knex('dedupe_markers').insert({ key: 'after', expires_at: 1 });
+    expect(await knex('dedupe_markers').pluck('key')).toEqual(['after']);
+    const second = await client.acquireConnection();
+    await client.releaseConnection(second);
+    expect(second).not.toBe(first);
+    expect(second.alive).toBe(true);
   });
 });
