@@ -1,6 +1,9 @@
+import { brotliDecompressSync } from 'node:zlib';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import type { JobStore, EnqueueInput } from './jobs.js';
+import { runScript, type Dialect } from './db.js';
+import { JOB_ROW, newJobRow, type EnqueueInput } from './jobs.js';
+import type { ScriptStep } from './sqlite-client.js';
 
 export type DeliveryStatus = 'queued' | 'ignored' | 'processed' | 'failed';
 
@@ -30,8 +33,11 @@ export type IncomingDelivery = {
   repo: string | null;
   prNumber: number | null;
   installationId: number | null;
-  /** Set when the delivery asks for work; null records it as ignored with `outcome`. */
-  job: (Omit<EnqueueInput, 'payload'> & { payload?: unknown }) | null;
+  /**
+   * Set when the delivery asks for work (a job without a key: each delivery is its own job); null
+   * records it as ignored with `outcome`.
+   */
+  job: (Omit<EnqueueInput, 'payload' | 'key' | 'mode'> & { payload?: unknown }) | null;
   outcome: string;
 };
 
@@ -81,6 +87,83 @@ export const markerKey = (deliveryId: string): string => `delivery:${deliveryId}
 
 const CHUNK = 100;
 
+type Column = readonly [name: string, pgType: 'text' | 'integer' | 'bigint'];
+
+/** The columns a new delivery row is written with, and their types (PostgreSQL needs them cast). */
+const DELIVERY_ROW: readonly Column[] = [
+  ['id', 'text'],
+  ['event', 'text'],
+  ['action', 'text'],
+  ['status', 'text'],
+  ['outcome', 'text'],
+  ['repo', 'text'],
+  ['pr_number', 'integer'],
+  ['installation_id', 'bigint'],
+  ['payload', 'text'],
+  ['payload_bytes', 'integer'],
+  ['attempts', 'integer'],
+  ['error', 'text'],
+  ['received_at', 'bigint'],
+  ['processed_at', 'bigint'],
+];
+
+/** A delivery's row values in DELIVERY_ROW's order, then its marker key. */
+function deliveryRow(item: IncomingDelivery, now: number): unknown[] {
+  const status = item.job ? 'queued' : 'ignored';
+  return [
+    item.id,
+    item.event,
+    item.action,
+    status,
+    item.outcome,
+    item.repo,
+    item.prNumber,
+    item.installationId,
+    item.raw,
+    item.bytes,
+    1,
+    null,
+    now,
+    item.job ? null : now,
+    markerKey(item.id),
+  ];
+}
+
+/**
+ * `INSERT INTO table … SELECT` of the given rows (values in `columns`' order, then a marker key), each
+ * written only when no live marker has its key. `into` gives the written columns and their values as SQL
+ * over `v` (the rows, by column name) when they are not the columns themselves.
+ */
+function insertUnmarked(
+  dialect: Dialect,
+  table: string,
+  columns: readonly Column[],
+  now: number,
+  rows: unknown[][],
+  opts: { into?: ReadonlyArray<readonly [column: string, value: string]>; conflict?: string } = {},
+): ScriptStep {
+  const cast = (type: string) => (dialect === 'pg' ? `?::${type}` : '?');
+  const row = `(${[...columns.map(([, type]) => cast(type)), cast('text')].join(', ')})`;
+  const into = opts.into ?? columns.map(([name]) => [name, `v.${name}`] as const);
+  return {
+    sql: `WITH v (${columns.map(([name]) => name).join(', ')}, marker_key) AS (VALUES ${rows.map(() => row).join(', ')})
+          INSERT INTO ${table} (${into.map(([name]) => name).join(', ')})
+          SELECT ${into.map(([, value]) => value).join(', ')} FROM v
+          WHERE NOT EXISTS (SELECT 1 FROM dedupe_markers m WHERE m.key = v.marker_key AND m.expires_at > ${cast('bigint')})
+          ${opts.conflict ?? ''}`,
+    bindings: [...rows.flat(), now],
+  };
+}
+
+/**
+ * On SQLite the payload is written compressed (migration 014): the writer thread's `verdict_compress`
+ * turns the text into Brotli bytes in `payload_z`, and `payload` is ''. PostgreSQL keeps the text.
+ */
+const SQLITE_DELIVERY_INTO = [
+  ...DELIVERY_ROW.map(([name]) => [name, name === 'payload' ? "''" : `v.${name}`] as const),
+  ['payload_z', 'verdict_compress(v.payload)'] as const,
+];
+
 function chunks<T>(items: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -90,25 +173,25 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
 export class DeliveryStore {
   constructor(
     private readonly knex: Knex,
-    private readonly jobs: JobStore,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly dedupeTtlMs: number,
   ) {}
 
   /**
-   * Group commit: records a batch of deliveries in ONE transaction — delivery markers (dedupe),
-   * delivery rows with their payloads, and their jobs. Either all of a delivery's rows are written or
-   * none. When the batch fails, each delivery is retried alone so one bad delivery cannot fail the
-   * others; a delivery that still fails gets its marker removed so GitHub's redelivery is accepted.
+   * Group commit: records a batch of deliveries in ONE transaction: delivery markers (dedupe), delivery
+   * rows with their payloads, and their jobs. Either all of a delivery's rows are written or none. When
+   * the batch fails, each delivery is retried alone so one bad delivery cannot fail the others; a
+   * delivery that still fails gets its marker removed so GitHub's redelivery is accepted.
    */
   async recordBatch(items: IncomingDelivery[]): Promise<RecordResult[]> {
     try {
-      return await this.knex.transaction((trx) => this.writeBatch(trx, items));
+      return await this.writeBatch(items);
     } catch {
       const results: RecordResult[] = [];
       for (const item of items) {
         try {
-          const [result] = await this.knex.transaction((trx) => this.writeBatch(trx, [item]));
+          const [result] = await this.writeBatch([item]);
           results.push(result!);
         } catch (error) {
           await this.knex('dedupe_markers')
@@ -126,78 +209,75 @@ export class DeliveryStore {
     }
   }
 
-  private async writeBatch(trx: Knex.Transaction, items: IncomingDelivery[]): Promise<RecordResult[]> {
+  /**
+   * One transaction whose statements never wait on each other's results, so on SQLite the writer thread
+   * runs it whole for one message (`runScript`). The delivery rows and the jobs are written only where no
+   * live marker exists; the markers are claimed last (a new key inserted, an expired one renewed, a live
+   * one left alone) and the claimed keys returned: those deliveries were recorded, the rest are
+   * duplicates. Within the transaction the markers do not change until that last statement, so all three
+   * see the same ones. On PostgreSQL, where other transactions run meanwhile, the batch first takes a
+   * transaction lock per delivery id (in id order), so two batches with one id run one after the other.
+   */
+  private async writeBatch(items: IncomingDelivery[]): Promise<RecordResult[]> {
     const now = this.clock.now();
     const expiresAt = now + this.dedupeTtlMs;
-    const results: RecordResult[] = new Array(items.length);
     // A second copy of a delivery inside the same batch is a duplicate of the first.
     const firstIndex = new Map<string, number>();
     items.forEach((item, i) => {
       if (!firstIndex.has(item.id)) firstIndex.set(item.id, i);
     });
-    const unique = [...firstIndex.keys()];
-    // One statement claims the markers: a new key is inserted, an expired one is renewed, a live one is
-    // left alone and not returned, which makes its delivery a duplicate.
-    const fresh = new Set<string>();
+    const unique = [...firstIndex.values()].map((i) => items[i]!);
+    const pg = this.dialect === 'pg';
+    const steps: ScriptStep[] = [];
+    if (pg) {
+      steps.push({
+        sql: `SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
+              FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS ids`,
+        bindings: [unique.map((item) => markerKey(item.id))],
+      });
+    }
     for (const part of chunks(unique)) {
-      const placeholders = part.map(() => '(?, ?)').join(', ');
-      const bindings = part.flatMap((id) => [markerKey(id), expiresAt]);
-      const result = await trx.raw(
-        `INSERT INTO dedupe_markers (key, expires_at) VALUES ${placeholders}
-         ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE dedupe_markers.expires_at <= ?
-         RETURNING key`,
-        [...bindings, now],
+      steps.push(
+        insertUnmarked(
+          this.dialect,
+          'deliveries',
+          DELIVERY_ROW,
+          now,
+          part.map((item) => deliveryRow(item, now)),
+          {
+            into: pg ? undefined : SQLITE_DELIVERY_INTO,
+            conflict: `ON CONFLICT (id) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
+            payload = excluded.payload, payload_z = excluded.payload_z, payload_bytes = excluded.payload_bytes,
+            attempts = deliveries.attempts + 1, error = NULL, received_at = excluded.received_at,
+            processed_at = excluded.processed_at`,
+          },
+        ),
       );
-      const rows: Array<{ key: string }> = Array.isArray(result) ? result : result.rows;
-      for (const row of rows) fresh.add(String(row.key).slice('delivery:'.length));
     }
-    const accepted: IncomingDelivery[] = [];
-    items.forEach((item, i) => {
-      if (firstIndex.get(item.id) === i && fresh.has(item.id)) {
-        accepted.push(item);
-        results[i] = { status: 'recorded', outcome: item.outcome, enqueued: item.job !== null };
-      } else {
-        results[i] = { status: 'duplicate' };
-      }
-    });
-    if (accepted.length === 0) return results;
-    for (const part of chunks(accepted)) {
-      await trx('deliveries')
-        .insert(
-          part.map((item) => ({
-            id: item.id,
-            event: item.event,
-            action: item.action,
-            status: item.job ? 'queued' : 'ignored',
-            outcome: item.outcome,
-            repo: item.repo,
-            pr_number: item.prNumber,
-            installation_id: item.installationId,
-            payload: item.raw,
-            payload_bytes: item.bytes,
-            attempts: 1,
-            error: null,
-            received_at: now,
-            processed_at: item.job ? null : now,
-          })),
-        )
-        .onConflict('id')
-        .merge({
-          status: trx.raw('excluded.status'),
-          outcome: trx.raw('excluded.outcome'),
-          payload: trx.raw('excluded.payload'),
-          payload_bytes: trx.raw('excluded.payload_bytes'),
-          attempts: trx.raw('deliveries.attempts + 1'),
-          error: null,
-          received_at: trx.raw('excluded.received_at'),
-          processed_at: trx.raw('excluded.processed_at'),
-        });
+    const withJobs = unique.filter((item) => item.job !== null);
+    for (const part of chunks(withJobs)) {
+      const rows = part.map((item) => {
+        const row = newJobRow({ ...item.job!, payload: item.job!.payload ?? { deliveryId: item.id } }, now);
+        return [...JOB_ROW.map(([column]) => row[column]), markerKey(item.id)];
+      });
+      steps.push(insertUnmarked(this.dialect, 'jobs', JOB_ROW, now, rows));
     }
-    const jobs = accepted.flatMap((item) =>
-      item.job ? [{ ...item.job, payload: item.job.payload ?? { deliveryId: item.id } }] : [],
+    const claims = chunks(unique).map((part): ScriptStep => ({
+      sql: `INSERT INTO dedupe_markers (key, expires_at) VALUES ${part.map(() => (pg ? '(?, ?::bigint)' : '(?, ?)')).join(', ')}
+              ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE dedupe_markers.expires_at <= ?
+              RETURNING key`,
+      bindings: [...part.flatMap((item) => [markerKey(item.id), expiresAt]), now],
+    }));
+    const results = await runScript(this.knex, [...steps, ...claims]);
+    const fresh = new Set<string>();
+    for (const rows of results.slice(steps.length)) {
+      for (const row of rows as Array<{ key: string }>) fresh.add(String(row.key).slice('delivery:'.length));
+    }
+    return items.map((item, i): RecordResult =>
+      firstIndex.get(item.id) === i && fresh.has(item.id)
+        ? { status: 'recorded', outcome: item.outcome, enqueued: item.job !== null }
+        : { status: 'duplicate' },
     );
-    await this.jobs.enqueueMany(jobs, trx);
-    return results;
   }
 
   async get(id: string): Promise<Delivery | null> {
@@ -208,8 +288,9 @@ export class DeliveryStore {
   }
 
   async payload(id: string): Promise<string | null> {
-    const row = await this.knex('deliveries').where({ id }).first('payload');
-    return row ? String(row.payload) : null;
+    const row = await this.knex('deliveries').where({ id }).first('payload', 'payload_z');
+    if (!row) return null;
+    return row.payload_z ? brotliDecompressSync(row.payload_z).toString('utf8') : String(row.payload);
   }
 
   /** Ends a delivery; `outcome` undefined keeps the outcome its handler recorded. */

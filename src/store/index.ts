@@ -59,7 +59,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
   return {
     db,
     jobs,
-    deliveries: new DeliveryStore(db.knex, jobs, opts.clock, opts.dedupeTtlSeconds * 1000),
+    deliveries: new DeliveryStore(db.knex, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000),
     pullRequests: new PullRequestStore(db.knex, opts.clock),
     repositories: new RepositoryStore(db.knex, opts.clock),
     runs: new RunStore(db.knex, opts.clock, opts.ids),
@@ -81,7 +81,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
       publications: new PublicationStore(db.reader, opts.clock),
       findings: new FindingStore(db.reader, opts.clock),
       traces: new TraceStore(db.reader, opts.clock),
-      deliveries: new DeliveryStore(db.reader, jobs, opts.clock, opts.dedupeTtlSeconds * 1000),
+      deliveries: new DeliveryStore(db.reader, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000),
       commands: new CommandStore(db.reader, opts.clock),
     },
     close: () => db.close(),

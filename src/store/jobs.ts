@@ -70,7 +70,22 @@ export function retryDelayMs(attempts: number): number {
 
 type Raw = Record<string, unknown>;
 
-function newJobRow(input: EnqueueInput, now: number): Raw {
+/** The columns a new job row is written with, and their types (PostgreSQL needs them cast). */
+export const JOB_ROW = [
+  ['queue', 'text'],
+  ['kind', 'text'],
+  ['job_key', 'text'],
+  ['payload', 'text'],
+  ['status', 'text'],
+  ['priority', 'integer'],
+  ['attempts', 'integer'],
+  ['max_attempts', 'integer'],
+  ['run_at', 'bigint'],
+  ['created_at', 'bigint'],
+  ['updated_at', 'bigint'],
+] as const;
+
+export function newJobRow(input: EnqueueInput, now: number): Raw {
   return {
     queue: input.queue,
     kind: input.kind,

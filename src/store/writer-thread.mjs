@@ -3,12 +3,23 @@
 // transaction, in a single message). It never throws: an error is answered to the request that caused
 // it, and a failed script is rolled back before the answer.
 import { parentPort, workerData } from 'node:worker_threads';
+import { brotliCompressSync, constants } from 'node:zlib';
 import Database from 'better-sqlite3';
 
 const db = new Database(workerData.filename);
 // The writer's settings (WRITER_PRAGMAS in sqlite-client.ts), sent by the main thread.
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
+
+// Text to Brotli bytes (quality 1: about 10x smaller for a webhook payload, some 30 µs for 20 KB), for
+// the payloads the ingress writes (migration 014). Runs here, beside the event loop.
+db.function('verdict_compress', { deterministic: true }, (text) =>
+  text === null
+    ? null
+    : brotliCompressSync(Buffer.from(String(text), 'utf8'), {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: text.length },
+      }),
+);
 
 function prepare(sql) {
   let statement = statements.get(sql);

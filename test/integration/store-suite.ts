@@ -6,7 +6,10 @@ import {
   pullRequestItems,
 } from '../../src/operator/snapshot.js';
 import { analytics } from '../../src/operator/read-routes.js';
+import type { Clock } from '../../src/clock.js';
+import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
+import { openStore } from '../../src/store/index.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
@@ -104,10 +107,34 @@ export function storeSuite(dialect: TestDialect): void {
       expect((await t.store.jobs.list({ queue: 'webhooks' })).length).toBe(2);
     });
 
+    test('two processes recording the same deliveries at once: each is recorded once, the other copy is a duplicate', async () => {
+      // A second store on the same database, as a second ingress process has.
+      const second = await openStore(t.config, {
+        clock: t.clock as Clock,
+        ids: randomId,
+        dedupeTtlSeconds: 604800,
+      });
+      try {
+        for (let round = 0; round < 20; round++) {
+          const id = `same-${round}`;
+          const [a, b] = await Promise.all([
+            t.store.deliveries.recordBatch([delivery(id)]),
+            second.deliveries.recordBatch([delivery(id)]),
+          ]);
+          expect([a[0]!.status, b[0]!.status].sort()).toEqual(['duplicate', 'recorded']);
+          // The duplicate wrote nothing: the delivery row is the first copy's, not written again.
+          expect((await t.store.deliveries.get(id))?.attempts).toBe(1);
+        }
+        expect(await t.store.jobs.list({ queue: 'webhooks', limit: 100 })).toHaveLength(20);
+      } finally {
+        await second.close();
+      }
+    });
+
     test('a failing record of an ignored delivery answers delivery_record_failed', async () => {
-      const restore = await failInsertsWhere(t.store, 'deliveries', 'payload', 'poison');
+      const restore = await failInsertsWhere(t.store, 'deliveries', 'repo', 'poison');
       const [result] = await t.store.deliveries.recordBatch([
-        delivery('x', { job: null, outcome: 'ping', raw: '{"poison":1}' }),
+        delivery('x', { job: null, outcome: 'ping', repo: 'poison/repo' }),
       ]);
       expect(result).toMatchObject({ status: 'failed', code: 'delivery_record_failed' });
       expect(await t.store.deliveries.markerExists('x')).toBe(false);

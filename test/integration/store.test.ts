@@ -311,4 +311,39 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
     expect(second).not.toBe(first);
     expect(second.alive).toBe(true);
   });
+
+  test('webhook payloads are stored compressed and read back whole; rows from before keep their text', async () => {
+    const payload = JSON.stringify({
+      action: 'opened',
+      body: 'ünïcödé ✓ '.repeat(200),
+      url: 'https://api.github.com/repos/o/r'.repeat(50),
+    });
+    const [result] = await t.store.deliveries.recordBatch([
+      {
+        id: 'z1',
+        event: 'pull_request',
+        action: 'opened',
+        raw: payload,
+        bytes: Buffer.byteLength(payload),
+        repo: 'o/r',
+        prNumber: 1,
+        installationId: null,
+        outcome: 'enqueued',
+        job: { queue: 'webhooks', kind: 'webhook' },
+      },
+    ]);
+    expect(result).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
+    const stored = await t.store.db.knex('deliveries').where({ id: 'z1' }).first('payload', 'payload_z');
+    expect(stored.payload).toBe('');
+    expect(Buffer.isBuffer(stored.payload_z)).toBe(true);
+    expect(stored.payload_z.length).toBeLessThan(Buffer.byteLength(payload) / 5);
+    expect(await t.store.deliveries.payload('z1')).toBe(payload);
+    expect((await t.store.deliveries.get('z1'))?.payloadBytes).toBe(Buffer.byteLength(payload));
+    // A row written before migration 014: text in `payload`, nothing in `payload_z`.
+    await t.store.db
+      .knex('deliveries')
+      .where({ id: 'z1' })
+      .update({ payload: '{"old":true}', payload_z: null });
+    expect(await t.store.deliveries.payload('z1')).toBe('{"old":true}');
+  });
 });

@@ -11,6 +11,7 @@ import * as m009 from './009-run-analysis.js';
 import * as m010 from './010-publication.js';
 import * as m012 from './012-competitor-reviews.js';
 import * as m013 from './013-scheduler.js';
+import * as m014 from './014-compressed-payloads.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -28,6 +29,7 @@ const migrations: Array<[string, Migration]> = [
   ['010-publication', m010],
   ['012-competitor-reviews', m012],
   ['013-scheduler', m013],
+  ['014-compressed-payloads', m014],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
