@@ -50,26 +50,29 @@ export function classifyDelivery(
           ? p.number
           : null;
   const installationId: number | null = typeof p.installation?.id === 'number' ? p.installation.id : null;
-  const base = { repo, prNumber, installationId };
+  // No `{ ...base, … }` spreads: V8 builds those some 20x slower than a literal, on every webhook.
+  const answer = (actionable: boolean, outcome: string): Classified => ({
+    repo,
+    prNumber,
+    installationId,
+    actionable,
+    outcome,
+  });
   const result = classifyEvent(event, payload);
   switch (result.action) {
     case 'ignore':
-      return { ...base, actionable: false, outcome: result.reason };
+      return answer(false, result.reason);
     case 'command': {
-      if (competitors.includes(result.pr.author.toLowerCase())) {
-        return { ...base, actionable: true, outcome: 'enqueued' };
-      }
+      if (competitors.includes(result.pr.author.toLowerCase())) return answer(true, 'enqueued');
       const command = parseCommand(result.pr.body, handles);
-      return command.kind === 'no_command'
-        ? { ...base, actionable: false, outcome: 'no_command' }
-        : { ...base, actionable: true, outcome: 'enqueued' };
+      return command.kind === 'no_command' ? answer(false, 'no_command') : answer(true, 'enqueued');
     }
     case 'competitor_review':
       return competitors.includes(result.pr.author.toLowerCase())
-        ? { ...base, actionable: true, outcome: 'enqueued' }
-        : { ...base, actionable: false, outcome: 'not_competitor' };
+        ? answer(true, 'enqueued')
+        : answer(false, 'not_competitor');
     default:
-      return { ...base, actionable: true, outcome: 'enqueued' };
+      return answer(true, 'enqueued');
   }
 }
 
