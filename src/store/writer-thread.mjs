@@ -1,15 +1,13 @@
-// The store's writer on SQLite (writerClient in sqlite-client.ts): one better-sqlite3 connection in a thread,
-// running what the main thread sends it. A statement, or a script (several statements in one
-// transaction, in a single message). It never throws: an error is answered to the request that caused
-// it, and a failed script is rolled back before the answer.
-import { parentPort, workerData } from 'node:worker_threads';
+// The store's writer on SQLite (writerClient in sqlite-client.ts): one better-sqlite3 connection in a
+// worker thread, running what the main thread sends it: a statement, or a script (several statements in
+// one transaction, in a single message). It never throws (thread-serve.mjs); a failed script is rolled
+// back before its error is answered.
 import { brotliCompressSync, constants } from 'node:zlib';
-import Database from 'better-sqlite3';
+import { openConnection, serve, statementCache } from './thread-serve.mjs';
 
-const db = new Database(workerData.filename);
-// The writer's settings (WRITER_PRAGMAS in sqlite-client.ts), sent by the main thread.
-for (const pragma of workerData.pragmas) db.pragma(pragma);
-const statements = new Map();
+// The writer's settings (WRITER_PRAGMAS in sqlite-client.ts) come with workerData.
+const db = openConnection();
+const prepare = statementCache(db, 200);
 
 // Text to Brotli bytes (quality 1: about 10x smaller for a webhook payload, some 30 µs for 20 KB), for
 // the payloads the ingress writes (migration 014). Runs here, beside the event loop.
@@ -20,16 +18,6 @@ db.function('verdict_compress', { deterministic: true }, (text) =>
         params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: text.length },
       }),
 );
-
-function prepare(sql) {
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    if (statements.size >= 200) statements.delete(statements.keys().next().value);
-    statements.set(sql, statement);
-  }
-  return statement;
-}
 
 // A Buffer arrives on the main thread as a plain Uint8Array: say so, and the main thread makes Buffers of
 // them again (as the other SQLite drivers give BLOBs).
@@ -67,21 +55,6 @@ function script(steps) {
   }
 }
 
-parentPort.on('message', (message) => {
-  if (message.close) {
-    db.close();
-    parentPort.postMessage({ closed: true });
-    parentPort.close();
-    return;
-  }
-  try {
-    if (message.steps) parentPort.postMessage({ id: message.id, ...script(message.steps) });
-    else parentPort.postMessage({ id: message.id, ...execute(message.sql, message.params, message.method) });
-  } catch (error) {
-    parentPort.postMessage({
-      id: message.id,
-      error: { message: String(error?.message ?? error), code: error?.code ?? null },
-    });
-  }
-});
-parentPort.postMessage({ ready: true });
+serve(db, (message) =>
+  message.steps ? script(message.steps) : execute(message.sql, message.params, message.method),
+);
