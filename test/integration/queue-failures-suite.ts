@@ -166,13 +166,17 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
   if (opts.raceJobs) {
     const total = opts.raceJobs;
     test(`two worker processes racing over ${total} jobs: every job acked exactly once, none lost`, async () => {
-      await store.jobs.enqueueMany(
-        Array.from({ length: total }, (_, i) => ({ queue: 'race', kind: 'test', payload: { i } })),
-      );
-      const env = { QUEUE: 'race', LEASE_MS: '30000', CONCURRENCY: '4', EXIT_WHEN_IDLE_MS: '1500' };
+      const env = { QUEUE: 'race', LEASE_MS: '30000', CONCURRENCY: '4', EXIT_WHEN_IDLE_MS: '4000' };
       const a = startWorker(config, { ...env, OWNER: 'a' });
       const b = startWorker(config, { ...env, OWNER: 'b' });
       procs.push(a, b);
+      // The jobs go in once both workers poll: one worker alone can finish them all while the other
+      // still starts.
+      const ready = (p: Proc) => p.lines().some((l) => l.includes('"ready"'));
+      await until(() => ready(a) && ready(b), 30_000, 'both workers to start');
+      await store.jobs.enqueueMany(
+        Array.from({ length: total }, (_, i) => ({ queue: 'race', kind: 'test', payload: { i } })),
+      );
       expect(await a.exited).toBe(0);
       expect(await b.exited).toBe(0);
       const statuses = await store.jobs.stats();

@@ -76,6 +76,23 @@ export function storeSuite(dialect: TestDialect): void {
       expect(await t.store.jobs.list({ queue: 'webhooks' })).toHaveLength(1);
     });
 
+    test('a batch larger than one statement (250 deliveries, some repeated) is written whole', async () => {
+      await t.store.deliveries.recordBatch([delivery('big-7')]);
+      const items = Array.from({ length: 250 }, (_, i) =>
+        delivery(`big-${i}`, i % 2 ? { job: null, outcome: 'ping' } : {}),
+      );
+      const results = await t.store.deliveries.recordBatch([...items, delivery('big-3')]);
+      expect(results.filter((r) => r.status === 'recorded')).toHaveLength(249);
+      expect(results[7]).toEqual({ status: 'duplicate' });
+      expect(results[250]).toEqual({ status: 'duplicate' });
+      const count = async (table: string) => Number((await t.store.db.knex(table).count({ n: '*' }))[0]!.n);
+      expect(await count('deliveries')).toBe(250);
+      expect(await count('dedupe_markers')).toBe(250);
+      // One job per recorded delivery that asks for work (the 125 even ones) and big-7's from before.
+      expect(await t.store.jobs.list({ queue: 'webhooks', limit: 1000 })).toHaveLength(126);
+      expect(await t.store.deliveries.payload('big-249')).toContain('"marker":"big-249"');
+    });
+
     test('an expired marker lets the same delivery in again', async () => {
       await t.store.deliveries.recordBatch([delivery('d1')]);
       t.clock.advance(604800 * 1000 + 1);
