@@ -14,15 +14,19 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  // Compressed payloads go back to text before the column goes.
-  const rows: Array<{ id: string; payload_z: Buffer }> = await knex('deliveries')
-    .whereNotNull('payload_z')
-    .select('id', 'payload_z');
+  // Compressed payloads go back to text before the column goes, 500 rows at a time.
   const { brotliDecompressSync } = await import('node:zlib');
-  for (const row of rows) {
-    await knex('deliveries')
-      .where({ id: row.id })
-      .update({ payload: brotliDecompressSync(row.payload_z).toString('utf8'), payload_z: null });
+  for (;;) {
+    const rows: Array<{ id: string; payload_z: Uint8Array }> = await knex('deliveries')
+      .whereNotNull('payload_z')
+      .limit(500)
+      .select('id', 'payload_z');
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      await knex('deliveries')
+        .where({ id: row.id })
+        .update({ payload: brotliDecompressSync(row.payload_z).toString('utf8'), payload_z: null });
+    }
   }
   await knex.schema.alterTable('deliveries', (t) => {
     t.dropColumn('payload_z');
