@@ -164,6 +164,15 @@ const SQLITE_DELIVERY_INTO = [
   ['payload_z', 'verdict_compress(v.payload)'] as const,
 ];
 
+/** SQLite's "database is locked": another connection kept the write lock past the busy timeout. */
+function isBusy(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (
+    (typeof e?.code === 'string' && e.code.startsWith('SQLITE_BUSY')) ||
+    (typeof e?.message === 'string' && /database is locked/.test(e.message))
+  );
+}
+
 function chunks<T>(items: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -180,29 +189,30 @@ export class DeliveryStore {
 
   /**
    * Group commit: records a batch of deliveries in ONE transaction: delivery markers (dedupe), delivery
-   * rows with their payloads, and their jobs. Either all of a delivery's rows are written or none. When
-   * the batch fails, each delivery is retried alone so one bad delivery cannot fail the others; a
-   * delivery that still fails gets its marker removed so GitHub's redelivery is accepted.
+   * rows with their payloads, and their jobs. Either all of a delivery's rows are written or none, its
+   * marker included: a delivery that could not be recorded leaves no marker, so GitHub's redelivery is
+   * accepted (nothing is deleted afterwards, which could remove the marker of an earlier copy that was
+   * recorded). When the batch fails, each delivery is retried alone so one bad delivery cannot fail the
+   * others; when it failed because another process held the database past the busy timeout, every
+   * delivery fails at once instead (each retry would wait out the timeout again, while GitHub waits 10 s).
    */
   async recordBatch(items: IncomingDelivery[]): Promise<RecordResult[]> {
+    const failed = (item: IncomingDelivery, error: unknown): RecordResult => ({
+      status: 'failed',
+      code: item.job ? 'enqueue_failed' : 'delivery_record_failed',
+      error: (error as Error).message,
+    });
     try {
       return await this.writeBatch(items);
-    } catch {
+    } catch (error) {
+      if (isBusy(error)) return items.map((item) => failed(item, error));
       const results: RecordResult[] = [];
       for (const item of items) {
         try {
           const [result] = await this.writeBatch([item]);
           results.push(result!);
-        } catch (error) {
-          await this.knex('dedupe_markers')
-            .where({ key: markerKey(item.id) })
-            .del()
-            .catch(() => undefined);
-          results.push({
-            status: 'failed',
-            code: item.job ? 'enqueue_failed' : 'delivery_record_failed',
-            error: (error as Error).message,
-          });
+        } catch (itemError) {
+          results.push(failed(item, itemError));
         }
       }
       return results;

@@ -4,6 +4,7 @@ import { pullRequestDetailText } from '../../src/operator/snapshot.js';
 import { createRequire } from 'node:module';
 import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js';
 import { migrationSource } from '../../src/store/migrations/index.js';
+import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { readRows } from '../../src/store/read-workers.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
@@ -352,4 +353,45 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
       .update({ payload: '{"old":true}', payload_z: null });
     expect(await t.store.deliveries.payload('z1')).toBe('{"old":true}');
   });
+
+  test('a batch that waited out the busy timeout fails every delivery at once and leaves no marker', async () => {
+    const file = (t.config as { filename: string }).filename;
+    const client = t.store.db.knex.client as { runScript(steps: unknown[]): Promise<unknown[][]> };
+    const runScript = client.runScript.bind(client);
+    let scripts = 0;
+    client.runScript = (steps) => {
+      scripts++;
+      return runScript(steps);
+    };
+    const item = (id: string): IncomingDelivery => ({
+      id,
+      event: 'ping',
+      action: null,
+      raw: '{"zen":"x"}',
+      bytes: 11,
+      repo: null,
+      prNumber: null,
+      installationId: null,
+      outcome: 'ping',
+      job: null,
+    });
+    const other = new Sqlite(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const results = await t.store.deliveries.recordBatch([item('b1'), item('b2'), item('b3')]);
+      expect(results.map((r) => r.status === 'failed' && r.code)).toEqual([
+        'delivery_record_failed',
+        'delivery_record_failed',
+        'delivery_record_failed',
+      ]);
+      // One attempt for the batch, none per delivery: each would wait out the busy timeout again.
+      expect(scripts).toBe(1);
+      other.exec('ROLLBACK');
+    } finally {
+      other.close();
+    }
+    for (const id of ['b1', 'b2', 'b3']) expect(await t.store.deliveries.markerExists(id)).toBe(false);
+    const again = await t.store.deliveries.recordBatch([item('b1'), item('b2'), item('b3')]);
+    expect(again.map((r) => r.status)).toEqual(['recorded', 'recorded', 'recorded']);
+  }, 20_000);
 });
