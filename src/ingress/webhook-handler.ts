@@ -134,7 +134,7 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
           deliveryId,
           err: result.error,
         },
-        'webhook delivery was not stored; its marker was removed so a redelivery is accepted',
+        'webhook delivery was not stored; it left no marker, so a redelivery is accepted',
       );
       sendJson(res, 500, { error: result.code });
       return;
