@@ -17,6 +17,9 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Every process a test started: a failed test's processes are killed after it, not left running. */
+const children: ChildProcess[] = [];
+
 function start(
   env: Record<string, string>,
   script = 'src/main.ts',
@@ -29,6 +32,7 @@ function start(
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.push(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -41,7 +45,10 @@ describe('the real process (npm start entry point)', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'verdict-e2e-'));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('starts without App credentials, creates the store, takes a webhook and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
@@ -63,6 +70,10 @@ describe('the real process (npm start entry point)', () => {
     expect(health?.status).toBe(200);
     expect(await health!.json()).toEqual({ ok: true, service: 'verdict' });
     expect(existsSync(db)).toBe(true);
+    // Logged right after the server listens: the health answer can come before the line reaches us.
+    for (let i = 0; i < 100 && !proc.output().includes('shadow mode'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(proc.output()).toContain('shadow mode');
     const res = await postWebhook(base, 'pull_request', example('pull_request', 'opened'));
     expect(res.status).toBe(202);
