@@ -7,11 +7,11 @@ import { SqliteThread } from './sqlite-thread.js';
  * the heavy work and hands back little (the PR detail, whose JSON SQLite builds): they run beside the
  * event loop, which keeps taking webhooks and serving cached reads, and on other cores.
  *
- * They use better-sqlite3, the same copy of SQLite as the main thread's reader (a native module is
- * loaded once per process), so the rule of that copy holds for them too: a connection stays open for the
- * life of the store and closes after the writer (docs/decisions.md, "Two copies of SQLite in one
- * process"). A worker answers every error instead of throwing, so it does not stop on its own; if one
- * stops anyway its queries fail and it gets none again.
+ * They use better-sqlite3, the same copy of SQLite as the writer thread and the main thread's reader (a
+ * native module is loaded once per process: docs/decisions.md, "One copy of SQLite per process"). A
+ * connection stays open for the life of the store and closes after the writer. A worker answers every
+ * error instead of throwing, so it does not stop on its own; if one stops anyway its queries fail and it
+ * gets none again.
  */
 export class ReadWorkers {
   private started: Promise<SqliteThread[]> | null = null;

@@ -94,7 +94,8 @@ function blobsAsBuffers(rows: unknown[]): void {
  *   transaction costs one round trip, however busy the event loop is (the ingress's group commit).
  *
  * It is the same copy of SQLite as the reader's and the read workers' (better-sqlite3), so all the
- * connections of a process share SQLite's locking (docs/decisions.md, "One copy of SQLite").
+ * connections of a process share SQLite's locking (docs/decisions.md, "One copy of SQLite per
+ * process").
  */
 export function writerClient(): typeof Knex.Client {
   const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
