@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
 import { SqliteThread } from './sqlite-thread.js';
+import { statementCache } from './statement-cache.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -9,7 +10,7 @@ type Statement = {
   all(bindings: unknown[]): unknown[];
   run(bindings: unknown[]): { lastInsertRowid: number | bigint; changes: number };
 };
-type Connection = { prepare(sql: string): Statement; __statements?: Map<string, Statement> };
+type Connection = { prepare(sql: string): Statement; __prepare?: (sql: string) => Statement };
 type QueryObject = { sql?: string; bindings?: unknown[]; response?: unknown; context?: unknown };
 
 /**
@@ -33,13 +34,7 @@ export function cachingBetterSqliteClient(): typeof Knex.Client {
   class CachingClient extends Base {
     async _query(connection: Connection, obj: QueryObject): Promise<QueryObject> {
       if (!obj.sql) throw new Error('The query is empty');
-      const cache = (connection.__statements ??= new Map());
-      let statement = cache.get(obj.sql);
-      if (!statement) {
-        statement = connection.prepare(obj.sql);
-        if (cache.size >= MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
-        cache.set(obj.sql, statement);
-      }
+      const statement = (connection.__prepare ??= statementCache(connection, MAX_STATEMENTS))(obj.sql);
       const bindings = this._formatBindings(obj.bindings);
       if (statement.reader) {
         obj.response = statement.all(bindings);

@@ -5,25 +5,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
+export { statementCache } from './statement-cache.mjs';
+
 /** Opens the connection to `workerData.filename` with `workerData.pragmas`. */
 export function openConnection(options = {}) {
   const db = new Database(workerData.filename, options);
   for (const pragma of workerData.pragmas) db.pragma(pragma);
   return db;
-}
-
-/** A prepared statement per SQL text, at most `max` kept (the oldest goes first). */
-export function statementCache(db, max) {
-  const statements = new Map();
-  return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      if (statements.size >= max) statements.delete(statements.keys().next().value);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
 }
 
 /**
