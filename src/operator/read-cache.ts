@@ -19,8 +19,8 @@ export function watchShownWrites(knex: Knex, onWrite: () => void): void {
  * A short-lived cache of operator reads (the snapshot, PR detail) for dashboards that many people poll:
  * identical reads within `ttlMs` share one result, and concurrent identical reads share one query. Every
  * write this process makes to a table those reads show drops it at once (`watchShownWrites` calling
- * `invalidate`); writes by other processes (workers) show within `ttlMs`. The snapshot promises freshness for 15 s (`ttlSeconds`), so
- * `ttlMs` never exceeds that.
+ * `invalidate`); writes by other processes (workers) show within `ttlMs`. The snapshot promises
+ * freshness for 15 s (`ttlSeconds`), so `ttlMs` never exceeds that.
  */
 export class ReadCache {
   private generation = 0;
