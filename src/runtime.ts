@@ -89,7 +89,11 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
 
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
     (items) => store.deliveries.recordBatch(items),
-    { maxBatch: 200, maxInFlight: store.db.dialect === 'pg' ? 4 : 1 },
+    {
+      maxBatch: 200,
+      maxInFlight: store.db.dialect === 'pg' ? 4 : 1,
+      poll: () => store.db.pollWriter(),
+    },
   );
   const router = new Router();
   const ingress = createWebhookHandler({

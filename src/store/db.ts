@@ -28,8 +28,19 @@ export type Db = {
    */
   readWorkers: ReadWorkers | null;
   dialect: Dialect;
+  /**
+   * Settles now the writes the SQLite writer thread has already answered, instead of when the event
+   * loop next gets to them (on a busy loop, milliseconds later). Does nothing on PostgreSQL.
+   */
+  pollWriter(): void;
   close(): Promise<void>;
 };
+
+/** The writer's `pollAnswers` (writerClient), where the knex client has one. */
+function writerPoll(knex: Knex): () => void {
+  const client = knex.client as { pollAnswers?(): void };
+  return client.pollAnswers ? () => client.pollAnswers!() : () => undefined;
+}
 
 export function createKnex(config: StoreConfig): Knex {
   if (config.client === 'pg') {
@@ -87,6 +98,7 @@ export async function openDb(config: StoreConfig): Promise<Db> {
       reader: knex,
       readWorkers: null,
       dialect: config.client,
+      pollWriter: writerPoll(knex),
       close: () => knex.destroy(),
     };
   }
@@ -121,6 +133,7 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     reader,
     readWorkers,
     dialect: config.client,
+    pollWriter: writerPoll(knex),
     // The writer first; then the better-sqlite3 connections (the read workers' and the reader's).
     close: async () => {
       await knex.destroy();

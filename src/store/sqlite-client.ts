@@ -110,12 +110,20 @@ export function writerClient(): typeof Knex.Client {
     }
   }
   class WriterClient extends Base {
-    acquireRawConnection(): Promise<SqliteThread> {
-      return SqliteThread.open(
+    private thread: SqliteThread | null = null;
+
+    async acquireRawConnection(): Promise<SqliteThread> {
+      this.thread = await SqliteThread.open(
         new URL('./writer-thread.mjs', import.meta.url),
         { filename: this.connectionSettings.filename, pragmas: WRITER_PRAGMAS },
         'writer',
       );
+      return this.thread;
+    }
+
+    /** Settles now the requests the writer thread has already answered (SqliteThread.poll). */
+    pollAnswers(): void {
+      this.thread?.poll();
     }
 
     destroyRawConnection(connection: SqliteThread): Promise<void> {

@@ -15,7 +15,8 @@ export function openConnection(options = {}) {
 }
 
 /**
- * Answers each request (`{id, ...}`) with `{id, ...answer(request)}`, or `{id, error}`; `{close: true}`
+ * Answers each request (`{id, ...}`) with `{id, ...answer(request)}`, or `{id, error}`, on the port
+ * `workerData.answers` (SqliteThread reads it, also synchronously); `{close: true}`
  * closes the connection, answers `{closed: true}` and ends the thread. Says `{ready: true}` first.
  */
 export function serve(db, answer) {
@@ -27,9 +28,9 @@ export function serve(db, answer) {
       return;
     }
     try {
-      parentPort.postMessage({ id: message.id, ...answer(message) });
+      workerData.answers.postMessage({ id: message.id, ...answer(message) });
     } catch (error) {
-      parentPort.postMessage({
+      workerData.answers.postMessage({
         id: message.id,
         error: { message: String(error?.message ?? error), code: error?.code ?? null },
       });

@@ -314,6 +314,24 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
     expect(second.alive).toBe(true);
   });
 
+  test("pollWriter takes the writer's answers while the event loop is busy", async () => {
+    const client = t.store.db.knex.client as {
+      acquireConnection(): Promise<{
+        request(message: unknown): Promise<{ rows: unknown[] }>;
+        pending: Map<number, unknown>;
+      }>;
+      releaseConnection(c: unknown): Promise<unknown>;
+    };
+    const thread = await client.acquireConnection();
+    await client.releaseConnection(thread);
+    const answer = thread.request({ sql: 'SELECT 41 + 1 AS n', params: [], method: 'all' });
+    // The event loop does not turn in this loop: only pollWriter can settle the request.
+    const until = Date.now() + 5000;
+    while (thread.pending.size > 0 && Date.now() < until) t.store.db.pollWriter();
+    expect(thread.pending.size).toBe(0);
+    expect((await answer).rows).toEqual([{ n: 42 }]);
+  });
+
   test('webhook payloads are stored compressed and read back whole; rows from before keep their text', async () => {
     const payload = JSON.stringify({
       action: 'opened',
