@@ -119,7 +119,7 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
       id: deliveryId,
       event,
       action,
-      raw: text,
+      raw,
       bytes: raw.length,
       repo: classified.repo,
       prNumber: classified.prNumber,

@@ -28,7 +28,11 @@ export type IncomingDelivery = {
   id: string;
   event: string;
   action: string | null;
-  raw: string;
+  /**
+   * The body as received: its bytes (the ingress), or its text. On SQLite the bytes are compressed as
+   * they are, without making text of them on the way.
+   */
+  raw: Buffer | string;
   bytes: number;
   repo: string | null;
   prNumber: number | null;
@@ -108,8 +112,19 @@ const DELIVERY_ROW: readonly Column[] = [
 ];
 
 /** A delivery's row values in DELIVERY_ROW's order, then its marker key. */
-function deliveryRow(item: IncomingDelivery, now: number): unknown[] {
+function deliveryRow(item: IncomingDelivery, now: number, dialect: Dialect): unknown[] {
   const status = item.job ? 'queued' : 'ignored';
+  // SQLite compresses the body's bytes as they are (verdict_compress); PostgreSQL stores the text.
+  const raw = item.raw;
+  const payload =
+    typeof raw === 'string'
+      ? raw
+      : dialect === 'pg'
+        ? raw.toString('utf8')
+        : // A view into a larger buffer (a socket read) would cross to the writer thread whole.
+          raw.byteLength === raw.buffer.byteLength
+          ? raw
+          : Buffer.from(raw);
   return [
     item.id,
     item.event,
@@ -119,7 +134,7 @@ function deliveryRow(item: IncomingDelivery, now: number): unknown[] {
     item.repo,
     item.prNumber,
     item.installationId,
-    item.raw,
+    payload,
     item.bytes,
     1,
     null,
@@ -253,7 +268,7 @@ export class DeliveryStore {
           'deliveries',
           DELIVERY_ROW,
           now,
-          part.map((item) => deliveryRow(item, now)),
+          part.map((item) => deliveryRow(item, now, this.dialect)),
           {
             into: pg ? undefined : SQLITE_DELIVERY_INTO,
             conflict: `ON CONFLICT (id) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,

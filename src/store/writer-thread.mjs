@@ -9,15 +9,16 @@ import { openConnection, serve, statementCache } from './thread-serve.mjs';
 const db = openConnection();
 const prepare = statementCache(db, 200);
 
-// Text to Brotli bytes (quality 1: about 10x smaller for a webhook payload, some 30 µs for 20 KB), for
-// the payloads the ingress writes (migration 014). Runs here, beside the event loop.
-db.function('verdict_compress', { deterministic: true }, (text) =>
-  text === null
-    ? null
-    : brotliCompressSync(Buffer.from(String(text), 'utf8'), {
-        params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: text.length },
-      }),
-);
+// Text or bytes (UTF-8) to Brotli bytes (quality 1: about 10x smaller for a webhook payload, some 30 µs
+// for 20 KB), for the payloads the ingress writes (migration 014). Runs here, beside the event loop. The
+// ingress sends the body's bytes: a BLOB arrives here as bytes, with no conversion to text and back.
+db.function('verdict_compress', { deterministic: true }, (value) => {
+  if (value === null) return null;
+  const bytes = value instanceof Uint8Array ? value : Buffer.from(String(value), 'utf8');
+  return brotliCompressSync(bytes, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  });
+});
 
 // A Buffer arrives on the main thread as a plain Uint8Array: say so, and the main thread makes Buffers of
 // them again (as the other SQLite drivers give BLOBs).

@@ -148,6 +148,19 @@ export function storeSuite(dialect: TestDialect): void {
       }
     });
 
+    test("a body given as bytes is stored as its text, only the view's bytes", async () => {
+      const text = JSON.stringify({ action: 'opened', title: 'ünïcödé ✓ '.repeat(100) });
+      // A view into a larger buffer, as a socket read gives it.
+      const whole = Buffer.concat([Buffer.from('before'), Buffer.from(text), Buffer.from('after')]);
+      const body = whole.subarray(6, 6 + Buffer.byteLength(text));
+      const [result] = await t.store.deliveries.recordBatch([
+        delivery('bytes-1', { raw: body, bytes: body.length }),
+      ]);
+      expect(result).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
+      expect(await t.store.deliveries.payload('bytes-1')).toBe(text);
+      expect((await t.store.deliveries.get('bytes-1'))?.payloadBytes).toBe(Buffer.byteLength(text));
+    });
+
     test('a failing record of an ignored delivery answers delivery_record_failed', async () => {
       const restore = await failInsertsWhere(t.store, 'deliveries', 'repo', 'poison');
       const [result] = await t.store.deliveries.recordBatch([
