@@ -30,6 +30,7 @@ export class SqliteThread {
     });
     const stop = (error: Error) => {
       this.alive = false;
+      this.poll(); // answers the thread sent before it stopped still count
       answers.close();
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
