@@ -1,4 +1,5 @@
 import { brotliDecompressSync } from 'node:zlib';
+import { uncompressSync } from 'lz4-napi';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import { runScript, type Dialect } from './db.js';
@@ -171,12 +172,14 @@ function insertUnmarked(
 }
 
 /**
- * On SQLite the payload is written compressed (migration 014): the writer thread's `verdict_compress`
- * turns the text into Brotli bytes in `payload_z`, and `payload` is ''. PostgreSQL keeps the text.
+ * On SQLite the payload is written compressed (migrations 014 and 015): the writer thread's
+ * `verdict_compress` turns the body into LZ4 bytes in `payload_z` (`payload_codec` 'lz4'), and `payload`
+ * is ''. PostgreSQL keeps the text.
  */
 const SQLITE_DELIVERY_INTO = [
   ...DELIVERY_ROW.map(([name]) => [name, name === 'payload' ? "''" : `v.${name}`] as const),
   ['payload_z', 'verdict_compress(v.payload)'] as const,
+  ['payload_codec', "'lz4'"] as const,
 ];
 
 /** SQLite's "database is locked": another connection kept the write lock past the busy timeout. */
@@ -272,7 +275,8 @@ export class DeliveryStore {
           {
             into: pg ? undefined : SQLITE_DELIVERY_INTO,
             conflict: `ON CONFLICT (id) DO UPDATE SET status = excluded.status, outcome = excluded.outcome,
-            payload = excluded.payload, payload_z = excluded.payload_z, payload_bytes = excluded.payload_bytes,
+            payload = excluded.payload, payload_z = excluded.payload_z, payload_codec = excluded.payload_codec,
+            payload_bytes = excluded.payload_bytes,
             attempts = deliveries.attempts + 1, error = NULL, received_at = excluded.received_at,
             processed_at = excluded.processed_at`,
           },
@@ -313,9 +317,13 @@ export class DeliveryStore {
   }
 
   async payload(id: string): Promise<string | null> {
-    const row = await this.knex('deliveries').where({ id }).first('payload', 'payload_z');
+    const row = await this.knex('deliveries').where({ id }).first('payload', 'payload_z', 'payload_codec');
     if (!row) return null;
-    return row.payload_z ? brotliDecompressSync(row.payload_z).toString('utf8') : String(row.payload);
+    if (!row.payload_z) return String(row.payload);
+    // LZ4 since migration 015; Brotli (no codec) for the rows of migration 014.
+    const bytes =
+      row.payload_codec === 'lz4' ? uncompressSync(row.payload_z) : brotliDecompressSync(row.payload_z);
+    return bytes.toString('utf8');
   }
 
   /** Ends a delivery; `outcome` undefined keeps the outcome its handler recorded. */

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import * as lz4 from 'lz4-napi';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
 import { createRequire } from 'node:module';
 import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js';
@@ -353,22 +355,34 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
       },
     ]);
     expect(result).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
-    const stored = await t.store.db.knex('deliveries').where({ id: 'z1' }).first('payload', 'payload_z');
+    const knex = t.store.db.knex;
+    const stored = await knex('deliveries')
+      .where({ id: 'z1' })
+      .first('payload', 'payload_z', 'payload_codec');
     expect(stored.payload).toBe('');
+    expect(stored.payload_codec).toBe('lz4');
     expect(Buffer.isBuffer(stored.payload_z)).toBe(true);
     expect(stored.payload_z.length).toBeLessThan(Buffer.byteLength(payload) / 5);
+    expect(lz4.uncompressSync(stored.payload_z).toString('utf8')).toBe(payload);
     expect(await t.store.deliveries.payload('z1')).toBe(payload);
     expect((await t.store.deliveries.get('z1'))?.payloadBytes).toBe(Buffer.byteLength(payload));
-    // Migration 014 down puts the text back in `payload`; up again, the row reads the same.
-    await t.store.db.knex.migrate.down({ migrationSource });
-    expect(await t.store.db.knex('deliveries').where({ id: 'z1' }).first('payload')).toEqual({ payload });
-    await t.store.db.knex.migrate.up({ migrationSource });
+    // Migration 015 down makes the LZ4 payload Brotli, as migration 014 wrote it; 014 down puts the text
+    // back in `payload`. Up again, the row reads the same.
+    await knex.migrate.down({ migrationSource });
+    const brotli = await knex('deliveries').where({ id: 'z1' }).first('payload_z');
+    expect(brotliDecompressSync(brotli.payload_z).toString('utf8')).toBe(payload);
+    await knex.migrate.down({ migrationSource });
+    expect(await knex('deliveries').where({ id: 'z1' }).first('payload')).toEqual({ payload });
+    await knex.migrate.up({ migrationSource });
+    await knex.migrate.up({ migrationSource });
+    expect(await t.store.deliveries.payload('z1')).toBe(payload);
+    // A row written under migration 014: Brotli in `payload_z`, no codec.
+    await knex('deliveries')
+      .where({ id: 'z1' })
+      .update({ payload: '', payload_z: brotliCompressSync(Buffer.from(payload)), payload_codec: null });
     expect(await t.store.deliveries.payload('z1')).toBe(payload);
     // A row written before migration 014: text in `payload`, nothing in `payload_z`.
-    await t.store.db
-      .knex('deliveries')
-      .where({ id: 'z1' })
-      .update({ payload: '{"old":true}', payload_z: null });
+    await knex('deliveries').where({ id: 'z1' }).update({ payload: '{"old":true}', payload_z: null });
     expect(await t.store.deliveries.payload('z1')).toBe('{"old":true}');
   });
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * Webhook payloads compressed on SQLite: `deliveries.payload_z` holds the payload compressed with Brotli
- * (written by the writer thread's `verdict_compress`, see writer-thread.mjs), and `payload` is then ''.
+ * (by the writer thread; LZ4 since migration 015, which marks those rows), and `payload` is then ''.
  * A payload is about 10x smaller compressed, so the ingress writes a tenth of the bytes to the WAL and
  * the database file. Rows written before (and every row on PostgreSQL, which compresses large values
  * itself) keep the text in `payload` and null here.

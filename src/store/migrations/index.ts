@@ -12,6 +12,7 @@ import * as m010 from './010-publication.js';
 import * as m012 from './012-competitor-reviews.js';
 import * as m013 from './013-scheduler.js';
 import * as m014 from './014-compressed-payloads.js';
+import * as m015 from './015-lz4-payloads.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -30,6 +31,7 @@ const migrations: Array<[string, Migration]> = [
   ['012-competitor-reviews', m012],
   ['013-scheduler', m013],
   ['014-compressed-payloads', m014],
+  ['015-lz4-payloads', m015],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
