@@ -1,10 +1,19 @@
+import { createRequire } from 'node:module';
 import { brotliDecompressSync } from 'node:zlib';
-import { uncompressSync } from 'lz4-napi';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import { runScript, type Dialect } from './db.js';
 import { JOB_ROW, newJobRow, type EnqueueInput } from './jobs.js';
 import type { ScriptStep } from './sqlite-client.js';
+
+const require = createRequire(import.meta.url);
+let lz4: typeof import('lz4-napi') | null = null;
+
+/** LZ4 payloads (migration 015); lz4-napi, a native module, is loaded with the first one. */
+function lz4Uncompress(bytes: Buffer): Buffer {
+  lz4 ??= require('lz4-napi') as typeof import('lz4-napi');
+  return lz4.uncompressSync(bytes);
+}
 
 export type DeliveryStatus = 'queued' | 'ignored' | 'processed' | 'failed';
 
@@ -322,7 +331,7 @@ export class DeliveryStore {
     if (!row.payload_z) return String(row.payload);
     // LZ4 since migration 015; Brotli (no codec) for the rows of migration 014.
     const bytes =
-      row.payload_codec === 'lz4' ? uncompressSync(row.payload_z) : brotliDecompressSync(row.payload_z);
+      row.payload_codec === 'lz4' ? lz4Uncompress(row.payload_z) : brotliDecompressSync(row.payload_z);
     return bytes.toString('utf8');
   }
 

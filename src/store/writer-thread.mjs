@@ -2,12 +2,16 @@
 // worker thread, running what the main thread sends it: a statement, or a script (several statements in
 // one transaction, in a single message). It never throws (thread-serve.mjs); a failed script is rolled
 // back before its error is answered.
-import { compressSync } from 'lz4-napi';
+import { createRequire } from 'node:module';
 import { openConnection, serve, statementCache } from './thread-serve.mjs';
 
 // The writer's settings (WRITER_PRAGMAS in sqlite-client.ts) come with workerData.
 const db = openConnection();
 const prepare = statementCache(db, 200);
+const require = createRequire(import.meta.url);
+// lz4-napi (native) is loaded with the first payload: a process that takes no webhook (a worker, the
+// CLI) never loads it into its threads.
+let lz4 = null;
 
 // Text or bytes (UTF-8) to LZ4 (an LZ4 block with its size before it: about 8x smaller for a webhook
 // payload, some 20 µs for 20 KB), for the payloads the ingress writes (migrations 014 and 015). Runs
@@ -15,7 +19,8 @@ const prepare = statementCache(db, 200);
 // conversion to text and back.
 db.function('verdict_compress', { deterministic: true }, (value) => {
   if (value === null) return null;
-  return compressSync(
+  lz4 ??= require('lz4-napi');
+  return lz4.compressSync(
     value instanceof Uint8Array
       ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
       : Buffer.from(String(value), 'utf8'),

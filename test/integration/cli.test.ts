@@ -328,7 +328,10 @@ describe('verdict CLI', () => {
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));
-      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      // The exit code, or the signal that ended the process (so a failure says which).
+      const exited = new Promise<number | string | null>((r) =>
+        child.on('exit', (code, signal) => r(code ?? signal)),
+      );
       return { child, output: () => out, exited };
     };
     const server = start(['serve', '--db', db], {
