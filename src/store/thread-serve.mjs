@@ -16,8 +16,8 @@ export function openConnection(options = {}) {
 
 /**
  * Answers each request (`{id, ...}`) with `{id, ...answer(request)}`, or `{id, error}`, on the port
- * `workerData.answers` (SqliteThread reads it, also synchronously); `{close: true}`
- * closes the connection, answers `{closed: true}` and ends the thread. Says `{ready: true}` first.
+ * `workerData.answers` (SqliteThread reads it, also synchronously). `{close: true}` closes the
+ * connection, answers `{closed: true}` and ends the thread. Says `{ready: true}` first.
  */
 export function serve(db, answer) {
   parentPort.on('message', (message) => {
