@@ -81,7 +81,14 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const ids = opts.ids ?? randomId;
   const log = opts.log;
   const store =
-    opts.store ?? (await openStore(config.store, { clock, ids, dedupeTtlSeconds: config.dedupeTtlSeconds }));
+    opts.store ??
+    (await openStore(config.store, {
+      clock,
+      ids,
+      dedupeTtlSeconds: config.dedupeTtlSeconds,
+      // Commits are on every webhook's path here: checkpoint the WAL beside the writer, not in its commits.
+      checkpointer: true,
+    }));
   const probot = createProbot(config.github, log);
   const replies = new ReplyPublisher(config.publishMode, store.publications, log);
   let webhookWorker: QueueWorker | null = null;

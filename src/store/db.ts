@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
+import { Checkpointer, WAL_PAGES_WITH_CHECKPOINTER } from './checkpointer.js';
 import { migrationSource } from './migrations/index.js';
 import { ReadWorkers } from './read-workers.js';
 import { cachingBetterSqliteClient, READER_PRAGMAS, writerClient, type ScriptStep } from './sqlite-client.js';
@@ -27,6 +28,8 @@ export type Db = {
    * (off the event loop, on other cores); null elsewhere.
    */
   readWorkers: ReadWorkers | null;
+  /** On a SQLite file opened with `checkpointer`, the thread that checkpoints its WAL; null elsewhere. */
+  checkpointer: Checkpointer | null;
   dialect: Dialect;
   /**
    * Settles now the writes the SQLite writer thread has already answered, instead of when the event
@@ -42,7 +45,8 @@ function writerPoll(knex: Knex): () => void {
   return client.pollAnswers ? () => client.pollAnswers!() : () => undefined;
 }
 
-export function createKnex(config: StoreConfig): Knex {
+/** `walAutocheckpoint`: the SQLite writer's own checkpoint threshold in pages (writerClient). */
+export function createKnex(config: StoreConfig, opts: { walAutocheckpoint?: number } = {}): Knex {
   if (config.client === 'pg') {
     return knexFactory({
       client: 'pg',
@@ -53,7 +57,7 @@ export function createKnex(config: StoreConfig): Knex {
   }
   if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
   return knexFactory({
-    client: writerClient(),
+    client: writerClient(opts),
     connection: { filename: config.filename },
     useNullAsDefault: true,
     // One connection: SQLite has one writer anyway, and a single connection keeps transactions simple
@@ -81,8 +85,15 @@ export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promi
 }
 
 /** Opens the store and brings its schema up to date. */
-export async function openDb(config: StoreConfig): Promise<Db> {
-  const knex = createKnex(config);
+/**
+ * Opens (and migrates) the store's database. `checkpointer`: on a SQLite file, checkpoint the WAL from a
+ * thread of its own instead of inside the writer's commits (checkpointer.ts); the ingress's process asks
+ * for it, where commits are on every webhook's path.
+ */
+export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean } = {}): Promise<Db> {
+  const file = config.client === 'sqlite' && config.filename !== ':memory:';
+  const checkpointed = file && opts.checkpointer === true;
+  const knex = createKnex(config, checkpointed ? { walAutocheckpoint: WAL_PAGES_WITH_CHECKPOINTER } : {});
   try {
     if (config.client === 'pg' && config.schema) {
       await knex.raw('CREATE SCHEMA IF NOT EXISTS ??', [config.schema]);
@@ -92,15 +103,25 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     await knex.destroy();
     throw error;
   }
-  if (config.client === 'pg' || config.filename === ':memory:') {
+  if (config.client === 'pg' || !file) {
     return {
       knex,
       reader: knex,
       readWorkers: null,
+      checkpointer: null,
       dialect: config.client,
       pollWriter: writerPoll(knex),
       close: () => knex.destroy(),
     };
+  }
+  let checkpointer: Checkpointer | null = null;
+  if (checkpointed) {
+    try {
+      checkpointer = await Checkpointer.start(config.filename);
+    } catch (error) {
+      await knex.destroy();
+      throw error;
+    }
   }
   // The reader runs a query synchronously on the main thread, in a fraction of the time a message to a
   // thread takes; read-only, and never inside the writer's transactions. It is the same copy of SQLite
@@ -132,10 +153,13 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     knex,
     reader,
     readWorkers,
+    checkpointer,
     dialect: config.client,
     pollWriter: writerPoll(knex),
-    // The writer first; then the better-sqlite3 connections (the read workers' and the reader's).
+    // The checkpointer, then the writer; then the better-sqlite3 connections (the read workers' and the
+    // reader's).
     close: async () => {
+      await checkpointer?.close();
       await knex.destroy();
       await readWorkers.close();
       await reader.destroy();

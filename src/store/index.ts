@@ -88,9 +88,15 @@ export function createStore(db: Db, opts: StoreOptions): Store {
   };
 }
 
-/** Opens (and migrates) the store described by the config. */
-export async function openStore(config: StoreConfig, opts: StoreOptions): Promise<Store> {
-  return createStore(await openDb(config), opts);
+/**
+ * Opens (and migrates) the store described by the config; `checkpointer` as openDb's (the ingress's
+ * process).
+ */
+export async function openStore(
+  config: StoreConfig,
+  opts: StoreOptions & { checkpointer?: boolean },
+): Promise<Store> {
+  return createStore(await openDb(config, { checkpointer: opts.checkpointer }), opts);
 }
 
 /** The store a process's configuration names, on the system clock (the worker, bridge, CLI and scripts). */

@@ -88,11 +88,17 @@ function blobsAsBuffers(rows: unknown[]): void {
  * - `runScript` sends several statements to run in one transaction as one message: the whole
  *   transaction costs one round trip, however busy the event loop is (the ingress's group commit).
  *
+ * - `walAutocheckpoint` sets the WAL size (pages) at which the writer checkpoints by itself: higher
+ *   when a checkpointer thread does that work beside it (checkpointer.ts).
+ *
  * It is the same copy of SQLite as the reader's and the read workers' (better-sqlite3), so all the
  * connections of a process share SQLite's locking (docs/decisions.md, "One copy of SQLite per
  * process").
  */
-export function writerClient(): typeof Knex.Client {
+export function writerClient(opts: { walAutocheckpoint?: number } = {}): typeof Knex.Client {
+  const pragmas = opts.walAutocheckpoint
+    ? [...WRITER_PRAGMAS, `wal_autocheckpoint = ${opts.walAutocheckpoint}`]
+    : WRITER_PRAGMAS;
   const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
     new (...args: unknown[]): {
       connectionSettings: { filename: string };
@@ -115,7 +121,7 @@ export function writerClient(): typeof Knex.Client {
     async acquireRawConnection(): Promise<SqliteThread> {
       this.thread = await SqliteThread.open(
         new URL('./writer-thread.mjs', import.meta.url),
-        { filename: this.connectionSettings.filename, pragmas: WRITER_PRAGMAS },
+        { filename: this.connectionSettings.filename, pragmas },
         'writer',
       );
       return this.thread;

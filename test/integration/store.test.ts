@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import * as lz4 from 'lz4-napi';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
@@ -8,7 +9,11 @@ import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js'
 import { migrationSource } from '../../src/store/migrations/index.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { readRows } from '../../src/store/read-workers.js';
-import { openTestStore, type TestStore } from '../helpers/store.js';
+import { ManualClock, randomId, type Clock } from '../../src/clock.js';
+import type { StoreConfig } from '../../src/config.js';
+import { WAL_PAGES_WITH_CHECKPOINTER } from '../../src/store/checkpointer.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { makeStoreConfig, openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
 
 const require = createRequire(import.meta.url);
@@ -37,6 +42,91 @@ async function turnsDuring(run: () => Promise<unknown>): Promise<number> {
 }
 
 describe('store on SQLite', () => storeSuite('sqlite'));
+
+describe('checkpointer: the WAL is copied into the database file beside the writer', () => {
+  let dir: { config: StoreConfig; cleanup(): Promise<void> };
+  let store: Store | null = null;
+  beforeEach(async () => {
+    dir = await makeStoreConfig('sqlite');
+  });
+  afterEach(async () => {
+    await store?.close();
+    store = null;
+    await dir.cleanup();
+  });
+  const open = async (checkpointer: boolean) => {
+    store = await openStore(dir.config, {
+      clock: new ManualClock() as Clock,
+      ids: randomId,
+      dedupeTtlSeconds: 604800,
+      checkpointer,
+    });
+    return store;
+  };
+  const filename = () => (dir.config as { filename: string }).filename;
+  const writerSetting = async (s: Store) =>
+    Number(
+      ((await s.db.knex.raw('PRAGMA wal_autocheckpoint')) as Array<{ wal_autocheckpoint: number }>)[0]!
+        .wal_autocheckpoint,
+    );
+  /** About 200 pages of incompressible rows, in 20 commits: well under the writer's own threshold. */
+  const write = async (s: Store) => {
+    await s.db.knex.raw('CREATE TABLE scratch (b BLOB)');
+    for (let i = 0; i < 20; i++) {
+      await s.db.knex('scratch').insert(Array.from({ length: 10 }, () => ({ b: randomBytes(3000) })));
+    }
+  };
+
+  test('with a checkpointer the commits reach the database file without the writer checkpointing', async () => {
+    const s = await open(true);
+    expect(s.db.checkpointer?.alive).toBe(true);
+    // The writer checkpoints by itself only at 4000 pages: the checkpointer does the work before that.
+    expect(await writerSetting(s)).toBe(WAL_PAGES_WITH_CHECKPOINTER);
+    const before = statSync(filename()).size;
+    await write(s);
+    const until = Date.now() + 10_000;
+    while (statSync(filename()).size < before + 200 * 3000 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(statSync(filename()).size).toBeGreaterThanOrEqual(before + 200 * 3000);
+    // Everything in the WAL is in the database file now.
+    const pass = await s.db.checkpointer!.pass();
+    expect(pass.busy).toBe(0);
+    expect(pass.checkpointed).toBe(pass.log);
+    expect(await s.db.knex('scratch').count({ n: '*' })).toEqual([{ n: 200 }]);
+  });
+
+  test("without one (the default) the writer keeps SQLite's 1000-page threshold, and the pages stay in the WAL", async () => {
+    const s = await open(false);
+    expect(s.db.checkpointer).toBeNull();
+    expect(await writerSetting(s)).toBe(1000);
+    const before = statSync(filename()).size;
+    await write(s);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statSync(filename()).size).toBe(before);
+  });
+
+  test('closing the store stops the checkpointer', async () => {
+    const s = await open(true);
+    const checkpointer = s.db.checkpointer!;
+    await s.close();
+    store = null;
+    expect(checkpointer.alive).toBe(false);
+    await expect(checkpointer.pass()).rejects.toThrow(/checkpointer has stopped/);
+  });
+
+  test('an in-memory store has no checkpointer', async () => {
+    const s = await openStore(
+      { client: 'sqlite', filename: ':memory:' },
+      { clock: new ManualClock() as Clock, ids: randomId, dedupeTtlSeconds: 604800, checkpointer: true },
+    );
+    try {
+      expect(s.db.checkpointer).toBeNull();
+    } finally {
+      await s.close();
+    }
+  });
+});
 
 describe('read workers: heavy SQLite reads off the event loop', () => {
   let t: TestStore;

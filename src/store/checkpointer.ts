@@ -1,0 +1,59 @@
+import { SqliteThread } from './sqlite-thread.js';
+
+/**
+ * The WAL size, in pages, at which the writer checkpoints by itself while a checkpointer runs (SQLite's
+ * default, without one, is 1000). The checkpointer copies pages into the database file as they come,
+ * but SQLite starts the WAL over only when a write transaction begins with every page copied; under a
+ * steady stream of commits that moment seldom comes, so the writer's own checkpoint, with little left
+ * to copy, is what keeps the WAL file near this size (about 16 MiB at 4 KiB pages).
+ */
+export const WAL_PAGES_WITH_CHECKPOINTER = 4000;
+
+/** The checkpointer connection's settings: the checkpoint syncs as the writer's commits do. */
+const CHECKPOINTER_PRAGMAS = ['busy_timeout = 0', 'synchronous = NORMAL'];
+
+export type CheckpointResult = {
+  /** 1 when the checkpoint could not run (another connection was checkpointing). */
+  busy: number;
+  /** Frames in the WAL. */
+  log: number;
+  /** Frames of the WAL now in the database file. */
+  checkpointed: number;
+};
+
+/**
+ * Checkpoints a SQLite file's WAL from a worker thread of its own (`checkpoint-thread.mjs`), so the
+ * writer's commits do not wait for the copy into the database file and its fsyncs (docs/decisions.md,
+ * "A checkpointer beside the writer"). It runs a PASSIVE checkpoint every `busyMs` while the WAL
+ * changes and every `idleMs` while it does not; a PASSIVE checkpoint never waits on the writer or on
+ * readers, and the writer never waits on it. The ingress's process runs one; other processes (queue
+ * workers, the bridge, the CLI) leave checkpoints to their writer, as SQLite does by default.
+ */
+export class Checkpointer {
+  private constructor(private readonly thread: SqliteThread) {}
+
+  static async start(
+    filename: string,
+    opts: { busyMs?: number; idleMs?: number } = {},
+  ): Promise<Checkpointer> {
+    const thread = await SqliteThread.open(
+      new URL('./checkpoint-thread.mjs', import.meta.url),
+      { filename, pragmas: CHECKPOINTER_PRAGMAS, busyMs: opts.busyMs ?? 25, idleMs: opts.idleMs ?? 250 },
+      'checkpointer',
+    );
+    return new Checkpointer(thread);
+  }
+
+  /** Runs one checkpoint now (besides the timed ones) and answers SQLite's figures. */
+  async pass(): Promise<CheckpointResult> {
+    return this.thread.request<CheckpointResult>({ pass: true });
+  }
+
+  get alive(): boolean {
+    return this.thread.alive;
+  }
+
+  close(): Promise<void> {
+    return this.thread.close();
+  }
+}
