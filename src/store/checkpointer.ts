@@ -1,14 +1,5 @@
 import { SqliteThread } from './sqlite-thread.js';
 
-/**
- * The WAL size, in pages, at which the writer checkpoints by itself while a checkpointer runs (SQLite's
- * default, without one, is 1000). The checkpointer copies pages into the database file as they come,
- * but SQLite starts the WAL over only when a write transaction begins with every page copied; under a
- * steady stream of commits that moment seldom comes, so the writer's own checkpoint, with little left
- * to copy, is what keeps the WAL file near this size (about 16 MiB at 4 KiB pages).
- */
-export const WAL_PAGES_WITH_CHECKPOINTER = 4000;
-
 /** The checkpointer connection's settings: the checkpoint syncs as the writer's commits do. */
 const CHECKPOINTER_PRAGMAS = ['busy_timeout = 0', 'synchronous = NORMAL'];
 
@@ -27,7 +18,8 @@ export type CheckpointResult = {
  * "A checkpointer beside the writer"). It runs a PASSIVE checkpoint every `busyMs` while the WAL
  * changes and every `idleMs` while it does not; a PASSIVE checkpoint never waits on the writer or on
  * readers, and the writer never waits on it. The ingress's process runs one; other processes (queue
- * workers, the bridge, the CLI) leave checkpoints to their writer, as SQLite does by default.
+ * workers, the bridge, the CLI) leave checkpoints to their writer. Every writer still checkpoints by
+ * itself past `WRITER_WAL_PAGES` (sqlite-client.ts), which is what starts the WAL over under load.
  */
 export class Checkpointer {
   private constructor(private readonly thread: SqliteThread) {}

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
-import { Checkpointer, WAL_PAGES_WITH_CHECKPOINTER } from './checkpointer.js';
+import { Checkpointer } from './checkpointer.js';
 import { migrationSource } from './migrations/index.js';
 import { ReadWorkers } from './read-workers.js';
 import { cachingBetterSqliteClient, READER_PRAGMAS, writerClient, type ScriptStep } from './sqlite-client.js';
@@ -45,8 +45,7 @@ function writerPoll(knex: Knex): () => void {
   return client.pollAnswers ? () => client.pollAnswers!() : () => undefined;
 }
 
-/** `walAutocheckpoint`: the SQLite writer's own checkpoint threshold in pages (writerClient). */
-export function createKnex(config: StoreConfig, opts: { walAutocheckpoint?: number } = {}): Knex {
+export function createKnex(config: StoreConfig): Knex {
   if (config.client === 'pg') {
     return knexFactory({
       client: 'pg',
@@ -57,7 +56,7 @@ export function createKnex(config: StoreConfig, opts: { walAutocheckpoint?: numb
   }
   if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
   return knexFactory({
-    client: writerClient(opts),
+    client: writerClient(),
     connection: { filename: config.filename },
     useNullAsDefault: true,
     // One connection: SQLite has one writer anyway, and a single connection keeps transactions simple
@@ -84,7 +83,6 @@ export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promi
   });
 }
 
-/** Opens the store and brings its schema up to date. */
 /**
  * Opens (and migrates) the store's database. `checkpointer`: on a SQLite file, checkpoint the WAL from a
  * thread of its own instead of inside the writer's commits (checkpointer.ts); the ingress's process asks
@@ -92,8 +90,7 @@ export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promi
  */
 export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean } = {}): Promise<Db> {
   const file = config.client === 'sqlite' && config.filename !== ':memory:';
-  const checkpointed = file && opts.checkpointer === true;
-  const knex = createKnex(config, checkpointed ? { walAutocheckpoint: WAL_PAGES_WITH_CHECKPOINTER } : {});
+  const knex = createKnex(config);
   try {
     if (config.client === 'pg' && config.schema) {
       await knex.raw('CREATE SCHEMA IF NOT EXISTS ??', [config.schema]);
@@ -115,7 +112,7 @@ export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean
     };
   }
   let checkpointer: Checkpointer | null = null;
-  if (checkpointed) {
+  if (opts.checkpointer) {
     try {
       checkpointer = await Checkpointer.start(config.filename);
     } catch (error) {

@@ -49,12 +49,26 @@ export function cachingBetterSqliteClient(): typeof Knex.Client {
   return CachingClient as unknown as typeof Knex.Client;
 }
 
+/**
+ * The WAL size, in pages, at which a writer checkpoints by itself (SQLite's default is 1000). The
+ * server's process checkpoints beside its writer (checkpointer.ts), copying pages into the database file
+ * as they come; but SQLite starts the WAL over only when a write transaction begins with every page
+ * copied, which under a steady stream of commits seldom happens, so a writer's own checkpoint, with
+ * little left to copy by then, is what keeps the WAL file near this size (about 16 MiB at 4 KiB pages).
+ * Every process's writer has the same threshold: at SQLite's 1000, a queue worker's commit would
+ * checkpoint (and wait on two fsyncs) whenever the server's WAL is past 1000 pages, most of the time
+ * under load. A process without a checkpointer (a worker alone, the CLI) checkpoints less often and
+ * longer.
+ */
+export const WRITER_WAL_PAGES = 4000;
+
 /** The writer connection's settings. */
 export const WRITER_PRAGMAS = [
   'busy_timeout = 5000',
   'journal_mode = WAL',
   'synchronous = NORMAL',
   'foreign_keys = ON',
+  `wal_autocheckpoint = ${WRITER_WAL_PAGES}`,
 ];
 
 /** One statement of a script: SQL with positional `?` parameters. */
@@ -88,17 +102,11 @@ function blobsAsBuffers(rows: unknown[]): void {
  * - `runScript` sends several statements to run in one transaction as one message: the whole
  *   transaction costs one round trip, however busy the event loop is (the ingress's group commit).
  *
- * - `walAutocheckpoint` sets the WAL size (pages) at which the writer checkpoints by itself: higher
- *   when a checkpointer thread does that work beside it (checkpointer.ts).
- *
  * It is the same copy of SQLite as the reader's and the read workers' (better-sqlite3), so all the
  * connections of a process share SQLite's locking (docs/decisions.md, "One copy of SQLite per
  * process").
  */
-export function writerClient(opts: { walAutocheckpoint?: number } = {}): typeof Knex.Client {
-  const pragmas = opts.walAutocheckpoint
-    ? [...WRITER_PRAGMAS, `wal_autocheckpoint = ${opts.walAutocheckpoint}`]
-    : WRITER_PRAGMAS;
+export function writerClient(): typeof Knex.Client {
   const Base = require('knex/lib/dialects/better-sqlite3/index.js') as {
     new (...args: unknown[]): {
       connectionSettings: { filename: string };
@@ -121,7 +129,7 @@ export function writerClient(opts: { walAutocheckpoint?: number } = {}): typeof 
     async acquireRawConnection(): Promise<SqliteThread> {
       this.thread = await SqliteThread.open(
         new URL('./writer-thread.mjs', import.meta.url),
-        { filename: this.connectionSettings.filename, pragmas },
+        { filename: this.connectionSettings.filename, pragmas: WRITER_PRAGMAS },
         'writer',
       );
       return this.thread;

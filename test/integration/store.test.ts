@@ -11,7 +11,7 @@ import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { readRows } from '../../src/store/read-workers.js';
 import { ManualClock, randomId, type Clock } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config.js';
-import { WAL_PAGES_WITH_CHECKPOINTER } from '../../src/store/checkpointer.js';
+import { WRITER_WAL_PAGES } from '../../src/store/sqlite-client.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { makeStoreConfig, openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
@@ -81,7 +81,7 @@ describe('checkpointer: the WAL is copied into the database file beside the writ
     const s = await open(true);
     expect(s.db.checkpointer?.alive).toBe(true);
     // The writer checkpoints by itself only at 4000 pages: the checkpointer does the work before that.
-    expect(await writerSetting(s)).toBe(WAL_PAGES_WITH_CHECKPOINTER);
+    expect(await writerSetting(s)).toBe(WRITER_WAL_PAGES);
     const before = statSync(filename()).size;
     await write(s);
     const until = Date.now() + 10_000;
@@ -96,14 +96,26 @@ describe('checkpointer: the WAL is copied into the database file beside the writ
     expect(await s.db.knex('scratch').count({ n: '*' })).toEqual([{ n: 200 }]);
   });
 
-  test("without one (the default) the writer keeps SQLite's 1000-page threshold, and the pages stay in the WAL", async () => {
+  test('without one (the default) the writer checkpoints only at 4000 pages: the pages stay in the WAL', async () => {
     const s = await open(false);
     expect(s.db.checkpointer).toBeNull();
-    expect(await writerSetting(s)).toBe(1000);
+    expect(await writerSetting(s)).toBe(WRITER_WAL_PAGES);
     const before = statSync(filename()).size;
     await write(s);
     await new Promise((r) => setTimeout(r, 300));
     expect(statSync(filename()).size).toBe(before);
+  });
+
+  test('under a stream of commits the WAL file stays near the writer threshold: it starts over', async () => {
+    const s = await open(true);
+    await s.db.knex.raw('CREATE TABLE scratch (b BLOB)');
+    // 1.5x the threshold in pages, one commit after the other.
+    for (let i = 0; i < (WRITER_WAL_PAGES * 3) / 2 / 20; i++) {
+      await s.db.knex('scratch').insert(Array.from({ length: 20 }, () => ({ b: randomBytes(4000) })));
+    }
+    const frame = 4096 + 24;
+    expect(statSync(`${filename()}-wal`).size).toBeLessThanOrEqual(32 + (WRITER_WAL_PAGES + 200) * frame);
+    expect(await s.db.knex('scratch').count({ n: '*' })).toEqual([{ n: (WRITER_WAL_PAGES * 3) / 2 }]);
   });
 
   test('closing the store stops the checkpointer', async () => {
