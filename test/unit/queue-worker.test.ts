@@ -53,9 +53,18 @@ describe('QueueWorker', () => {
 
   test('failing renewals log lease_renew_failed; when the lease runs out the job is aborted (lease_lost_aborted) and nothing is acked', async () => {
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
+    // The worker is cut off from the queue once it holds the job: renewals fail, and so do its next
+    // claims. Otherwise its own loop reclaims the expired job at once, and whether that second run ends
+    // by losing its lease (running) or by stop()'s grace period (released: waiting) is a race of timers
+    // (failed once in CI on a loaded machine).
+    let claims = 0;
     const partitioned: QueueBackend = Object.assign(Object.create(queue) as MemoryQueue, {
       renew: async () => {
         throw new Error('connection reset');
+      },
+      claim: async (...args: Parameters<MemoryQueue['claim']>) => {
+        if (claims++ > 0) throw new Error('connection reset');
+        return queue.claim(...args);
       },
     });
     let aborted = false;
