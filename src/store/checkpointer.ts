@@ -3,6 +3,10 @@ import { SqliteThread } from './sqlite-thread.js';
 /** The checkpointer connection's settings: the checkpoint syncs as the writer's commits do. */
 const CHECKPOINTER_PRAGMAS = ['busy_timeout = 0', 'synchronous = NORMAL'];
 
+/** Between passes while the WAL changes, and while it does not. */
+const BUSY_MS = 25;
+const IDLE_MS = 250;
+
 export type CheckpointResult = {
   /** 1 when the checkpoint could not run (another connection was checkpointing). */
   busy: number;
@@ -15,8 +19,8 @@ export type CheckpointResult = {
 /**
  * Checkpoints a SQLite file's WAL from a worker thread of its own (`checkpoint-thread.mjs`), so the
  * writer's commits do not wait for the copy into the database file and its fsyncs (docs/decisions.md,
- * "A checkpointer beside the writer"). It runs a PASSIVE checkpoint every `busyMs` while the WAL
- * changes and every `idleMs` while it does not; a PASSIVE checkpoint never waits on the writer or on
+ * "A checkpointer beside the writer"). It runs a PASSIVE checkpoint every 25 ms while the WAL
+ * changes and every 250 ms while it does not; a PASSIVE checkpoint never waits on the writer or on
  * readers, and the writer never waits on it. The ingress's process runs one; other processes (queue
  * workers, the bridge, the CLI) leave checkpoints to their writer. Every writer still checkpoints by
  * itself past `WRITER_WAL_PAGES` (sqlite-client.ts), which is what starts the WAL over under load.
@@ -24,13 +28,10 @@ export type CheckpointResult = {
 export class Checkpointer {
   private constructor(private readonly thread: SqliteThread) {}
 
-  static async start(
-    filename: string,
-    opts: { busyMs?: number; idleMs?: number } = {},
-  ): Promise<Checkpointer> {
+  static async start(filename: string): Promise<Checkpointer> {
     const thread = await SqliteThread.open(
       new URL('./checkpoint-thread.mjs', import.meta.url),
-      { filename, pragmas: CHECKPOINTER_PRAGMAS, busyMs: opts.busyMs ?? 25, idleMs: opts.idleMs ?? 250 },
+      { filename, pragmas: CHECKPOINTER_PRAGMAS, busyMs: BUSY_MS, idleMs: IDLE_MS },
       'checkpointer',
     );
     return new Checkpointer(thread);
