@@ -54,8 +54,8 @@ describe('checkpointer: the WAL is copied into the database file beside the writ
     store = null;
     await dir.cleanup();
   });
-  const open = async (checkpointer: boolean) => {
-    store = await openStore(dir.config, {
+  const open = async (checkpointer: boolean, config: StoreConfig = dir.config) => {
+    store = await openStore(config, {
       clock: new ManualClock() as Clock,
       ids: randomId,
       dedupeTtlSeconds: 604800,
@@ -128,15 +128,8 @@ describe('checkpointer: the WAL is copied into the database file beside the writ
   });
 
   test('an in-memory store has no checkpointer', async () => {
-    const s = await openStore(
-      { client: 'sqlite', filename: ':memory:' },
-      { clock: new ManualClock() as Clock, ids: randomId, dedupeTtlSeconds: 604800, checkpointer: true },
-    );
-    try {
-      expect(s.db.checkpointer).toBeNull();
-    } finally {
-      await s.close();
-    }
+    const s = await open(true, { client: 'sqlite', filename: ':memory:' });
+    expect(s.db.checkpointer).toBeNull();
   });
 });
 
