@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import { runScript, type Dialect } from './db.js';
 import { JOB_ROW, newJobRow, type EnqueueInput } from './jobs.js';
-import type { ScriptStep } from './sqlite-client.js';
+import { lz4Param, type ScriptStep } from './sqlite-client.js';
 
 const require = createRequire(import.meta.url);
 let lz4: typeof import('lz4-napi') | null = null;
@@ -124,17 +124,19 @@ const DELIVERY_ROW: readonly Column[] = [
 /** A delivery's row values in DELIVERY_ROW's order, then its marker key. */
 function deliveryRow(item: IncomingDelivery, now: number, dialect: Dialect): unknown[] {
   const status = item.job ? 'queued' : 'ignored';
-  // SQLite compresses the body's bytes as they are (verdict_compress); PostgreSQL stores the text.
+  // SQLite's writer thread compresses the body's bytes as they are (lz4Param); PostgreSQL stores the text.
   const raw = item.raw;
   const payload =
-    typeof raw === 'string'
-      ? raw
-      : dialect === 'pg'
-        ? raw.toString('utf8')
-        : // A view into a larger buffer (a socket read) would cross to the writer thread whole.
-          raw.byteLength === raw.buffer.byteLength
-          ? raw
-          : Buffer.from(raw);
+    dialect === 'pg'
+      ? typeof raw === 'string'
+        ? raw
+        : raw.toString('utf8')
+      : lz4Param(
+          typeof raw === 'string' || raw.byteLength === raw.buffer.byteLength
+            ? raw
+            : // A view into a larger buffer (a socket read) would cross to the writer thread whole.
+              Buffer.from(raw),
+        );
   return [
     item.id,
     item.event,
@@ -181,13 +183,13 @@ function insertUnmarked(
 }
 
 /**
- * On SQLite the payload is written compressed (migrations 014 and 015): the writer thread's
- * `verdict_compress` turns the body into LZ4 bytes in `payload_z` (`payload_codec` 'lz4'), and `payload`
- * is ''. PostgreSQL keeps the text.
+ * On SQLite the payload is written compressed (migrations 014 and 015): the row's `payload` value is an
+ * lz4Param, which the writer thread binds as LZ4 bytes, written to `payload_z` (`payload_codec` 'lz4');
+ * `payload` is ''. PostgreSQL keeps the text.
  */
 const SQLITE_DELIVERY_INTO = [
   ...DELIVERY_ROW.map(([name]) => [name, name === 'payload' ? "''" : `v.${name}`] as const),
-  ['payload_z', 'verdict_compress(v.payload)'] as const,
+  ['payload_z', 'v.payload'] as const,
   ['payload_codec', "'lz4'"] as const,
 ];
 

@@ -71,6 +71,15 @@ export const WRITER_PRAGMAS = [
   `wal_autocheckpoint = ${WRITER_WAL_PAGES}`,
 ];
 
+/**
+ * A parameter the writer thread binds as the LZ4 block of `value` (its bytes, or its text as UTF-8):
+ * the compression runs in that thread, before the statement, and neither the message's statement nor
+ * SQLite ever holds the uncompressed bytes (writer-thread.mjs). Only the SQLite writer knows it.
+ */
+export type Lz4Param = { lz4: Uint8Array | string };
+
+export const lz4Param = (value: Uint8Array | string): Lz4Param => ({ lz4: value });
+
 /** One statement of a script: SQL with positional `?` parameters. */
 export type ScriptStep = { sql: string; bindings: readonly unknown[] };
 

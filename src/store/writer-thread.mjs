@@ -13,11 +13,13 @@ const require = createRequire(import.meta.url);
 // CLI) never loads it into its threads.
 let lz4 = null;
 
-// Text or bytes (UTF-8) to LZ4 (an LZ4 block with its size before it: about 8x smaller for a webhook
-// payload, some 20 µs for 20 KB), for the payloads the ingress writes (migrations 014 and 015). Runs
-// here, beside the event loop. The ingress sends the body's bytes: a BLOB arrives here as bytes, with no
+// A parameter `{lz4: text or bytes}` (lz4Param in sqlite-client.ts) is bound as the LZ4 block of those
+// bytes (UTF-8 for text; an LZ4 block with its size before it: about 8x smaller for a webhook payload,
+// some 10-20 µs for 20 KB): the payloads the ingress writes (migrations 014 and 015). Compressed here,
+// beside the event loop, before the statement runs, so SQLite and the bound parameters only ever hold
+// the compressed bytes. The ingress sends the body's bytes: they arrive here as bytes, with no
 // conversion to text and back.
-db.function('verdict_compress', { deterministic: true }, (value) => {
+function compress(value) {
   if (value === null) return null;
   lz4 ??= require('lz4-napi');
   return lz4.compressSync(
@@ -25,7 +27,21 @@ db.function('verdict_compress', { deterministic: true }, (value) => {
       ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
       : Buffer.from(String(value), 'utf8'),
   );
-});
+}
+
+// The statement's parameters, each lz4Param replaced by its LZ4 bytes (a copy of the array when any is).
+function bound(params) {
+  if (!Array.isArray(params)) return params;
+  let out = params;
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (p !== null && typeof p === 'object' && 'lz4' in p) {
+      if (out === params) out = params.slice();
+      out[i] = compress(p.lz4);
+    }
+  }
+  return out;
+}
 
 // A Buffer arrives on the main thread as a plain Uint8Array: say so, and the main thread makes Buffers of
 // them again (as the other SQLite drivers give BLOBs).
@@ -36,8 +52,9 @@ function hasBlobs(rows) {
 
 // `all` answers the statement's rows (none for a statement that returns no data), `run` answers none;
 // both answer the changes and the last inserted rowid, as the sqlite3 driver does.
-function execute(sql, params, method) {
+function execute(sql, rawParams, method) {
   const statement = prepare(sql);
+  const params = bound(rawParams);
   if (method === 'all' && statement.reader) {
     const rows = statement.all(params);
     return { rows, changes: 0, lastID: 0, blobs: hasBlobs(rows) };

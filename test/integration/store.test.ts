@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import * as lz4 from 'lz4-napi';
+import type { Knex } from 'knex';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
 import { createRequire } from 'node:module';
 import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js';
@@ -11,7 +12,7 @@ import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { readRows } from '../../src/store/read-workers.js';
 import { ManualClock, randomId, type Clock } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config.js';
-import { WRITER_WAL_PAGES } from '../../src/store/sqlite-client.js';
+import { lz4Param, WRITER_WAL_PAGES } from '../../src/store/sqlite-client.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { makeStoreConfig, openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
@@ -373,6 +374,28 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
       await trx('dedupe_markers').insert({ key: 's4', expires_at: 4 });
     });
     expect(await knex('dedupe_markers').count({ n: '*' })).toEqual([{ n: 3 }]);
+  });
+
+  test('an lz4Param is bound as the LZ4 block of its bytes or its text, in a script and in a statement', async () => {
+    const knex = t.store.db.knex;
+    const text = JSON.stringify({ body: 'webhook '.repeat(500), n: 1 });
+    type Row = { z: Buffer; type?: string; n?: number };
+    const [bytesRows, textRows] = (await runScript(knex, [
+      { sql: 'SELECT ? AS z, typeof(?) AS type', bindings: [lz4Param(Buffer.from(text)), lz4Param(text)] },
+      { sql: 'SELECT ? AS z, length(?) AS n', bindings: [lz4Param(text), lz4Param(text)] },
+    ])) as [Row[], Row[]];
+    const [fromBytes] = bytesRows;
+    const [fromText] = textRows;
+    expect(fromBytes!.type).toBe('blob');
+    expect(lz4.uncompressSync(fromBytes!.z).toString('utf8')).toBe(text);
+    expect(lz4.uncompressSync(fromText!.z).toString('utf8')).toBe(text);
+    // SQLite holds the compressed bytes only.
+    expect(fromText!.n).toBe(fromText!.z.length);
+    expect(fromText!.n).toBeLessThan(Buffer.byteLength(text) / 5);
+    const [row] = (await knex.raw('SELECT ? AS z', [lz4Param(text) as unknown as Knex.Value])) as Array<{
+      z: Buffer;
+    }>;
+    expect(lz4.uncompressSync(row!.z).toString('utf8')).toBe(text);
   });
 
   test('a script never runs inside an open knex transaction: it waits for its end', async () => {
