@@ -10,9 +10,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import knexFactory from 'knex';
@@ -53,6 +53,109 @@ async function stopChild(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
+}
+
+/**
+ * CPU accounting, where /proc exists (Linux): the CPU time of every thread of a server's process tree
+ * (tsx's launcher and the server), in clock ticks, by `pid/tid`; and the busy ticks of the whole machine.
+ * Read before and after each load, they give the CPU each server spends per webhook, its event loop's
+ * share (the main thread of its busiest process) and the rest (Verdict's writer and checkpointer
+ * threads, V8's helpers), how busy the machine was, and what the load generator (this process) used.
+ */
+const PROC = existsSync('/proc/self/task');
+const TICKS_PER_SECOND = 100; // USER_HZ, 100 on Linux
+
+function readStat(path: string): string[] | null {
+  try {
+    const text = readFileSync(path, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' '); // fields from the 3rd on (state)
+  } catch {
+    return null; // the process or thread ended meanwhile
+  }
+}
+
+type ThreadTicks = Map<string, number>;
+
+function treeTicks(root: number): ThreadTicks {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(`/proc/${entry}/stat`);
+    if (stat) parents.set(Number(entry), Number(stat[1]));
+  }
+  const ticks: ThreadTicks = new Map();
+  const stack = [root];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    for (const [child, parent] of parents) if (parent === pid) stack.push(child);
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
+      if (stat) ticks.set(`${pid}/${tid}`, Number(stat[11]) + Number(stat[12])); // utime + stime
+    }
+  }
+  return ticks;
+}
+
+function machineTicks(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .split(/\s+/)
+    .map(Number);
+  return user! + nice! + system! + irq! + softirq! + steal!;
+}
+
+type Cpu = {
+  /** CPU µs per acknowledged webhook: all threads, the event loop, the other threads. */
+  total: number;
+  eventLoop: number;
+  others: number;
+  /** Percent of the machine's cores busy, and of one core used by the load generator. */
+  machine: number;
+  loadGenerator: number;
+};
+
+/** Runs `load` and accounts the CPU the server at `root` spent on it. */
+async function accounted<T extends { '2xx': number }>(
+  root: number,
+  load: () => Promise<T>,
+): Promise<{ result: T; cpu: Cpu | null }> {
+  if (!PROC) return { result: await load(), cpu: null };
+  const before = treeTicks(root);
+  const machineBefore = machineTicks();
+  const selfBefore = process.cpuUsage();
+  const started = performance.now();
+  const result = await load();
+  const seconds = (performance.now() - started) / 1000;
+  const self = process.cpuUsage(selfBefore);
+  const machine = machineTicks() - machineBefore;
+  const after = treeTicks(root);
+  const spent = new Map<string, number>();
+  for (const [key, t] of after) spent.set(key, t - (before.get(key) ?? 0));
+  const byPid = new Map<string, number>();
+  for (const [key, t] of spent) {
+    const pid = key.split('/')[0]!;
+    byPid.set(pid, (byPid.get(pid) ?? 0) + t);
+  }
+  const server = [...byPid].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const all = [...spent.values()].reduce((a, b) => a + b, 0);
+  const main = spent.get(`${server}/${server}`) ?? 0;
+  const perWebhook = (t: number) => ((t / TICKS_PER_SECOND) * 1e6) / Math.max(1, result['2xx']);
+  return {
+    result,
+    cpu: {
+      total: perWebhook(all),
+      eventLoop: perWebhook(main),
+      others: perWebhook(all - main),
+      machine: (100 * machine) / TICKS_PER_SECOND / seconds / cpus().length,
+      loadGenerator: (100 * (self.user + self.system)) / 1e6 / seconds,
+    },
+  };
 }
 
 type Result = {
@@ -137,13 +240,23 @@ async function main(): Promise<void> {
   });
   const row = (name: string, r: Result) =>
     `${name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} webhooks/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   2xx ${r.ok}   non-2xx ${r.non2xx}   errors ${r.errors}`;
+  const cpuRow = (name: string, c: Cpu) =>
+    `${name.padEnd(22)} ${c.total.toFixed(0).padStart(4)} µs CPU per webhook (event loop ${c.eventLoop.toFixed(0)}, other threads ${c.others.toFixed(0)})   machine ${c.machine.toFixed(0)}% busy   load generator ${c.loadGenerator.toFixed(0)}% of a core`;
+  const cpus: Array<{ v: Cpu; p: Cpu }> = [];
   for (let i = 1; i <= ROUNDS; i++) {
-    const v = result(await run(verdictPort, 'verdict', SECONDS));
+    const vr = await accounted(verdict.pid!, () => run(verdictPort, 'verdict', SECONDS));
+    const v = result(vr.result);
     acknowledged += v.ok;
-    const p = result(await run(probotPort, 'probot', SECONDS));
+    const pr = await accounted(bare.pid!, () => run(probotPort, 'probot', SECONDS));
+    const p = result(pr.result);
     rounds.push({ v, p });
     console.log(row(`round ${i}: verdict`, v));
     console.log(row(`round ${i}: bare probot`, p));
+    if (vr.cpu && pr.cpu) {
+      cpus.push({ v: vr.cpu, p: pr.cpu });
+      console.log(cpuRow(`round ${i}: verdict`, vr.cpu));
+      console.log(cpuRow(`round ${i}: bare probot`, pr.cpu));
+    }
     console.log(`round ${i}: ratio ${(v.rps / p.rps).toFixed(2)}x`);
   }
   await stopChild(verdict);
@@ -170,6 +283,18 @@ async function main(): Promise<void> {
   console.log(
     `ratio verdict / bare probot: ${(v.rps / p.rps).toFixed(2)}x (median of rounds: ${median(rounds.map((r) => r.v.rps / r.p.rps)).toFixed(2)}x)`,
   );
+  if (cpus.length > 0) {
+    const cpuMedian = (side: 'v' | 'p', key: 'total' | 'eventLoop' | 'others') =>
+      median(cpus.map((c) => c[side][key])).toFixed(0);
+    for (const [side, name] of [
+      ['v', 'verdict (SQLite)'],
+      ['p', 'bare probot'],
+    ] as const) {
+      console.log(
+        `median CPU per webhook, ${name.padEnd(17)} ${cpuMedian(side, 'total').padStart(4)} µs (event loop ${cpuMedian(side, 'eventLoop')}, other threads ${cpuMedian(side, 'others')})`,
+      );
+    }
+  }
   // Requests still in flight when autocannon stops may be stored without their answer being counted, so
   // stored >= acknowledged; every stored delivery must have its job.
   const durable = stored >= acknowledged && jobs === stored;
