@@ -10,7 +10,13 @@ async function main(): Promise<void> {
   const port = await verdict.listen();
   const base = `http://localhost:${port}`;
   log.info(
-    { event: 'server-started', port, store: config.store.client, workerInline: config.workerInline },
+    {
+      event: 'server-started',
+      pid: process.pid,
+      port,
+      store: config.store.client,
+      workerInline: config.workerInline,
+    },
     `Verdict listening on ${base} (webhooks at ${base}/github/webhooks)`,
   );
   if (!config.github.webhookSecret) {

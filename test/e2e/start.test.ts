@@ -1,11 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+/**
+ * The command line of a package.json script, as `npm run` would start it. The long-running entry points
+ * run in one node process (`node --import tsx …`): a launcher that relays signals to a child (the `tsx`
+ * binary) SIGKILLs that child when it does not acknowledge a SIGTERM within 30 ms, i.e. when its event
+ * loop is busy, so a stop would lose the graceful shutdown.
+ */
+function scriptArgv(name: string): string[] {
+  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
+    .scripts;
+  const argv = scripts[name]!.split(/\s+/);
+  expect(argv.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+  return [process.execPath, ...argv.slice(1)];
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -22,13 +34,14 @@ const children: ChildProcess[] = [];
 
 function start(
   env: Record<string, string>,
-  script = 'src/main.ts',
+  script = 'start',
 ): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(TSX, [script], {
+  const [command, ...args] = scriptArgv(script);
+  const child = spawn(command!, args, {
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -75,6 +88,13 @@ describe('the real process (npm start entry point)', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(proc.output()).toContain('shadow mode');
+    // The process npm start launches is Verdict itself, so a SIGTERM reaches its handler directly.
+    const started = proc
+      .output()
+      .split('\n')
+      .map((line) => (line.startsWith('{') ? (JSON.parse(line) as { event?: string; pid?: number }) : {}))
+      .find((entry) => entry.event === 'server-started');
+    expect(started?.pid).toBe(proc.child.pid);
     const res = await postWebhook(base, 'pull_request', example('pull_request', 'opened'));
     expect(res.status).toBe(202);
     proc.child.kill('SIGTERM');
@@ -108,7 +128,7 @@ describe('the real process (npm start entry point)', () => {
     );
     try {
       expect((await store.deliveries.get(res.deliveryId))?.status).toBe('queued'); // no inline worker
-      const worker = start(env, 'src/worker/main.ts');
+      const worker = start(env, 'worker');
       let delivery = null;
       for (let i = 0; i < 200; i++) {
         delivery = await store.deliveries.get(res.deliveryId);
