@@ -98,7 +98,10 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     (items) => store.deliveries.recordBatch(items),
     {
       maxBatch: 200,
-      maxInFlight: store.db.dialect === 'pg' ? 4 : 1,
+      // SQLite: 2. The writer thread runs its messages in order, so a second batch posted while the first
+      // commits starts the moment the first ends, without waiting for the event loop to read the first
+      // answer; a third would only wait in the thread's queue. PostgreSQL commits on several connections.
+      maxInFlight: store.db.dialect === 'pg' ? 4 : 2,
       poll: () => store.db.pollWriter(),
     },
   );

@@ -124,6 +124,34 @@ export function storeSuite(dialect: TestDialect): void {
       expect((await t.store.jobs.list({ queue: 'webhooks' })).length).toBe(2);
     });
 
+    test('batches in flight together on one store (as the ingress keeps them): a delivery in two is recorded once', async () => {
+      const restore = await failInsertsWhere(t.store, 'jobs', 'payload', 'poison');
+      try {
+        // The first batch fails whole and retries each delivery alone, around the second batch.
+        const [a, b] = await Promise.all([
+          t.store.deliveries.recordBatch([
+            delivery('both'),
+            delivery('bad', {
+              job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: 'bad', poison: true } },
+            }),
+          ]),
+          t.store.deliveries.recordBatch([delivery('both'), delivery('other')]),
+        ]);
+        expect([a[0]!.status, b[0]!.status].sort()).toEqual(['duplicate', 'recorded']);
+        expect(a[1]).toMatchObject({ status: 'failed', code: 'enqueue_failed' });
+        expect(b[1]).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
+        expect(await t.store.deliveries.markerExists('bad')).toBe(false);
+        expect((await t.store.deliveries.get('both'))?.attempts).toBe(1);
+        const jobs = await t.store.jobs.list({ queue: 'webhooks' });
+        expect(jobs.map((j) => (j.payload as { deliveryId: string }).deliveryId).sort()).toEqual([
+          'both',
+          'other',
+        ]);
+      } finally {
+        await restore();
+      }
+    });
+
     test('two processes recording the same deliveries at once: each is recorded once, the other copy is a duplicate', async () => {
       // A second store on the same database, as a second ingress process has.
       const second = await openStore(t.config, {
