@@ -50,6 +50,72 @@ export function storeSuite(dialect: TestDialect): void {
     });
   });
 
+  describe('migration 016 (fewer B-trees per delivery)', () => {
+    /** The definitions of the jobs and markers tables' indexes and of the markers table. */
+    async function schema(): Promise<Record<string, string>> {
+      const knex = t.store.db.knex;
+      const rows: Array<{ name: string; sql: string }> =
+        dialect === 'pg'
+          ? (
+              await knex.raw(
+                `SELECT indexname AS name, indexdef AS sql FROM pg_indexes
+                 WHERE tablename IN ('jobs', 'dedupe_markers') AND schemaname = current_schema()`,
+              )
+            ).rows
+          : await knex.raw(
+              `SELECT name, sql FROM sqlite_master WHERE tbl_name IN ('jobs', 'dedupe_markers') AND sql IS NOT NULL`,
+            );
+      return Object.fromEntries(rows.map((r) => [r.name, String(r.sql)]));
+    }
+
+    test('indexes job_key only where set, drops jobs_lease_idx, and keeps markers and jobs through down and up', async () => {
+      await t.store.deliveries.recordBatch([delivery('kept')]);
+      await t.store.jobs.enqueue({
+        queue: 'reviews',
+        kind: 'review',
+        key: 'octo/demo#1:latest-waiting',
+        payload: {},
+      });
+      const after = await schema();
+      expect(after.jobs_job_key_index).toMatch(/WHERE \(?job_key IS NOT NULL\)?/);
+      expect(after.jobs_waiting_key_uq).toMatch(/WHERE .*status.* AND .*job_key IS NOT NULL/);
+      expect(after.jobs_lease_idx).toBeUndefined();
+      if (dialect === 'sqlite') expect(after.dedupe_markers).toMatch(/WITHOUT ROWID/);
+
+      const knex = t.store.db.knex;
+      await knex.migrate.down({ migrationSource });
+      const before = await schema();
+      expect(before.jobs_job_key_index).not.toMatch(/WHERE/);
+      expect(before.jobs_waiting_key_uq).not.toMatch(/job_key IS NOT NULL/);
+      expect(before.jobs_lease_idx).toBeDefined();
+      if (dialect === 'sqlite') expect(before.dedupe_markers).not.toMatch(/WITHOUT ROWID/);
+      expect(await t.store.deliveries.markerExists('kept')).toBe(true);
+
+      await knex.migrate.up({ migrationSource });
+      expect(await schema()).toEqual(after);
+      expect(await t.store.deliveries.markerExists('kept')).toBe(true);
+      expect(await t.store.jobs.findByKey('octo/demo#1:latest-waiting')).toHaveLength(1);
+      // The marker still dedupes, and the unique waiting key still holds.
+      expect((await t.store.deliveries.recordBatch([delivery('kept')]))[0]!.status).toBe('duplicate');
+      const again = await t.store.jobs.enqueue({
+        queue: 'reviews',
+        kind: 'review',
+        key: 'octo/demo#1:latest-waiting',
+        payload: { second: true },
+      });
+      expect(again).toMatchObject({ outcome: 'replace_waiting' });
+      expect(await t.store.jobs.findByKey('octo/demo#1:latest-waiting')).toHaveLength(1);
+      // Two waiting jobs with one key are refused by the database itself; keyless ones never conflict.
+      const [waiting] = await t.store.jobs.findByKey('octo/demo#1:latest-waiting');
+      const { id: _id, ...row } = await knex('jobs').where({ id: waiting!.id }).first();
+      await expect(knex('jobs').insert(row)).rejects.toThrow(/unique|UNIQUE/);
+      await knex('jobs').insert([
+        { ...row, job_key: null },
+        { ...row, job_key: null },
+      ]);
+    });
+  });
+
   describe('deliveries (group commit)', () => {
     test('records deliveries, markers and jobs in one batch', async () => {
       const results = await t.store.deliveries.recordBatch([

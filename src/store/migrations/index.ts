@@ -13,6 +13,7 @@ import * as m012 from './012-competitor-reviews.js';
 import * as m013 from './013-scheduler.js';
 import * as m014 from './014-compressed-payloads.js';
 import * as m015 from './015-lz4-payloads.js';
+import * as m016 from './016-lean-delivery-writes.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -32,6 +33,7 @@ const migrations: Array<[string, Migration]> = [
   ['013-scheduler', m013],
   ['014-compressed-payloads', m014],
   ['015-lz4-payloads', m015],
+  ['016-lean-delivery-writes', m016],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
