@@ -6,7 +6,7 @@
  * machine) hits both sides alike. Prints each round, then the median webhooks/s and p99 of both and
  * the ratio of the medians, and checks that Verdict stored every delivery it acknowledged.
  *
- *   npm run bench:ingress   (BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=50 by default)
+ *   npm run bench:ingress   (BENCH_SECONDS=5 BENCH_ROUNDS=10 BENCH_CONNECTIONS=50 by default)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -19,8 +19,8 @@ import knexFactory from 'knex';
 
 const require = createRequire(import.meta.url);
 const examples: Array<{ name: string; examples: any[] }> = require('@octokit/webhooks-examples');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECRET = 'bench-secret';
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
