@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     `${name.padEnd(22)} ${r.rps.toFixed(0).padStart(8)} webhooks/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   2xx ${r.ok}   non-2xx ${r.non2xx}   errors ${r.errors}`;
   const cpuRow = (name: string, c: Cpu) =>
     `${name.padEnd(22)} ${c.total.toFixed(0).padStart(4)} µs CPU per webhook (event loop ${c.eventLoop.toFixed(0)}, other threads ${c.others.toFixed(0)})   machine ${c.machine.toFixed(0)}% busy   load generator ${c.loadGenerator.toFixed(0)}% of a core`;
-  const cpus: Array<{ v: Cpu; p: Cpu }> = [];
+  const cpuRounds: Array<{ v: Cpu; p: Cpu }> = [];
   for (let i = 1; i <= ROUNDS; i++) {
     const vr = await accounted(verdict.pid!, () => run(verdictPort, 'verdict', SECONDS));
     const v = result(vr.result);
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
     console.log(row(`round ${i}: verdict`, v));
     console.log(row(`round ${i}: bare probot`, p));
     if (vr.cpu && pr.cpu) {
-      cpus.push({ v: vr.cpu, p: pr.cpu });
+      cpuRounds.push({ v: vr.cpu, p: pr.cpu });
       console.log(cpuRow(`round ${i}: verdict`, vr.cpu));
       console.log(cpuRow(`round ${i}: bare probot`, pr.cpu));
     }
@@ -283,9 +283,9 @@ async function main(): Promise<void> {
   console.log(
     `ratio verdict / bare probot: ${(v.rps / p.rps).toFixed(2)}x (median of rounds: ${median(rounds.map((r) => r.v.rps / r.p.rps)).toFixed(2)}x)`,
   );
-  if (cpus.length > 0) {
+  if (cpuRounds.length > 0) {
     const cpuMedian = (side: 'v' | 'p', key: 'total' | 'eventLoop' | 'others') =>
-      median(cpus.map((c) => c[side][key])).toFixed(0);
+      median(cpuRounds.map((c) => c[side][key])).toFixed(0);
     for (const [side, name] of [
       ['v', 'verdict (SQLite)'],
       ['p', 'bare probot'],

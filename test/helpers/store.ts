@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import knexFactory from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import { ManualClock, randomId, type Clock } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { migrationNames, migrationSource } from '../../src/store/migrations/index.js';
 
 export type TestDialect = 'sqlite' | 'pg';
 
@@ -55,4 +56,14 @@ export async function openTestStore(
       await cleanup();
     },
   };
+}
+
+/**
+ * Rolls the store's migrations back, newest first, until `name` is the latest applied: the tests of one
+ * migration's `down` keep working when later migrations are added.
+ */
+export async function migrateDownTo(knex: Knex, name: string): Promise<void> {
+  const index = migrationNames.indexOf(name);
+  if (index < 0) throw new Error(`no migration ${name}`);
+  for (let i = index + 1; i < migrationNames.length; i++) await knex.migrate.down({ migrationSource });
 }

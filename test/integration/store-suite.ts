@@ -11,7 +11,7 @@ import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { openStore } from '../../src/store/index.js';
 import { failInsertsWhere } from '../helpers/faults.js';
-import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
+import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
 function delivery(id: string, overrides: Partial<IncomingDelivery> = {}): IncomingDelivery {
   return {
@@ -83,6 +83,7 @@ export function storeSuite(dialect: TestDialect): void {
       if (dialect === 'sqlite') expect(after.dedupe_markers).toMatch(/WITHOUT ROWID/);
 
       const knex = t.store.db.knex;
+      await migrateDownTo(knex, '016-lean-delivery-writes');
       await knex.migrate.down({ migrationSource });
       const before = await schema();
       expect(before.jobs_job_key_index).not.toMatch(/WHERE/);
@@ -91,7 +92,7 @@ export function storeSuite(dialect: TestDialect): void {
       if (dialect === 'sqlite') expect(before.dedupe_markers).not.toMatch(/WITHOUT ROWID/);
       expect(await t.store.deliveries.markerExists('kept')).toBe(true);
 
-      await knex.migrate.up({ migrationSource });
+      await knex.migrate.latest({ migrationSource });
       expect(await schema()).toEqual(after);
       expect(await t.store.deliveries.markerExists('kept')).toBe(true);
       expect(await t.store.jobs.findByKey('octo/demo#1:latest-waiting')).toHaveLength(1);

@@ -7,14 +7,14 @@ import type { Knex } from 'knex';
 import { pullRequestDetailText } from '../../src/operator/snapshot.js';
 import { createRequire } from 'node:module';
 import { createKnex, isUniqueViolation, runScript } from '../../src/store/db.js';
-import { migrationNames, migrationSource } from '../../src/store/migrations/index.js';
+import { migrationSource } from '../../src/store/migrations/index.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { readRows } from '../../src/store/read-workers.js';
 import { ManualClock, randomId, type Clock } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config.js';
 import { lz4Param, WRITER_WAL_PAGES } from '../../src/store/sqlite-client.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { makeStoreConfig, openTestStore, type TestStore } from '../helpers/store.js';
+import { makeStoreConfig, migrateDownTo, openTestStore, type TestStore } from '../helpers/store.js';
 import { storeSuite } from './store-suite.js';
 
 const require = createRequire(import.meta.url);
@@ -486,8 +486,7 @@ describe('SQLite connections: the writer thread, the reader, other processes', (
     expect((await t.store.deliveries.get('z1'))?.payloadBytes).toBe(Buffer.byteLength(payload));
     // Migration 015 down makes the LZ4 payload Brotli, as migration 014 wrote it; 014 down puts the text
     // back in `payload`. Up again, the row reads the same.
-    const later = migrationNames.length - 1 - migrationNames.indexOf('015-lz4-payloads');
-    for (let i = 0; i < later; i++) await knex.migrate.down({ migrationSource });
+    await migrateDownTo(knex, '015-lz4-payloads');
     await knex.migrate.down({ migrationSource });
     const brotli = await knex('deliveries').where({ id: 'z1' }).first('payload_z');
     expect(brotliDecompressSync(brotli.payload_z).toString('utf8')).toBe(payload);
