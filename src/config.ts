@@ -70,6 +70,8 @@ export type GithubConfig = {
   webhookProxyUrl: string | null;
   /** REST base URL: https://api.github.com, or the GHES / test host from GHE_HOST + GHE_PROTOCOL. */
   baseUrl: string;
+  /** Web base URL for links in review bodies: https://github.com, or the GHES / test host. */
+  webUrl: string;
   /**
    * `VERDICT_GITHUB_RETRIES` (default 3): retries of a GitHub request that failed with a server error, and
    * of one refused by a (secondary) rate limit, after the wait GitHub asks for.
@@ -332,6 +334,7 @@ export function githubConfigFromEnv(env: Env, readFile: (path: string) => string
       blankToUndefined(env.GITHUB_WEBHOOK_SECRET) ?? blankToUndefined(env.WEBHOOK_SECRET) ?? null,
     webhookProxyUrl: proxy,
     baseUrl: gheHost ? `${protocol}://${gheHost}/api/v3` : 'https://api.github.com',
+    webUrl: gheHost ? `${protocol}://${gheHost}` : 'https://github.com',
     requestRetries: int(prefixedName(env, 'GITHUB_RETRIES'), prefixed(env, 'GITHUB_RETRIES'), 3, 0, 10),
   };
 }

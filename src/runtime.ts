@@ -323,6 +323,7 @@ export function reviewPublisherFor(store: Store, config: Config, log: Logger): R
     productName: config.productName,
     checkName: config.checkName,
     botHandle: config.botHandles[0] ?? 'verdict',
+    webUrl: config.github.webUrl,
     log: log.child({ name: 'publish' }),
   });
 }

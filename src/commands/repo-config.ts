@@ -32,6 +32,10 @@ const reviewSchema = z
   .object({
     auto: z.boolean().default(true),
     onDraft: z.boolean().default(false),
+    /** Review only what changed since the last reviewed head when that head is an ancestor (NAMES.md). */
+    incremental: z.boolean().default(true),
+    /** Hide earlier Verdict review bodies on the PR as outdated when a new review is posted. */
+    hideOutdated: z.boolean().default(true),
   })
   .strict();
 

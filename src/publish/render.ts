@@ -14,7 +14,38 @@ export const MERGE_STATUS_BADGE: Record<MergeStatus, string> = {
   BLOCK: '🔴 BLOCK',
 };
 
-export type RenderFinding = ReviewOutput['findings'][number] & { stillOpen?: boolean };
+export type RenderFinding = ReviewOutput['findings'][number] & {
+  stillOpen?: boolean;
+  /** Posted as a line comment of this review: the body lists it in one line with a link. */
+  inline?: boolean;
+  /** Link to the anchored lines at the reviewed head. */
+  fileUrl?: string | null;
+};
+
+/** A finding still open from an earlier review: listed once, with a link to its thread when it has one. */
+export type StillOpenItem = {
+  severity: string;
+  title: string;
+  path: string | null;
+  line: number | null;
+  threadUrl: string | null;
+};
+
+/** A prior finding closed with accepted evidence in this review. */
+export type ResolvedItem = {
+  title: string;
+  path: string | null;
+  disposition: string;
+  explanation: string;
+  threadUrl: string | null;
+};
+
+export const SEVERITY_BADGE: Record<string, string> = {
+  blocker: '🔴 BLOCKER',
+  high: '🟠 HIGH',
+  medium: '🟡 MEDIUM',
+  low: '🔵 LOW',
+};
 
 export type RenderInput = PublishableAnalysis & {
   productName: string;
@@ -26,6 +57,12 @@ export type RenderInput = PublishableAnalysis & {
   /** Bot handles for the feature tips (`verdict`, …). */
   botHandle: string;
   runId: string;
+  /** Findings of earlier reviews still open (not posted again). */
+  stillOpen?: StillOpenItem[];
+  /** Prior findings this review closed with evidence. */
+  resolved?: ResolvedItem[];
+  /** One line saying what was reviewed ("Reviewed the 2 files changed since abc1234"). */
+  reviewNote?: string | null;
 };
 
 /**
@@ -81,7 +118,7 @@ function codePath(path: string): string {
 }
 
 /** A fenced block that the content cannot close early. */
-function fenced(content: string, info = 'text'): string {
+export function fenced(content: string, info = 'text'): string {
   const longest = Math.max(2, ...(content.match(/`+/g) ?? []).map((m) => m.length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}${info}\n${content.replace(/\r\n?/g, '\n')}\n${fence}`;
@@ -96,6 +133,50 @@ function section(title: string, body: string, opts: SummarySection | null): stri
 }
 
 type Detail = 0 | 1 | 2 | 3;
+
+function linked(text: string, url: string | null | undefined): string {
+  return url ? `[${text}](${url})` : text;
+}
+
+function location(path: string | null, line: number | null | undefined, endLine?: number | null): string {
+  if (!path) return '';
+  const lines = line ? (endLine && endLine !== line ? `:${line}-${endLine}` : `:${line}`) : '';
+  return codePath(`${path}${lines}`);
+}
+
+/** The one-line entries of the line comments posted with this review. */
+function inlineLines(findings: RenderFinding[]): string {
+  return findings
+    .map(
+      (f) =>
+        `- **${f.severity.toUpperCase()}** ${linked(escapeInline(f.title), f.fileUrl)} — ${location(f.path, f.line, f.endLine)}`,
+    )
+    .join('\n');
+}
+
+function stillOpenLines(items: StillOpenItem[]): string {
+  return items
+    .map(
+      (i) =>
+        `- **${i.severity.toUpperCase()}** ${escapeInline(i.title)}${i.path ? ` — ${location(i.path, i.line)}` : ''}${i.threadUrl ? ` ([thread](${i.threadUrl}))` : ''}`,
+    )
+    .join('\n');
+}
+
+const DISPOSITION_WORDS: Record<string, string> = {
+  resolved: 'resolved',
+  false_positive: 'a false positive',
+  no_longer_applicable: 'no longer applicable',
+};
+
+function resolvedLines(items: ResolvedItem[]): string {
+  return items
+    .map(
+      (i) =>
+        `- ${escapeInline(i.title)}${i.path ? ` — ${codePath(i.path)}` : ''}: ${DISPOSITION_WORDS[i.disposition] ?? escapeInline(i.disposition)} (${escapeInline(i.explanation)})${i.threadUrl ? ` ([thread](${i.threadUrl}))` : ''}`,
+    )
+    .join('\n');
+}
 
 function findingLines(findings: RenderFinding[], detail: Detail, bodyChars: number): string {
   return findings
@@ -119,6 +200,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   if (policy.commentHeader.trim() !== '') parts.push(policy.commentHeader.trim());
   parts.push(`## ${escapeInline(input.productName)} review`);
   parts.push(`**Merge Status: ${MERGE_STATUS_BADGE[status]}** — ${escapeInline(output.mergeVerdict)}`);
+  if (input.reviewNote) parts.push(`_${escapeInline(input.reviewNote)}_`);
 
   const overview = [escapeText(output.overview.trim())];
   if (output.bulletHighlights.length > 0) {
@@ -146,13 +228,29 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   }
 
   const isInside = (f: RenderFinding) => input.changedPaths.has(normaliseFindingPath(f.path));
-  const inside = input.findings.filter(isInside);
-  const outside = input.findings.filter((f) => !isInside(f));
+  // Line comments and findings still open from earlier reviews are listed in their own sections.
+  const listed = input.findings.filter((f) => !f.inline && !(f.stillOpen && input.stillOpen));
+  const inline = input.findings.filter((f) => f.inline);
+  const inside = listed.filter(isInside);
+  const outside = listed.filter((f) => !isInside(f));
   const bodyChars = detail >= 2 ? 300 : 4000;
   if (detail >= 2 && input.findings.some((f) => f.body.length > 300)) shortened.push('finding details');
+  if (inline.length > 0) {
+    parts.push(`### Line comments (${inline.length})\n\n${inlineLines(inline)}`);
+  }
+  const noFindings =
+    inline.length > 0 ? '_No other findings in the changed files._' : '_No findings in the changed files._';
   parts.push(
-    `### Findings (${inside.length})\n\n${inside.length === 0 ? '_No findings in the changed files._' : findingLines(inside, detail, bodyChars)}`,
+    `### Findings (${inside.length})\n\n${inside.length === 0 ? noFindings : findingLines(inside, detail, bodyChars)}`,
   );
+  const stillOpen = input.stillOpen ?? [];
+  if (stillOpen.length > 0) {
+    parts.push(`### Still open (${stillOpen.length})\n\n${stillOpenLines(stillOpen)}`);
+  }
+  const resolved = input.resolved ?? [];
+  if (resolved.length > 0) {
+    parts.push(`### Resolved since the last review (${resolved.length})\n\n${resolvedLines(resolved)}`);
+  }
   if (outside.length > 0) {
     parts.push(
       section(
@@ -263,4 +361,29 @@ export function withDescriptionSummary(body: string | null, summary: string): st
     return current.slice(0, start) + block + current.slice(end + SUMMARY_END.length);
   }
   return current.trim() === '' ? block : `${current.replace(/\s+$/, '')}\n\n${block}`;
+}
+
+/** A finding as the body of its line comment: severity, title, body, and a suggestion block. */
+export function renderLineComment(f: {
+  severity: string;
+  category: string;
+  title: string;
+  body: string;
+  suggestion: string | null;
+  fingerprint: string;
+}): string {
+  const parts = [
+    `**${SEVERITY_BADGE[f.severity] ?? escapeInline(f.severity.toUpperCase())}**${f.category.trim() ? ` · ${escapeInline(f.category)}` : ''}`,
+    `**${escapeInline(f.title)}**`,
+  ];
+  if (f.body.trim() !== '') parts.push(escapeText(f.body.trim()));
+  if (f.suggestion !== null) parts.push(fenced(f.suggestion.replace(/\n$/, ''), 'suggestion'));
+  parts.push(`<!-- verdict:finding ${f.fingerprint} -->`);
+  return parts.join('\n\n');
+}
+
+/** The fingerprint a line comment of Verdict carries, or null. */
+export function lineCommentFingerprint(body: string | null | undefined): string | null {
+  const m = /<!-- verdict:finding (fp_[0-9a-f]+) -->/.exec(body ?? '');
+  return m ? m[1]! : null;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { resolveRepoConfig, type RepoConfig } from '../commands/repo-config.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { PrFacts } from '../policy/matcher.js';
@@ -7,15 +8,31 @@ import { findingFingerprint, normaliseFindingPath } from '../review/fingerprint.
 import type { GitHubClient } from '../review/gather.js';
 import type { Store } from '../store/index.js';
 import type { PublicationKind } from '../store/publications.js';
+import type { FindingRecord } from '../store/findings.js';
+import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
 import {
   MERGE_STATUS_BADGE,
   renderDescriptionSummary,
+  lineCommentFingerprint,
+  renderLineComment,
   renderReviewBody,
   withDescriptionSummary,
   type RenderFinding,
   type RenderInput,
+  type ResolvedItem,
+  type StillOpenItem,
 } from './render.js';
+import {
+  annotationBatches,
+  DISPOSITION_REPLY,
+  findThreadId,
+  lineCommentFor,
+  MINIMIZE_OUTDATED,
+  probeComments,
+  RESOLVE_THREAD,
+  type LineComment,
+} from './line-comments.js';
 import { autoApproval, checkConclusion, mergeStatus, type CheckConclusion } from './status.js';
 
 export type PublishMode = 'live' | 'shadow';
@@ -27,6 +44,8 @@ export type PublisherDeps = {
   productName: string;
   checkName: string;
   botHandle: string;
+  /** Web base URL for links to files (https://github.com, or the GHES host). */
+  webUrl?: string;
   log: Logger;
 };
 
@@ -57,6 +76,11 @@ export const MISSING_INSTALLATION_MESSAGE = 'cannot retry publish because the in
 function splitRepo(fullName: string) {
   const i = fullName.indexOf('/');
   return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
+}
+
+function statusOf(error: unknown): number | null {
+  const status = (error as { status?: unknown })?.status;
+  return typeof status === 'number' ? status : null;
 }
 
 function githubError(error: unknown): string {
@@ -92,28 +116,53 @@ export class ReviewPublisher {
     return stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
   }
 
-  private async attempt<T extends { id: number | string }>(
+  private async repoConfig(repo: string): Promise<RepoConfig> {
+    const record = await this.deps.store.repositories.get(repo);
+    return resolveRepoConfig(record?.standaloneConfig ?? {}).config;
+  }
+
+  /**
+   * One publication call with its ledger entry: shadowed without calling anything in shadow mode,
+   * published with its receipt (the answer's `id`, or what `receiptOf` reads) or failed with the error.
+   * `request` is what was sent beside the body (comments, annotations, GraphQL variables).
+   */
+  private async attempt<T>(
     run: RunRecord,
     kind: PublicationKind,
     body: string,
     call: () => Promise<{ data: T }>,
-  ): Promise<{ ok: true; id: string | null } | { ok: false; error: string }> {
-    const entry = { runId: run.id, repo: run.repo, prNumber: run.prNumber, kind, body };
+    opts: { request?: unknown; receiptOf?: (data: T) => string | null } = {},
+  ): Promise<
+    { ok: true; id: string | null; data: T | null } | { ok: false; error: string; status: number | null }
+  > {
+    const entry = {
+      runId: run.id,
+      repo: run.repo,
+      prNumber: run.prNumber,
+      kind,
+      body,
+      request: opts.request ?? null,
+    };
     const ledger = this.deps.store.publications;
     if (this.deps.mode === 'shadow') {
       await ledger.record({ ...entry, mode: 'shadow', status: 'shadowed', receipt: null, error: null });
-      return { ok: true, id: null };
+      return { ok: true, id: null, data: null };
     }
     try {
       const { data } = await call();
+      const receipt = opts.receiptOf
+        ? opts.receiptOf(data)
+        : String((data as { id?: unknown } | null)?.id ?? '') || null;
+      const nodeId = (data as { node_id?: unknown } | null)?.node_id;
       await ledger.record({
         ...entry,
         mode: 'live',
         status: 'published',
-        receipt: String(data.id),
+        receipt,
         error: null,
+        nodeId: typeof nodeId === 'string' ? nodeId : null,
       });
-      return { ok: true, id: String(data.id) };
+      return { ok: true, id: receipt, data };
     } catch (error) {
       const message = githubError(error);
       await ledger.record({ ...entry, mode: 'live', status: 'failed', receipt: null, error: message });
@@ -121,7 +170,7 @@ export class ReviewPublisher {
         { event: 'publish-failed', kind, runId: run.id, err: message },
         `could not publish the ${kind}`,
       );
-      return { ok: false, error: message };
+      return { ok: false, error: message, status: statusOf(error) };
     }
   }
 
@@ -224,11 +273,11 @@ export class ReviewPublisher {
       return this.outcome('failed', 'COMMENT', result, 'neutral', [message], []);
     }
     const stored = await store.findings.listForRun(run.id);
-    const stillOpen = new Set(stored.filter((f) => f.stillOpen).map((f) => f.fingerprint));
-    const findings: RenderFinding[] = result.output.findings.map((f) => ({
-      ...f,
-      stillOpen: stillOpen.has(findingFingerprint(f)),
-    }));
+    const repoConfig = await this.repoConfig(run.repo);
+    const { owner, repo } = splitRepo(run.repo);
+    const commitId = result.coverage?.headSha ?? run.headSha ?? pr.headSha ?? '';
+    const threads = await this.openThreads(run);
+    const plan = this.planFindings(run, result, stored, threads, commitId);
     const analysis = {
       output: result.output,
       coverage: result.coverage ?? null,
@@ -249,27 +298,31 @@ export class ReviewPublisher {
       productName: this.deps.productName,
       policy,
       changedPaths: new Set((result.coverage?.files ?? []).map((f) => normaliseFindingPath(f.path))),
-      findings,
+      findings: plan.findings,
       botHandle: this.deps.botHandle,
       runId: run.id,
+      stillOpen: plan.stillOpen,
+      resolved: plan.resolved,
+      reviewNote: reviewNote(result),
     };
-    const { owner, repo } = splitRepo(run.repo);
-    const commitId = result.coverage?.headSha ?? run.headSha ?? headSha;
 
-    // 1. The review: a new one every time.
-    const body = renderReviewBody(input);
+    // 1. The review: a new one every time, its anchored findings as line comments.
     await assertLease();
-    const review = await this.attempt(run, 'review', body, () =>
-      gh.rest.pulls.createReview({
-        owner,
-        repo,
-        pull_number: run.prNumber,
-        commit_id: commitId,
-        body,
-        event,
-      }),
-    );
+    const review = await this.postReview(gh, run, {
+      owner,
+      repo,
+      commitId,
+      event,
+      input,
+      comments: plan.comments,
+    });
     if (!review.ok) errors.push(`review: ${review.error}`);
+    else {
+      // Threads, replies, resolutions and hidden bodies: recorded in the ledger, never failing the run.
+      await this.recordThreads(gh, run, review.reviewId, review.posted, stored);
+      await this.closeResolvedThreads(gh, run, threads, result, commitId, assertLease);
+      if (repoConfig.review.hideOutdated) await this.hideOutdatedReviews(gh, run, assertLease);
+    }
 
     // 2. The PR description, between the markers only.
     if (policy.updatePrDescription) {
@@ -300,6 +353,7 @@ export class ReviewPublisher {
       commitId,
       result,
       event,
+      findings: stored,
     });
     if (checkError) errors.push(`check run: ${checkError}`);
 
@@ -331,7 +385,14 @@ export class ReviewPublisher {
     gh: GitHubClient,
     run: RunRecord,
     policy: ReviewPolicy,
-    c: { status: string; conclusion: CheckConclusion; commitId: string; result: RunResult; event: string },
+    c: {
+      status: string;
+      conclusion: CheckConclusion;
+      commitId: string;
+      result: RunResult;
+      event: string;
+      findings: FindingRecord[];
+    },
   ): Promise<string | null> {
     const { owner, repo } = splitRepo(run.repo);
     const enabled = policy.statusChecks.enabled;
@@ -344,29 +405,398 @@ export class ReviewPublisher {
         c.result.coverage?.complete ? 'complete' : 'incomplete'
       } at ${c.commitId.slice(0, 7)}${enabled ? '' : ' · status checks are off in the review policy'}`,
     ].join('\n\n');
-    const output = { title: `${c.status}: ${findings} finding(s)`, summary };
+    const title = `${c.status}: ${findings} finding(s)`;
+    // Anchored findings become annotations, so they show in "Files changed": 50 per request at most.
+    const [first = [], ...rest] = annotationBatches(c.findings);
+    const output = { title, summary, ...(first.length > 0 ? { annotations: first } : {}) };
     const completed = {
       status: 'completed' as const,
       conclusion,
       completed_at: new Date().toISOString(),
       output,
     };
-    const outcome = await this.attempt(run, 'check_run', summary, () =>
-      run.checkRunId
-        ? gh.rest.checks.update({ owner, repo, check_run_id: Number(run.checkRunId), ...completed })
-        : gh.rest.checks.create({
-            owner,
-            repo,
-            name: this.deps.checkName,
-            head_sha: c.commitId,
-            ...completed,
-          }),
+    const request = first.length > 0 ? { annotations: first } : undefined;
+    const outcome = await this.attempt(
+      run,
+      'check_run',
+      summary,
+      () =>
+        run.checkRunId
+          ? gh.rest.checks.update({ owner, repo, check_run_id: Number(run.checkRunId), ...completed })
+          : gh.rest.checks.create({
+              owner,
+              repo,
+              name: this.deps.checkName,
+              head_sha: c.commitId,
+              ...completed,
+            }),
+      { request },
     );
     if (outcome.ok && outcome.id && !run.checkRunId) {
       await this.deps.store.runs.update(run.id, { checkRunId: outcome.id });
     }
-    return outcome.ok ? null : outcome.error;
+    if (!outcome.ok) return outcome.error;
+    const checkRunId = run.checkRunId ?? outcome.id;
+    for (const [i, batch] of rest.entries()) {
+      const more = await this.attempt(
+        run,
+        'check_run',
+        `annotations ${i + 2} of ${rest.length + 1}`,
+        () =>
+          gh.rest.checks.update({
+            owner,
+            repo,
+            check_run_id: Number(checkRunId),
+            output: { title, summary, annotations: batch },
+          }),
+        { request: { annotations: batch } },
+      );
+      if (!more.ok) return more.error;
+    }
+    return null;
   }
+
+  /** Open review threads of the PR by fingerprint, of this mode (shadow threads are not GitHub's). */
+  private async openThreads(run: RunRecord): Promise<Map<string, ReviewThreadRecord>> {
+    const all = await this.deps.store.reviewThreads.openByFingerprint(run.repo, run.prNumber);
+    const shadow = this.deps.mode === 'shadow';
+    for (const [fp, t] of all) {
+      // A thread this run opened is its own (retry-publish posts the same comments again).
+      if (t.runId === run.id || t.commentId.startsWith('shadow:') !== shadow) all.delete(fp);
+    }
+    return all;
+  }
+
+  private fileUrl(repo: string, sha: string, path: string, line: number, endLine: number | null): string {
+    const web = this.deps.webUrl ?? 'https://github.com';
+    const encoded = path.split('/').map(encodeURIComponent).join('/');
+    return `${web}/${repo}/blob/${sha}/${encoded}#L${line}${endLine && endLine !== line ? `-L${endLine}` : ''}`;
+  }
+
+  /**
+   * Which finding goes where: a finding that has an open thread from an earlier review is listed under
+   * "Still open" with a link to its thread and not posted again; an anchored new finding in a changed
+   * file becomes a line comment (listed in the body in one line); the rest are written in the body.
+   * Prior findings carried open are listed as still open too, and the ones closed with evidence as resolved.
+   */
+  private planFindings(
+    run: RunRecord,
+    result: RunResult,
+    stored: FindingRecord[],
+    threads: Map<string, ReviewThreadRecord>,
+    commitId: string,
+  ) {
+    const byFingerprint = new Map(stored.map((f) => [f.fingerprint, f]));
+    const findings: RenderFinding[] = [];
+    const comments: Array<LineComment & { fingerprint: string }> = [];
+    const stillOpen: StillOpenItem[] = [];
+    for (const f of result.output.findings) {
+      const fp = findingFingerprint(f);
+      const record = byFingerprint.get(fp);
+      const thread = threads.get(fp);
+      if (thread) {
+        stillOpen.push({
+          severity: f.severity,
+          title: f.title,
+          path: f.path || null,
+          line: thread.line,
+          threadUrl: thread.url,
+        });
+        findings.push({ ...f, stillOpen: true });
+        continue;
+      }
+      const anchored = record && record.line !== null && record.path !== null && !record.outsideDiff;
+      if (anchored) {
+        // New, or still open from a review that could not anchor it: it gets its first thread now.
+        comments.push({ ...lineCommentFor(record, renderLineComment(record)), fingerprint: fp });
+        findings.push({
+          ...f,
+          inline: true,
+          line: record.line,
+          endLine: record.endLine,
+          fileUrl: this.fileUrl(run.repo, commitId, record.path!, record.line!, record.endLine),
+        });
+        continue;
+      }
+      if (record?.stillOpen) {
+        stillOpen.push({
+          severity: f.severity,
+          title: f.title,
+          path: f.path || null,
+          line: null,
+          threadUrl: null,
+        });
+        findings.push({ ...f, stillOpen: true });
+        continue;
+      }
+      findings.push({ ...f, stillOpen: false });
+    }
+    const raised = new Set(result.output.findings.map((f) => findingFingerprint(f)));
+    for (const p of result.priorFindings?.carriedOpen ?? []) {
+      if (raised.has(p.fingerprint)) continue;
+      const thread = threads.get(p.fingerprint);
+      stillOpen.push({
+        severity: p.severity,
+        title: p.title,
+        path: p.path,
+        line: thread?.line ?? p.line ?? null,
+        threadUrl: thread?.url ?? null,
+      });
+    }
+    const resolved: ResolvedItem[] = (result.priorFindings?.resolved ?? []).map((r) => ({
+      title: r.title ?? r.fingerprint,
+      path: r.path ?? threads.get(r.fingerprint)?.path ?? null,
+      disposition: r.disposition,
+      explanation: r.explanation,
+      threadUrl: threads.get(r.fingerprint)?.url ?? null,
+    }));
+    return { findings, comments, stillOpen, resolved };
+  }
+
+  /**
+   * Posts the review with its line comments. GitHub refuses the whole review when one comment is invalid
+   * (422): each comment is then tried alone as a pending review (deleted at once) to find the offending
+   * ones, and the review is posted once more without them, their findings written into the body. Both
+   * attempts are in the ledger.
+   */
+  private async postReview(
+    gh: GitHubClient,
+    run: RunRecord,
+    r: {
+      owner: string;
+      repo: string;
+      commitId: string;
+      event: 'APPROVE' | 'COMMENT';
+      input: RenderInput;
+      comments: Array<LineComment & { fingerprint: string }>;
+    },
+  ): Promise<
+    | { ok: true; reviewId: string | null; posted: Array<LineComment & { fingerprint: string }> }
+    | { ok: false; error: string }
+  > {
+    const send = (body: string, comments: Array<LineComment & { fingerprint: string }>, request: unknown) =>
+      this.attempt(
+        run,
+        'review',
+        body,
+        () =>
+          gh.rest.pulls.createReview({
+            owner: r.owner,
+            repo: r.repo,
+            pull_number: run.prNumber,
+            commit_id: r.commitId,
+            body,
+            event: r.event,
+            ...(comments.length > 0 ? { comments: comments.map(({ fingerprint: _f, ...c }) => c) } : {}),
+          }),
+        { request },
+      );
+    const body = renderReviewBody(r.input);
+    const first = await send(body, r.comments, r.comments.length > 0 ? { comments: r.comments } : null);
+    if (first.ok) return { ok: true, reviewId: first.id, posted: r.comments };
+    if (first.status !== 422 || r.comments.length === 0) return { ok: false, error: first.error };
+    const probe = await probeComments(gh, {
+      owner: r.owner,
+      repo: r.repo,
+      pullNumber: run.prNumber,
+      commitId: r.commitId,
+      comments: r.comments,
+    });
+    const offending = new Set(probe.invalid.map((i) => i.comment.fingerprint));
+    this.deps.log.warn(
+      {
+        event: 'line-comments-refused',
+        runId: run.id,
+        refused: probe.invalid.length,
+        probeError: probe.error,
+      },
+      `GitHub refused ${probe.invalid.length} line comment(s); posting the review without them`,
+    );
+    const kept = r.comments.filter((c) => !offending.has(c.fingerprint));
+    const retryInput: RenderInput = {
+      ...r.input,
+      findings: r.input.findings.map((f) =>
+        f.inline && offending.has(findingFingerprint(f))
+          ? { ...f, inline: false, line: null, endLine: null }
+          : f,
+      ),
+    };
+    const second = await send(renderReviewBody(retryInput), kept, {
+      comments: kept,
+      movedToBody: probe.invalid.map((i) => ({
+        fingerprint: i.comment.fingerprint,
+        path: i.comment.path,
+        error: i.error,
+      })),
+    });
+    if (!second.ok) return { ok: false, error: second.error };
+    return { ok: true, reviewId: second.id, posted: kept };
+  }
+
+  /** Records the thread each posted line comment opened (its id and link), read back from GitHub. */
+  private async recordThreads(
+    gh: GitHubClient,
+    run: RunRecord,
+    reviewId: string | null,
+    posted: Array<LineComment & { fingerprint: string }>,
+    stored: FindingRecord[],
+  ): Promise<void> {
+    if (posted.length === 0) return;
+    const { owner, repo } = splitRepo(run.repo);
+    const byFp = new Map(stored.map((f) => [f.fingerprint, f]));
+    try {
+      const threads = [];
+      if (this.deps.mode === 'shadow') {
+        for (const c of posted) {
+          threads.push({
+            repo: run.repo,
+            prNumber: run.prNumber,
+            fingerprint: c.fingerprint,
+            runId: run.id,
+            reviewId: 'shadow',
+            commentId: `shadow:${run.id}:${c.fingerprint}`,
+            commentNodeId: null,
+            path: c.path,
+            line: byFp.get(c.fingerprint)?.line ?? c.line,
+            url: null,
+          });
+        }
+      } else {
+        if (!reviewId) return;
+        const comments = await gh.paginate(gh.rest.pulls.listCommentsForReview, {
+          owner,
+          repo,
+          pull_number: run.prNumber,
+          review_id: Number(reviewId),
+          per_page: 100,
+        });
+        const wanted = new Set(posted.map((c) => c.fingerprint));
+        for (const c of comments) {
+          const fp = lineCommentFingerprint(c.body);
+          if (!fp || !wanted.has(fp)) continue;
+          threads.push({
+            repo: run.repo,
+            prNumber: run.prNumber,
+            fingerprint: fp,
+            runId: run.id,
+            reviewId,
+            commentId: String(c.id),
+            commentNodeId: c.node_id ?? null,
+            path: c.path,
+            line: byFp.get(fp)?.line ?? c.line ?? c.original_line ?? 0,
+            url: c.html_url ?? null,
+          });
+        }
+      }
+      await this.deps.store.reviewThreads.recordMany(threads);
+    } catch (error) {
+      this.deps.log.warn(
+        { event: 'review-threads-unrecorded', runId: run.id, err: githubError(error) },
+        'could not read back the line comments of the review',
+      );
+    }
+  }
+
+  /**
+   * A prior finding closed with accepted evidence gets a reply in its thread ("Resolved in <sha>: ...")
+   * and its thread resolved through GraphQL. Each call is in the ledger; a failure is logged and left.
+   */
+  private async closeResolvedThreads(
+    gh: GitHubClient,
+    run: RunRecord,
+    threads: Map<string, ReviewThreadRecord>,
+    result: RunResult,
+    commitId: string,
+    assertLease: () => Promise<void>,
+  ): Promise<void> {
+    const { owner, repo } = splitRepo(run.repo);
+    for (const r of result.priorFindings?.resolved ?? []) {
+      const thread = threads.get(r.fingerprint);
+      if (!thread) continue;
+      await assertLease();
+      const text = `${DISPOSITION_REPLY[r.disposition] ?? 'Closed'} in ${commitId.slice(0, 7)}: ${r.explanation.trim()}`;
+      await this.attempt(
+        run,
+        'thread_reply',
+        text,
+        () =>
+          gh.rest.pulls.createReplyForReviewComment({
+            owner,
+            repo,
+            pull_number: run.prNumber,
+            comment_id: Number(thread.commentId),
+            body: text,
+          }),
+        { request: { commentId: thread.commentId, fingerprint: r.fingerprint } },
+      );
+      let threadId: string | null = null;
+      if (this.deps.mode === 'live') {
+        try {
+          threadId = await findThreadId(gh, owner, repo, run.prNumber, thread.commentId);
+        } catch (error) {
+          this.deps.log.warn(
+            { event: 'review-thread-lookup-failed', runId: run.id, err: githubError(error) },
+            'could not find the review thread to resolve',
+          );
+        }
+      }
+      const resolvedOutcome = await this.attempt(
+        run,
+        'thread_resolve',
+        `resolveReviewThread for ${r.fingerprint}`,
+        async () => {
+          if (!threadId) throw new Error(`no review thread holds comment ${thread.commentId}`);
+          const data = await gh.graphql<{
+            resolveReviewThread: { thread: { id: string; isResolved: boolean } };
+          }>(RESOLVE_THREAD, { threadId });
+          return { data: data.resolveReviewThread.thread };
+        },
+        {
+          request: { mutation: 'resolveReviewThread', threadId, commentId: thread.commentId },
+          receiptOf: (t) => t.id,
+        },
+      );
+      if (resolvedOutcome.ok) await this.deps.store.reviewThreads.markResolved(thread.id, run.id);
+    }
+  }
+
+  /** Earlier Verdict review bodies on the PR are hidden as outdated (never edited or deleted). */
+  private async hideOutdatedReviews(gh: GitHubClient, run: RunRecord, assertLease: () => Promise<void>) {
+    const { store } = this.deps;
+    const earlier = (await store.publications.publishedReviews(run.repo, run.prNumber)).filter(
+      (p) => p.runId !== run.id && p.nodeId !== null,
+    );
+    if (earlier.length === 0) return;
+    const hidden = await store.publications.minimizedNodeIds(run.repo, run.prNumber);
+    for (const review of earlier) {
+      if (hidden.has(review.nodeId!)) continue;
+      hidden.add(review.nodeId!);
+      await assertLease();
+      await this.attempt(
+        run,
+        'minimize',
+        `minimizeComment OUTDATED ${review.nodeId}`,
+        async () => {
+          await gh.graphql(MINIMIZE_OUTDATED, { subjectId: review.nodeId });
+          return { data: { id: review.nodeId } };
+        },
+        { request: { mutation: 'minimizeComment', subjectId: review.nodeId, classifier: 'OUTDATED' } },
+      );
+    }
+  }
+}
+
+/** The one line saying what the run reviewed (absent on a first review and on older runs). */
+export function reviewNote(result: RunResult): string | null {
+  const r = result.review;
+  if (!r || !r.sinceSha) return null;
+  const since = r.sinceSha.slice(0, 7);
+  if (r.kind === 'incremental') {
+    return r.files === 0
+      ? `No file of this pull request changed since ${since}: earlier findings re-checked only`
+      : `Reviewed the ${r.files === 1 ? 'file' : `${r.files} files`} changed since ${since}`;
+  }
+  return `Full review: ${r.reason}`;
 }
 
 /**

@@ -43,7 +43,10 @@ export type SourceRun = {
 };
 
 /** A stored finding as the report reads it (the store's record without key, head and still-open flag). */
-export type SourceFinding = Omit<FindingRecord, 'reviewKey' | 'headSha' | 'stillOpen'>;
+export type SourceFinding = Omit<
+  FindingRecord,
+  'reviewKey' | 'headSha' | 'stillOpen' | 'endLine' | 'suggestion' | 'lineText'
+>;
 
 export type SourcePr = {
   repo: string;

@@ -1,4 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
+import { numberPatch } from './diff.js';
 
 /**
  * Building the review input of a pull request within a token budget (review-engine 2.2; the issue's
@@ -23,9 +24,11 @@ export type FileKind = 'source' | 'generated' | 'vendored' | 'lock';
 
 export type ChunkFile = {
   path: string;
+  /** The path before a rename. */
+  previousPath?: string | null;
   kind: FileKind;
   status: string;
-  /** The patch as sent (clipped when `clipped`). */
+  /** The patch as sent, in the numbered form of `diff.ts` (clipped when `clipped`). */
   patch: string;
   tokens: number;
   clipped: boolean;
@@ -152,8 +155,15 @@ export function clipPatch(
 }
 
 /** Per-file framing the prompt adds around a patch (header line and fence), counted against the chunk. */
-export function fileHeader(file: { path: string; status: string; kind: FileKind }): string {
-  return `### ${file.path} (${file.status}${file.kind === 'source' ? '' : `, ${file.kind}`})\n\`\`\`diff\n`;
+export function fileHeader(file: {
+  path: string;
+  status: string;
+  kind: FileKind;
+  previousPath?: string | null;
+}): string {
+  const renamed =
+    file.previousPath && file.previousPath !== file.path ? `, renamed from ${file.previousPath}` : '';
+  return `### ${file.path} (${file.status}${renamed}${file.kind === 'source' ? '' : `, ${file.kind}`})\n\`\`\`\n`;
 }
 const FILE_FOOTER = '\n```\n';
 
@@ -177,7 +187,7 @@ export function buildReviewInput(
   let current: ReviewChunk | null = null;
   for (const file of prioritiseFiles(files)) {
     const kind = classifyFile(file.filename);
-    if (file.patch === undefined || file.patch === null || file.patch === '') {
+    if (file.patch === undefined || file.patch === null || file.patch.trim() === '') {
       notReviewed.push({
         path: file.filename,
         reason:
@@ -187,7 +197,8 @@ export function buildReviewInput(
       });
       continue;
     }
-    const frame = fileHeader({ path: file.filename, status: file.status, kind }) + FILE_FOOTER;
+    const previousPath = file.previous_filename ?? null;
+    const frame = fileHeader({ path: file.filename, status: file.status, kind, previousPath }) + FILE_FOOTER;
     const frameTokens = tokensOf(frame) + FRAME_TOKENS_SLACK;
     // The last chunk allowed has no room left even for this file's frame: no need to tokenise the patch.
     if (
@@ -198,7 +209,13 @@ export function buildReviewInput(
       notReviewed.push({ path: file.filename, reason: overBudget(budget) });
       continue;
     }
-    const clip = clipPatch(file.patch, Math.max(1, fileCap - frameTokens));
+    // The model sees the numbered form: every line it can cite carries its new-side line number.
+    const numbered = numberPatch(file.patch);
+    if (numbered === '') {
+      notReviewed.push({ path: file.filename, reason: 'the diff from GitHub has no hunk' });
+      continue;
+    }
+    const clip = clipPatch(numbered, Math.max(1, fileCap - frameTokens));
     const cost = clip.tokens + frameTokens;
     if (!current || current.tokens + cost > budget.chunkTokens) {
       if (chunks.length >= budget.maxChunks) {
@@ -210,6 +227,7 @@ export function buildReviewInput(
     }
     current.files.push({
       path: file.filename,
+      previousPath,
       kind,
       status: file.status,
       patch: clip.text,

@@ -16,18 +16,25 @@ import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
 import { buildReviewInput, type ChangedFile, type ReviewChunk, type ReviewInput } from './context.js';
 import { applyConfidenceCap, reviewDispositions } from './dispositions.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
+import { checkFindingAnchors } from './anchors.js';
+import { planReview, type ReviewPlan } from './incremental.js';
 import {
   GatherError,
   gatherError,
   GITHUB_MAX_PR_FILES,
-  changedSince,
   fileReader,
   getPullRequest,
   listChangedFiles,
   type GitHubClient,
   type PullRequestFacts,
 } from './gather.js';
-import { fallbackOutput, mergeOutputs, semanticCoverage, type SemanticCoverage } from './merge.js';
+import {
+  fallbackOutput,
+  mergeOutputs,
+  semanticCoverage,
+  type FileCoverage,
+  type SemanticCoverage,
+} from './merge.js';
 import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
 import { parseReviewOutput, repairPrompt } from './parse-output.js';
 import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
@@ -72,14 +79,30 @@ export type RunResult = {
   admission: { notes: string[] };
   priorFindings: {
     supplied: number;
-    resolved: Array<{ fingerprint: string; disposition: string; explanation: string }>;
+    resolved: Array<{
+      fingerprint: string;
+      disposition: string;
+      explanation: string;
+      title?: string | null;
+      path?: string | null;
+    }>;
     rejected: Array<{ fingerprint: string; reason: string }>;
     /** Prior findings neither disposed of with evidence nor raised again: the next review is given them. */
     carriedOpen: PriorFinding[];
   };
   strictness: { level: string; dropped: number };
   chunks: { total: number; failed: number; errors: Array<{ chunk: number; error: string }> };
-  sinceLastReview: { headSha: string; changedFiles: number | null; note: string | null } | null;
+  /** Full or incremental (NAMES.md), why, and since which reviewed head. */
+  review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
+  /** The base branch reviewed against (a changed base gives the next run a full review). */
+  baseRef: string;
+  /** Line anchors checked against the diff: kept, removed (the findings stay), suggestions dropped. */
+  anchors: {
+    kept: number;
+    removed: number;
+    suggestionsDropped: number;
+    problems: Array<{ path: string; title: string; reason: string }>;
+  };
   degraded: boolean;
 };
 
@@ -297,19 +320,24 @@ class ReviewJob {
     });
     const changed = files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber));
 
-    // 2. Context: prior findings, what changed since the last reviewed head, memory contexts, chunks.
+    // 2. Context: prior findings, full or incremental review, memory contexts, chunks.
     const previous = await store.runs.previousAnalysed(run.repo, run.prNumber, run.id);
     const prior = previous ? await this.priorFindings(previous) : [];
-    const since = previous?.headSha
-      ? {
-          headSha: previous.headSha,
-          ...(await changedSince(gh, this.owner, this.repo, previous.headSha, this.headSha)),
-        }
-      : null;
+    const plan = await planReview({
+      gh,
+      owner: this.owner,
+      repo: this.repo,
+      headSha: this.headSha,
+      baseRef: pr.baseRef,
+      incrementalEnabled: standalone.review.incremental,
+      previous: previous ? this.earlier(previous) : null,
+      latest: await this.latestFinished(),
+      prFiles: changed,
+    });
     const paths = changed.map((f) => f.filename);
     const memory = await store.memory.forReview(run.repo, paths);
     const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
-    const input = buildReviewInput(changed, {
+    const input = buildReviewInput(plan.kind === 'incremental' ? plan.files : changed, {
       chunkTokens: config.chunkTokens,
       fileTokens: config.fileTokens,
       maxChunks: config.maxChunks,
@@ -327,7 +355,11 @@ class ReviewJob {
       customInstructions: policy.customInstructions,
       memory: memory.map((m) => ({ id: m.id, title: m.title, body: m.body })),
       prior,
-      sinceLastReview: since,
+      incremental: plan.kind === 'incremental' ? { sinceSha: plan.sinceSha, files: plan.files.length } : null,
+      fullReviewNote:
+        plan.kind === 'full' && plan.sinceSha
+          ? `This pull request was reviewed before, at ${plan.sinceSha.slice(0, 12)}; this is a full review because ${plan.reason}.`
+          : null,
       allPaths: paths,
       competitors: competitors.map((c) => ({ login: c.login, kind: c.kind, state: c.state, body: c.body })),
     };
@@ -346,7 +378,9 @@ class ReviewJob {
         priorFindings: prior.length,
         memoryContexts: memory.length,
         competitorReviews: competitors.length,
-        sinceLastReview: since?.headSha ?? null,
+        review: plan.kind,
+        reviewReason: plan.reason,
+        sinceSha: plan.sinceSha,
       },
     });
 
@@ -405,7 +439,14 @@ class ReviewJob {
       output = { ...output, competitorComparison: defaultCompetitorComparison() };
       warnings.push('replaced `competitorComparison`: no competitor review was supplied');
     }
-    const coverage = semanticCoverage(this.headSha, changed, input, primary.failed, pr.changedFiles);
+    const coverage = semanticCoverage(
+      this.headSha,
+      changed,
+      input,
+      primary.failed,
+      pr.changedFiles,
+      plan.kind === 'incremental' ? this.carriedCoverage(previous, plan.sinceSha) : undefined,
+    );
     const missing = [...output.missingValidations, ...input.missingValidations];
     if (coverage.truncatedByGitHub) {
       missing.push(
@@ -430,20 +471,25 @@ class ReviewJob {
       confidenceScore: applyConfidenceCap(output.confidenceScore, disposition.confidenceCap),
     };
     const strict = applyStrictness(output.findings, policy.strictness);
-    output = { ...output, findings: strict.kept };
+    // Anchors are checked against the pull request's diff at this head; a failed one is removed.
+    const anchors = checkFindingAnchors(strict.kept, changed);
+    output = { ...output, findings: anchors.findings };
     const earlier = new Set(
       (await store.findings.listForPr(run.repo, run.prNumber))
         .filter((f) => f.runId !== run.id)
         .map((f) => f.fingerprint),
     );
     const changedPaths = new Set(paths.map(normaliseFindingPath));
-    const findings: NewFinding[] = output.findings.map((f) => {
+    const findings: NewFinding[] = anchors.findings.map((f) => {
       const fingerprint = findingFingerprint(f);
       return {
         severity: f.severity,
         category: f.category,
         path: f.path.trim() === '' ? null : f.path,
-        line: null,
+        line: f.line,
+        endLine: f.endLine,
+        suggestion: f.suggestion,
+        lineText: f.lineText,
         title: f.title,
         body: f.body,
         fingerprint,
@@ -464,11 +510,16 @@ class ReviewJob {
       admission: { notes: decision.notes },
       priorFindings: {
         supplied: prior.length,
-        resolved: disposition.accepted.map((d) => ({
-          fingerprint: d.fingerprint,
-          disposition: d.disposition,
-          explanation: d.explanation,
-        })),
+        resolved: disposition.accepted.map((d) => {
+          const was = prior.find((p) => p.fingerprint === d.fingerprint);
+          return {
+            fingerprint: d.fingerprint,
+            disposition: d.disposition,
+            explanation: d.explanation,
+            title: was?.title ?? null,
+            path: was?.path ?? null,
+          };
+        }),
         rejected: disposition.rejected.map((r) => ({
           fingerprint: r.disposition.fingerprint,
           reason: r.reason,
@@ -477,9 +528,21 @@ class ReviewJob {
       },
       strictness: { level: policy.strictness, dropped: strict.dropped.length },
       chunks: this.chunkSummary(input, primary),
-      sinceLastReview: since
-        ? { headSha: since.headSha, changedFiles: since.changedPaths?.length ?? null, note: since.note }
-        : null,
+      review: {
+        kind: plan.kind,
+        reason: plan.reason,
+        sinceSha: plan.sinceSha,
+        files: plan.kind === 'incremental' ? plan.files.length : changed.length,
+      },
+      baseRef: pr.baseRef,
+      anchors: {
+        kept: anchors.kept,
+        removed: anchors.removed.length,
+        suggestionsDropped: anchors.suggestionsDropped,
+        problems: anchors.removed
+          .slice(0, 50)
+          .map((r) => ({ path: r.path, title: r.title, reason: r.reason })),
+      },
       degraded,
     };
     await this.ctx.assertLease();
@@ -506,6 +569,9 @@ class ReviewJob {
         findings: findings.length,
         stillOpen: findings.filter((f) => f.stillOpen).length,
         droppedByStrictness: strict.dropped.length,
+        anchorsKept: anchors.kept,
+        anchorsRemoved: anchors.removed.length,
+        suggestionsDropped: anchors.suggestionsDropped,
         dispositionsAccepted: disposition.accepted.length,
         dispositionsRejected: disposition.rejected.length,
         coverageComplete: coverage.complete,
@@ -598,6 +664,40 @@ class ReviewJob {
     return { status: 'skipped', reason };
   }
 
+  /** What the incremental rule reads of an earlier run. */
+  private earlier(r: RunRecord) {
+    const baseRef = (r.result as Partial<RunResult> | null)?.baseRef;
+    return { headSha: r.headSha, analysisStatus: r.analysisStatus, baseRef: baseRef ?? null };
+  }
+
+  /** The latest run of the PR before this one whose analysis finished (analysed, degraded or failed). */
+  private async latestFinished() {
+    const runs = await this.deps.store.runs.listForPr(this.run.repo, this.run.prNumber);
+    const latest = runs.find(
+      (r) =>
+        r.id !== this.run.id &&
+        r.createdAt <= this.run.createdAt &&
+        ['analysed', 'degraded', 'failed'].includes(r.analysisStatus),
+    );
+    return latest ? this.earlier(latest) : null;
+  }
+
+  /** The coverage of files an incremental review does not show: what the run that reviewed them found. */
+  private carriedCoverage(previous: RunRecord | null, sinceSha: string): Map<string, FileCoverage> {
+    const carried = new Map<string, FileCoverage>();
+    const files = (previous?.result as Partial<RunResult> | null)?.coverage?.files ?? [];
+    for (const f of files) {
+      carried.set(f.path, {
+        ...f,
+        reason:
+          f.status === 'analysed' && !f.partial
+            ? `unchanged since ${sinceSha.slice(0, 7)}, reviewed then`
+            : f.reason,
+      });
+    }
+    return carried;
+  }
+
   /** Open findings of the previous analysed run of the PR: its own findings and those it carried open. */
   private async priorFindings(previous: RunRecord): Promise<PriorFinding[]> {
     const own = await this.deps.store.findings.listForRun(previous.id);
@@ -612,6 +712,7 @@ class ReviewJob {
         severity: f.severity,
         category: f.category,
         path: f.path,
+        line: f.line,
         title: f.title,
         headSha: f.headSha,
       });

@@ -113,40 +113,48 @@ export async function listChangedFiles(
   }
 }
 
+/** GitHub's compare endpoint lists at most this many files. */
+export const GITHUB_MAX_COMPARE_FILES = 300;
+
+export type HeadComparison =
+  | { status: 'ahead'; files: ChangedFile[]; truncated: boolean }
+  | { status: 'behind' | 'diverged' | 'identical' }
+  | { status: 'missing' };
+
 /**
- * Paths changed between an earlier reviewed head and the current one. `null` paths when GitHub cannot
- * compare them (the earlier head was force-pushed away), with a note saying so.
+ * `GET /repos/{o}/{r}/compare/{old}...{new}`: whether the earlier head is an ancestor of the new one
+ * (`ahead`) and, when it is, the files and hunks changed between them. `missing` when GitHub cannot
+ * compare them (the earlier head was force-pushed away).
  */
-export async function changedSince(
+export async function compareHeads(
   gh: GitHubClient,
   owner: string,
   repo: string,
-  baseSha: string,
-  headSha: string,
-): Promise<{ changedPaths: string[] | null; note: string | null }> {
-  if (baseSha === headSha) return { changedPaths: [], note: 'This head was reviewed before.' };
+  oldSha: string,
+  newSha: string,
+): Promise<HeadComparison> {
   try {
     const { data } = await gh.rest.repos.compareCommitsWithBasehead({
       owner,
       repo,
-      basehead: `${baseSha}...${headSha}`,
+      basehead: `${oldSha}...${newSha}`,
       per_page: 100,
     });
-    const paths = (data.files ?? []).map((f) => f.filename);
-    const note =
-      data.status === 'diverged' || data.status === 'behind'
-        ? `The branch was rewritten since the last reviewed head (${data.status}): review everything.`
-        : null;
-    return { changedPaths: note ? null : paths, note };
+    if (data.status !== 'ahead') return { status: data.status };
+    const files = (data.files ?? []).map((f) => ({
+      filename: f.filename,
+      status: f.status,
+      additions: f.additions,
+      deletions: f.deletions,
+      changes: f.changes,
+      patch: f.patch ?? null,
+      previous_filename: f.previous_filename ?? null,
+    }));
+    return { status: 'ahead', files, truncated: files.length >= GITHUB_MAX_COMPARE_FILES };
   } catch (error) {
     const status = statusOf(error);
-    if (status === 404 || status === 422) {
-      return {
-        changedPaths: null,
-        note: 'The last reviewed head is no longer in the repository (force-push?): review everything.',
-      };
-    }
-    throw gatherError(`comparing ${baseSha.slice(0, 12)}...${headSha.slice(0, 12)}`, error);
+    if (status === 404 || status === 422) return { status: 'missing' };
+    throw gatherError(`comparing ${oldSha.slice(0, 12)}...${newSha.slice(0, 12)}`, error);
   }
 }
 

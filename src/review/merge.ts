@@ -129,6 +129,8 @@ export function semanticCoverage(
   input: ReviewInput,
   failedChunks: ReadonlyMap<number, string>,
   changedFilesReported: number,
+  /** An incremental review: the coverage of the files it does not show, from the review that did. */
+  carried?: ReadonlyMap<string, FileCoverage>,
 ): SemanticCoverage {
   const byPath = new Map<string, FileCoverage>();
   for (const chunk of input.chunks) {
@@ -152,10 +154,11 @@ export function semanticCoverage(
   }
   const out: FileCoverage[] = files.map(
     (f) =>
-      byPath.get(f.filename) ?? {
+      byPath.get(f.filename) ??
+      carried?.get(f.filename) ?? {
         path: f.filename,
         status: 'skipped',
-        reason: 'not placed in any review part',
+        reason: carried ? 'not reviewed at an earlier head' : 'not placed in any review part',
         partial: false,
       },
   );

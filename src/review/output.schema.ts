@@ -46,14 +46,29 @@ const nonBlank = (field: string) =>
 /** An integer 1 to 5 (analyst confidence, competitor-comparison confidence). */
 const oneToFive = z.number().int().min(1).max(5);
 
-/** 2.3: all six keys required, no extra properties. */
-export const findingSchema = z.strictObject({
+/** The four optional keys NAMES.md adds to a finding ("Line anchors and suggestions on findings"). */
+export const FINDING_EXTENSION_FIELDS = ['line', 'endLine', 'suggestion', 'confidence'] as const;
+
+const lineNumber = z.number().int().min(1);
+
+/**
+ * 2.3 plus NAMES.md's extension: the six required keys, and optionally `line`, `endLine` (new-side lines
+ * of the file's diff, `line` <= `endLine`), `suggestion` (replacement text for those lines) and
+ * `confidence` (0 to 1). The extension keys may be null (strict structured outputs send null for an
+ * absent optional field). Any other key is removed by parsing (zod strips unknown keys), never the
+ * finding itself.
+ */
+export const findingSchema = z.object({
   severity: z.enum(FINDING_SEVERITIES),
   category: z.string(),
   path: z.string(),
   title: z.string(),
   body: z.string(),
   contextIds: z.array(z.string()),
+  line: lineNumber.nullable().optional(),
+  endLine: lineNumber.nullable().optional(),
+  suggestion: z.string().nullable().optional(),
+  confidence: z.number().min(0).max(1).nullable().optional(),
 });
 
 /** One `evidence` item of a disposition: current code quoted at the current head. */

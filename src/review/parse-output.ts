@@ -1,6 +1,7 @@
 import {
   COMPETITOR_ARRAY_FIELDS,
   COMPETITOR_WINNERS,
+  FINDING_EXTENSION_FIELDS,
   REVIEW_OUTPUT_FIELDS,
   VERDICTS,
   competitorComparisonSchema,
@@ -223,12 +224,65 @@ function firstIssue(error: { issues: ReadonlyArray<{ path: PropertyKey[]; messag
   return `${at}${issue.message}`;
 }
 
+const FINDING_KEYS = new Set([
+  'severity',
+  'category',
+  'path',
+  'title',
+  'body',
+  'contextIds',
+  ...FINDING_EXTENSION_FIELDS,
+]);
+
+/**
+ * An extension key that is present but not of its type is removed (the finding stays); a `line` that is
+ * not a line number takes `endLine` and `suggestion` with it, since they mean nothing without it.
+ */
+function extensionProblems(item: Record<string, unknown>): {
+  cleaned: Record<string, unknown>;
+  removed: string[];
+} {
+  const cleaned = { ...item };
+  const removed: string[] = [];
+  const isLine = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+  const drop = (key: string) => {
+    if (cleaned[key] !== undefined && cleaned[key] !== null) removed.push(key);
+    delete cleaned[key];
+  };
+  if (cleaned.line !== undefined && cleaned.line !== null && !isLine(cleaned.line)) {
+    drop('line');
+    drop('endLine');
+    drop('suggestion');
+  }
+  if (cleaned.endLine !== undefined && cleaned.endLine !== null && !isLine(cleaned.endLine)) drop('endLine');
+  if (
+    cleaned.suggestion !== undefined &&
+    cleaned.suggestion !== null &&
+    typeof cleaned.suggestion !== 'string'
+  ) {
+    drop('suggestion');
+  }
+  const c = cleaned.confidence;
+  if (c !== undefined && c !== null && !(typeof c === 'number' && c >= 0 && c <= 1)) drop('confidence');
+  return { cleaned, removed };
+}
+
 function normaliseFindings(value: unknown[], supplied: ReadonlySet<string>, warnings: string[]): Finding[] {
   const findings: Finding[] = [];
   let removedIds = 0;
   let touched = 0;
+  const unknownKeys = new Set<string>();
   value.forEach((item, index) => {
-    const parsed = findingSchema.safeParse(item);
+    let candidate: unknown = item;
+    if (isPlainObject(item)) {
+      for (const key of Object.keys(item)) if (!FINDING_KEYS.has(key)) unknownKeys.add(key);
+      const { cleaned, removed } = extensionProblems(item);
+      if (removed.length > 0) {
+        warnings.push(`removed invalid ${removed.map((k) => `\`${k}\``).join(', ')} of finding ${index}`);
+      }
+      candidate = cleaned;
+    }
+    const parsed = findingSchema.safeParse(candidate);
     if (!parsed.success) {
       warnings.push(`dropped malformed finding ${index} (${firstIssue(parsed.error)})`);
       return;
@@ -241,6 +295,9 @@ function normaliseFindings(value: unknown[], supplied: ReadonlySet<string>, warn
     }
     findings.push({ ...finding, contextIds });
   });
+  if (unknownKeys.size > 0) {
+    warnings.push(`removed unknown finding key(s): ${[...unknownKeys].sort().join(', ')}`);
+  }
   if (removedIds > 0) {
     warnings.push(
       `removed ${plural(removedIds, 'unsupported contextId')} (not among the supplied memory-context ids) from ${plural(touched, 'finding')}`,
@@ -381,6 +438,7 @@ export function repairPrompt(error: string): string {
     '`crossRepoImpact` are arrays (empty when nothing applies); `competitorComparison` is an object with',
     '`available` (boolean), `winner` ("own", "competitor", "split" or "unclear"), `summary` (string),',
     `\`confidence\` (integer 1 to 5) and the arrays ${COMPETITOR_ARRAY_FIELDS.map((f) => `\`${f}\``).join(', ')}.`,
-    'Each finding has exactly severity ("blocker", "high", "medium" or "low"), category, path, title, body and contextIds.',
+    'Each finding has severity ("blocker", "high", "medium" or "low"), category, path, title, body and contextIds, and',
+    'optionally line, endLine (new-side line numbers of the diff), suggestion (replacement text) and confidence (0 to 1).',
   ].join('\n');
 }

@@ -13,7 +13,13 @@ export type FindingRecord = {
   severity: string;
   category: string;
   path: string | null;
+  /** The checked anchor: new-side lines of the file's diff at the reviewed head (null: unanchored). */
   line: number | null;
+  endLine: number | null;
+  /** Replacement text for `line`..`endLine` (a GitHub suggestion), kept only with a valid anchor. */
+  suggestion: string | null;
+  /** The text of the anchored lines when the anchor was checked, to recognise the code later. */
+  lineText: string | null;
   title: string;
   body: string;
   fingerprint: string;
@@ -33,7 +39,8 @@ export type FindingOwner = {
 export type NewFinding = Pick<
   FindingRecord,
   'severity' | 'category' | 'path' | 'line' | 'title' | 'body' | 'fingerprint' | 'outsideDiff'
-> & { stillOpen?: boolean };
+> &
+  Partial<Pick<FindingRecord, 'endLine' | 'suggestion' | 'lineText'>> & { stillOpen?: boolean };
 
 /** Most findings one pull request detail returns (operator-api 8: 2,000 per PR). */
 export const MAX_FINDINGS_PER_PR = 2000;
@@ -51,6 +58,9 @@ function mapFinding(r: Record<string, unknown>): FindingRecord {
     category: String(r.category),
     path: (r.path as string | null) ?? null,
     line: r.line === null || r.line === undefined ? null : Number(r.line),
+    endLine: r.end_line === null || r.end_line === undefined ? null : Number(r.end_line),
+    suggestion: (r.suggestion as string | null | undefined) ?? null,
+    lineText: (r.line_text as string | null | undefined) ?? null,
     title: String(r.title),
     body: String(r.body),
     fingerprint: String(r.fingerprint),
@@ -84,6 +94,9 @@ export class FindingStore {
       category: f.category,
       path: f.path,
       line: f.line,
+      end_line: f.line === null ? null : (f.endLine ?? f.line),
+      suggestion: f.line === null ? null : (f.suggestion ?? null),
+      line_text: f.line === null ? null : (f.lineText ?? null),
       title: f.title,
       body: f.body,
       fingerprint: f.fingerprint,

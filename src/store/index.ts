@@ -18,6 +18,7 @@ import { RepositoryStore } from './repositories.js';
 import { RunStore } from './runs.js';
 import { SchedulerStore } from './scheduler.js';
 import { HarnessStore } from './harness.js';
+import { ReviewThreadStore } from './review-threads.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
 export type Store = {
@@ -39,6 +40,7 @@ export type Store = {
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
   harness: HarnessStore;
+  reviewThreads: ReviewThreadStore;
   /** The same stores over the read-only pool (`db.reader`), for operator reads outside transactions. */
   reads: {
     pullRequests: PullRequestStore;
@@ -75,6 +77,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),
+    reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
     reads: {
       pullRequests: new PullRequestStore(db.reader, opts.clock),
       runs: new RunStore(db.reader, opts.clock, opts.ids),

@@ -90,7 +90,7 @@ const FINDINGS = array(
   `json_object(
   'id', id, 'runId', run_id, 'reviewKey', review_key, 'repo', repo, 'prNumber', pr_number,
   'headSha', head_sha, 'severity', severity, 'category', category, 'path', path, 'line', line,
-  'title', title, 'body', body, 'fingerprint', fingerprint, 'outsideDiff', ${bool('outside_diff')},
+  'endLine', end_line, 'suggestion', suggestion, 'lineText', line_text, 'title', title, 'body', body, 'fingerprint', fingerprint, 'outsideDiff', ${bool('outside_diff')},
   'stillOpen', ${bool('still_open')}, 'createdAt', created_at)`,
   `(select * from findings where ${PR_WHERE} order by created_at desc, id asc limit :findings)`,
   'created_at desc, id asc',
@@ -123,7 +123,8 @@ const EVENTS = array(
 const PUBLICATIONS = array(
   `json_object(
   'id', id, 'runId', run_id, 'repo', repo, 'prNumber', pr_number, 'kind', kind, 'mode', mode,
-  'status', status, 'receipt', receipt, 'body', body, 'error', error, 'createdAt', created_at)`,
+  'status', status, 'receipt', receipt, 'body', body, 'error', error, 'request', ${jsonOrNull('request')},
+  'nodeId', node_id, 'createdAt', created_at)`,
   `publications where ${PR_WHERE}`,
   'id asc',
 );

@@ -1,7 +1,20 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
+import { parseJson } from './db.js';
 
-export type PublicationKind = 'review' | 'check_run' | 'description' | 'reply' | 'reaction' | 'comment';
+export type PublicationKind =
+  | 'review'
+  | 'check_run'
+  | 'description'
+  | 'reply'
+  | 'reaction'
+  | 'comment'
+  /** A reply in a finding's comment thread ("Resolved in <sha>: ..."). */
+  | 'thread_reply'
+  /** GraphQL `resolveReviewThread`. */
+  | 'thread_resolve'
+  /** GraphQL `minimizeComment` (an earlier review body hidden as outdated). */
+  | 'minimize';
 export type PublicationRecord = {
   id: number;
   runId: string | null;
@@ -13,8 +26,15 @@ export type PublicationRecord = {
   receipt: string | null;
   body: string | null;
   error: string | null;
+  /** What was sent beside the body (inline comments, annotations, GraphQL variables), as JSON. */
+  request: unknown;
+  /** The GitHub node id of what was created (a review's, to hide it as outdated later). */
+  nodeId: string | null;
   createdAt: number;
 };
+
+export type NewPublication = Omit<PublicationRecord, 'id' | 'createdAt' | 'request' | 'nodeId'> &
+  Partial<Pick<PublicationRecord, 'request' | 'nodeId'>>;
 
 export class PublicationStore {
   constructor(
@@ -22,7 +42,7 @@ export class PublicationStore {
     private readonly clock: Clock,
   ) {}
 
-  async record(entry: Omit<PublicationRecord, 'id' | 'createdAt'>): Promise<void> {
+  async record(entry: NewPublication): Promise<void> {
     await this.knex('publications').insert({
       run_id: entry.runId,
       repo: entry.repo,
@@ -33,24 +53,49 @@ export class PublicationStore {
       receipt: entry.receipt,
       body: entry.body,
       error: entry.error,
+      request: entry.request === undefined || entry.request === null ? null : JSON.stringify(entry.request),
+      node_id: entry.nodeId ?? null,
       created_at: this.clock.now(),
     });
   }
 
   async listForPr(repo: string, prNumber: number): Promise<PublicationRecord[]> {
     const rows = await this.knex('publications').where({ repo, pr_number: prNumber }).orderBy('id');
-    return rows.map((row: Record<string, unknown>) => ({
-      id: Number(row.id),
-      runId: (row.run_id as string | null) ?? null,
-      repo: String(row.repo),
-      prNumber: row.pr_number === null ? null : Number(row.pr_number),
-      kind: row.kind as PublicationKind,
-      mode: row.mode as 'live' | 'shadow',
-      status: row.status as PublicationRecord['status'],
-      receipt: (row.receipt as string | null) ?? null,
-      body: (row.body as string | null) ?? null,
-      error: (row.error as string | null) ?? null,
-      createdAt: Number(row.created_at),
-    }));
+    return rows.map(mapPublication);
   }
+
+  /** Published reviews of a PR with their node ids, oldest first (to hide earlier bodies as outdated). */
+  async publishedReviews(repo: string, prNumber: number): Promise<PublicationRecord[]> {
+    const rows = await this.knex('publications')
+      .where({ repo, pr_number: prNumber, kind: 'review', status: 'published' })
+      .whereNotNull('node_id')
+      .orderBy('id');
+    return rows.map(mapPublication);
+  }
+
+  /** Node ids of reviews already hidden as outdated (a `minimize` published for them). */
+  async minimizedNodeIds(repo: string, prNumber: number): Promise<Set<string>> {
+    const rows = await this.knex('publications')
+      .where({ repo, pr_number: prNumber, kind: 'minimize', status: 'published' })
+      .select('receipt');
+    return new Set(rows.map((r: { receipt: string | null }) => String(r.receipt)));
+  }
+}
+
+function mapPublication(row: Record<string, unknown>): PublicationRecord {
+  return {
+    id: Number(row.id),
+    runId: (row.run_id as string | null) ?? null,
+    repo: String(row.repo),
+    prNumber: row.pr_number === null ? null : Number(row.pr_number),
+    kind: row.kind as PublicationKind,
+    mode: row.mode as 'live' | 'shadow',
+    status: row.status as PublicationRecord['status'],
+    receipt: (row.receipt as string | null) ?? null,
+    body: (row.body as string | null) ?? null,
+    error: (row.error as string | null) ?? null,
+    request: parseJson(row.request, null),
+    nodeId: (row.node_id as string | null | undefined) ?? null,
+    createdAt: Number(row.created_at),
+  };
 }

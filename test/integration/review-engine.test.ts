@@ -278,7 +278,20 @@ describe('the review engine', () => {
       .reply(200, FILES)
       .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
       .query(true)
-      .reply(200, { status: 'ahead', files: [{ filename: 'src/cache.ts' }] })
+      .reply(200, {
+        status: 'ahead',
+        files: [
+          {
+            filename: 'src/cache.ts',
+            status: 'modified',
+            additions: 1,
+            deletions: 1,
+            changes: 2,
+            patch:
+              '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }',
+          },
+        ],
+      })
       .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
       .query({ ref: HEAD2 })
       .reply(200, evidenceFile);
@@ -318,13 +331,20 @@ describe('the review engine', () => {
     // The prompt listed the prior findings with fingerprints and what changed since the last head.
     expect(prompt).toContain(fpRace);
     expect(prompt).toContain(fpTtl);
-    expect(prompt).toContain(`Changed since the last reviewed head (${HEAD.slice(0, 12)})`);
+    expect(prompt).toContain(`## Incremental review since ${HEAD.slice(0, 12)}`);
+    expect(prompt).toContain('2 +  if (expired(key)) store.delete(key);');
     const findings = await store.findings.listForRun(run.id);
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchObject({ fingerprint: fpRace, stillOpen: true });
     const result = run.result as any;
     expect(result.priorFindings.resolved).toEqual([
-      { fingerprint: fpTtl, disposition: 'resolved', explanation: 'evict now checks expiry' },
+      {
+        fingerprint: fpTtl,
+        disposition: 'resolved',
+        explanation: 'evict now checks expiry',
+        title: 'Cache never expires',
+        path: 'src/cache.ts',
+      },
     ]);
     expect(result.priorFindings.rejected[0].fingerprint).toBe(fpRace);
     expect(result.output.missingValidations.join('\n')).toMatch(
@@ -342,7 +362,7 @@ describe('the review engine', () => {
       additions: 20,
       deletions: 2,
       changes: 22,
-      patch: Array.from({ length: 20 }, (_, l) => `+const value${l} = compute(${i}, ${l});`).join('\n'),
+      patch: `@@ -0,0 +1,20 @@\n${Array.from({ length: 20 }, (_, l) => `+const value${l} = compute(${i}, ${l});`).join('\n')}`,
     }));
     const scope = nock(API)
       .post('/app/installations/77/access_tokens')
@@ -441,7 +461,7 @@ describe('the review engine', () => {
   test('a failed chunk degrades coverage; the other chunks still give the review', async () => {
     const store = await start({ VERDICT_REVIEW_CHUNK_TOKENS: '1000', VERDICT_REVIEW_FILE_TOKENS: '600' });
     const big = (seed: string) =>
-      Array.from({ length: 60 }, (_, l) => `+const ${seed}${l} = compute("${seed}", ${l});`).join('\n');
+      `@@ -0,0 +1,60 @@\n${Array.from({ length: 60 }, (_, l) => `+const ${seed}${l} = compute("${seed}", ${l});`).join('\n')}`;
     const files = [
       { filename: 'src/a.ts', status: 'modified', additions: 60, deletions: 0, changes: 60, patch: big('a') },
       { filename: 'src/b.ts', status: 'modified', additions: 50, deletions: 0, changes: 50, patch: big('b') },

@@ -21,6 +21,7 @@ describe('config', () => {
       hasCredentials: false,
       webhookSecret: null,
       baseUrl: 'https://api.github.com',
+      webUrl: 'https://github.com',
     });
   });
 
@@ -56,6 +57,7 @@ describe('config', () => {
       hasCredentials: true,
       webhookSecret: 'ours',
       baseUrl: 'http://127.0.0.1:9999/api/v3',
+      webUrl: 'http://127.0.0.1:9999',
     });
     expect(loadConfig({ WEBHOOK_SECRET: 'probot' }, noFile).github.webhookSecret).toBe('probot');
     expect(loadConfig({ PRIVATE_KEY: 'a\\nb' }, noFile).github.privateKey).toBe('a\nb');

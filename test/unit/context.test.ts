@@ -13,10 +13,11 @@ function file(filename: string, patch: string | null, over: Partial<ChangedFile>
 }
 
 function patchOf(lines: number, seed = 'x'): string {
-  return Array.from(
+  const body = Array.from(
     { length: lines },
     (_, i) => `+const ${seed}${i} = computeSomething(${i}, "${seed}");`,
   ).join('\n');
+  return `@@ -0,0 +1,${lines} @@\n${body}`;
 }
 
 describe('review context within a token budget', () => {

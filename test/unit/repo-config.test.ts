@@ -8,9 +8,11 @@ import {
   type RepoConfig,
 } from '../../src/commands/repo-config.js';
 
+/** The spec's table plus Verdict's two review switches (NAMES.md extensions, on by default). */
+const VERDICT_REVIEW = { incremental: true, hideOutdated: true };
 const SPEC_DEFAULTS = {
   enabled: true,
-  review: { auto: true, onDraft: false },
+  review: { auto: true, onDraft: false, ...VERDICT_REVIEW },
   branches: { include: ['main', 'dev'], exclude: [] },
   manual: { enabled: true, allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'], allowUsers: [] },
 };
@@ -55,12 +57,12 @@ describe('partial files merge with the defaults', () => {
     [
       'review.onDraft only',
       { review: { onDraft: true } },
-      { ...SPEC_DEFAULTS, review: { auto: true, onDraft: true } },
+      { ...SPEC_DEFAULTS, review: { auto: true, onDraft: true, ...VERDICT_REVIEW } },
     ],
     [
       'review.auto only',
       { review: { auto: false } },
-      { ...SPEC_DEFAULTS, review: { auto: false, onDraft: false } },
+      { ...SPEC_DEFAULTS, review: { auto: false, onDraft: false, ...VERDICT_REVIEW } },
     ],
     [
       'branches.include replaces the default list',
@@ -91,13 +93,13 @@ describe('partial files merge with the defaults', () => {
       'a full file',
       {
         enabled: true,
-        review: { auto: false, onDraft: true },
+        review: { auto: false, onDraft: true, incremental: false, hideOutdated: false },
         branches: { include: ['release/*'], exclude: ['release/old'] },
         manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
       },
       {
         enabled: true,
-        review: { auto: false, onDraft: true },
+        review: { auto: false, onDraft: true, incremental: false, hideOutdated: false },
         branches: { include: ['release/*'], exclude: ['release/old'] },
         manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
       },

@@ -76,8 +76,22 @@ describe('merging chunk outputs', () => {
 
 describe('semantic coverage', () => {
   const files: ChangedFile[] = [
-    { filename: 'src/a.ts', status: 'modified', additions: 1, deletions: 0, changes: 1, patch: '+a' },
-    { filename: 'src/b.ts', status: 'modified', additions: 1, deletions: 0, changes: 1, patch: '+b' },
+    {
+      filename: 'src/a.ts',
+      status: 'modified',
+      additions: 1,
+      deletions: 0,
+      changes: 1,
+      patch: '@@ -0,0 +1 @@\n+a',
+    },
+    {
+      filename: 'src/b.ts',
+      status: 'modified',
+      additions: 1,
+      deletions: 0,
+      changes: 1,
+      patch: '@@ -0,0 +1 @@\n+b',
+    },
     { filename: 'logo.png', status: 'added', additions: 0, deletions: 0, changes: 0, patch: null },
   ];
 

@@ -84,13 +84,24 @@ function full(overrides: Json = {}): Json {
 const NONE = new Set<string>();
 
 describe('output schemas', () => {
-  test('findingSchema accepts exactly the six keys', () => {
+  test('findingSchema accepts the six keys, and the four extension keys of NAMES.md', () => {
     expect(findingSchema.safeParse(finding()).success).toBe(true);
+    const extended = finding({ line: 42, endLine: 44, suggestion: 'x', confidence: 0.9 });
+    expect(findingSchema.parse(extended)).toEqual(extended);
+    // Null is how strict structured outputs send an absent optional field.
+    expect(findingSchema.safeParse(finding({ line: null, endLine: null, suggestion: null })).success).toBe(
+      true,
+    );
+  });
+
+  test('findingSchema strips any other key: the finding stays', () => {
+    expect(findingSchema.parse(finding({ column: 3 }))).toEqual(finding());
   });
 
   test.each([
-    ['an extra line property', finding({ line: 42 })],
-    ['an extra confidence property', finding({ confidence: 0.9 })],
+    ['a line of 0', finding({ line: 0 })],
+    ['a fractional line', finding({ line: 1.5 })],
+    ['a confidence over 1', finding({ confidence: 1.5 })],
     ['a missing contextIds', (({ contextIds: _c, ...rest }) => rest)(finding())],
     ['a missing body', (({ body: _b, ...rest }) => rest)(finding())],
     ['an unknown severity', finding({ severity: 'critical' })],
@@ -192,10 +203,22 @@ describe('reviewOutputJsonSchema', () => {
     }
   });
 
-  test('finding items carry the severity enum and six keys; confidence is an integer 1 to 5', () => {
+  test('finding items carry the severity enum, six keys and the four nullable extension keys', () => {
     const props = schema.properties as Json;
     const item = props.findings.items as Json;
-    expect(item.required).toEqual(['severity', 'category', 'path', 'title', 'body', 'contextIds']);
+    expect(item.required).toEqual([
+      'severity',
+      'category',
+      'path',
+      'title',
+      'body',
+      'contextIds',
+      'line',
+      'endLine',
+      'suggestion',
+      'confidence',
+    ]);
+    expect(JSON.stringify(item.properties.line)).toContain('"null"');
     expect(item.properties.severity.enum).toEqual(['blocker', 'high', 'medium', 'low']);
     expect(props.confidenceScore).toMatchObject({ type: 'integer', minimum: 1, maximum: 5 });
     expect(props.verdict.enum).toEqual(['clear', 'needs-attention']);
@@ -439,18 +462,25 @@ describe('parseReviewOutput', () => {
     const good = finding();
     const findings = [
       good,
-      finding({ line: 12 }),
+      finding({ line: 12, column: 4 }),
       finding({ severity: 'critical' }),
       'text',
       finding({ title: 3 }),
+      finding({ line: '12', endLine: 14, suggestion: 'x', confidence: 7 }),
     ];
     const result = parseReviewOutput(text(minimal({ findings })), { suppliedContextIds: NONE });
     expect(result.ok).toBe(true);
     if (result.ok) {
-      expect(result.output.findings).toEqual([good]);
+      // An extension key is kept; any other key is removed and the finding stays; an invalid extension
+      // value is removed with what depends on it (a suggestion without its line).
+      expect(result.output.findings).toEqual([good, finding({ line: 12 }), good]);
       const dropped = result.warnings.filter((w) => w.startsWith('dropped malformed finding'));
-      expect(dropped).toHaveLength(4);
-      expect(dropped[0]).toContain('finding 1');
+      expect(dropped).toHaveLength(3);
+      expect(dropped[0]).toContain('finding 2');
+      expect(result.warnings).toContain('removed unknown finding key(s): column');
+      expect(result.warnings).toContain(
+        'removed invalid `line`, `endLine`, `suggestion`, `confidence` of finding 5',
+      );
     }
   });
 

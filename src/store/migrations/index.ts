@@ -14,6 +14,7 @@ import * as m013 from './013-scheduler.js';
 import * as m014 from './014-compressed-payloads.js';
 import * as m015 from './015-lz4-payloads.js';
 import * as m016 from './016-lean-delivery-writes.js';
+import * as m017 from './017-line-comments.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -34,6 +35,7 @@ const migrations: Array<[string, Migration]> = [
   ['014-compressed-payloads', m014],
   ['015-lz4-payloads', m015],
   ['016-lean-delivery-writes', m016],
+  ['017-line-comments', m017],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
