@@ -120,6 +120,59 @@ describe('review body (golden files)', () => {
     golden('block-with-findings', renderReviewBody(input(o, { findings: [blocker, high, outside] })));
   });
 
+  test('an incremental review: line comments, a finding without a line, still open and resolved', () => {
+    const inline: RenderFinding = {
+      ...blocker,
+      inline: true,
+      line: 12,
+      endLine: 14,
+      fileUrl: 'https://github.com/acme/web/blob/' + 'b'.repeat(40) + '/src/auth.ts#L12-L14',
+    };
+    const unanchored: RenderFinding = {
+      severity: 'medium',
+      category: 'testing',
+      path: 'src/cache.ts',
+      title: 'No tests for the cache',
+      body: 'Nothing exercises eviction.',
+      contextIds: [],
+    };
+    const o = output({
+      verdict: 'needs-attention',
+      confidenceScore: 4,
+      mergeVerdict: 'Fix the token comparison first.',
+      findings: [blocker, high, unanchored],
+    });
+    const body = renderReviewBody(
+      input(o, {
+        findings: [inline, high, unanchored],
+        reviewNote: 'Reviewed the 2 files changed since aaaaaaa',
+        stillOpen: [
+          {
+            severity: 'high',
+            title: 'Eviction races with writes',
+            path: 'src/cache.ts',
+            line: 30,
+            threadUrl: 'https://github.com/acme/web/pull/7#discussion_r701',
+          },
+        ],
+        resolved: [
+          {
+            title: 'Cache never expires',
+            path: 'src/cache.ts',
+            disposition: 'resolved',
+            explanation: 'evict() checks expiry now',
+            threadUrl: 'https://github.com/acme/web/pull/7#discussion_r700',
+          },
+        ],
+      }),
+    );
+    golden('incremental-line-comments', body);
+    // The line comment is listed once, not written out in the findings; the still-open one is listed once.
+    expect(body.match(/Token compared with ===/g)).toHaveLength(1);
+    expect(body.match(/Eviction races with writes/g)).toHaveLength(1);
+    expect(body).toContain('### Findings (1)');
+  });
+
   test('every summary section disabled', () => {
     const off = { enabled: false, collapsible: false, defaultOpen: true };
     const body = renderReviewBody(
