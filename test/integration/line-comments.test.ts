@@ -546,6 +546,41 @@ describe('line comments', () => {
       });
     });
 
+    test('review.hideOutdated: false leaves earlier review bodies as they are', async () => {
+      const { store } = await firstReview();
+      await store.repositories.setStandaloneConfig(REPO, { review: { hideOutdated: false } });
+      const scope = secondRunReads([
+        200,
+        {
+          status: 'ahead',
+          files: [
+            {
+              filename: 'src/cache.ts',
+              status: 'modified',
+              additions: 1,
+              deletions: 1,
+              changes: 2,
+              patch: COMPARE_PATCH,
+            },
+          ],
+        },
+      ])
+        .get(`/repos/${REPO}/pulls/7`)
+        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+        .post(`/repos/${REPO}/pulls/7/reviews`)
+        .reply(200, { id: 6666, node_id: 'PRR_second' })
+        .patch(`/repos/${REPO}/check-runs/9002`)
+        .reply(200, { id: 9002 });
+      nock(OPENAI)
+        .post('/v1/chat/completions')
+        .reply(200, completion(JSON.stringify(review({ findings: [] }))));
+      const run = await reviewRun(HEAD2, 'synchronize');
+      expect(scope.pendingMocks()).toEqual([]);
+      expect((run.result as any).review.kind).toBe('incremental');
+      const kinds = (await store.publications.listForPr(REPO, 7)).map((p) => p.kind);
+      expect(kinds).not.toContain('minimize');
+    });
+
     test('GraphQL failures are in the ledger and leave the run published', async () => {
       const { store, first, race } = await firstReview();
       const captured: Record<string, any> = {};
@@ -655,5 +690,103 @@ describe('line comments', () => {
       // The same comments are not recorded as new threads twice.
       expect(await store.reviewThreads.listForPr(REPO, 7)).toHaveLength(2);
     });
+  });
+});
+
+describe('line comments in shadow mode', () => {
+  const h = reviewHarness(BASE_ENV);
+  const { start, reviewRun } = h;
+  afterEach(() => nock.cleanAll());
+
+  test('shadow records the review with its comments, then the reply and resolution a fix would get', async () => {
+    const store = await start();
+    // Shadow mode reads GitHub but writes nothing: no check run, no review, no GraphQL.
+    const first = token()
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1 }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, FILES);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review({ findings: [RACE, STALE] }))));
+    const run1 = await reviewRun();
+    expect(first.pendingMocks()).toEqual([]);
+    expect(run1.publishStatus).toBe('shadowed');
+    const review1 = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!;
+    expect(review1).toMatchObject({ mode: 'shadow', status: 'shadowed', receipt: null });
+    expect((review1.request as any).comments.map((c: any) => [c.line, c.start_line])).toEqual([
+      [2, undefined],
+      [6, 5],
+    ]);
+    const [race] = await store.findings.listForRun(run1.id);
+
+    const second = nock(API)
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, FILES_2)
+      .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
+      .query(true)
+      .reply(200, {
+        status: 'ahead',
+        files: [
+          {
+            filename: 'src/cache.ts',
+            status: 'modified',
+            additions: 1,
+            deletions: 1,
+            changes: 2,
+            patch: COMPARE_PATCH,
+          },
+        ],
+      })
+      .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
+      .query({ ref: HEAD2 })
+      .reply(200, CACHE_TS_2.join('\n'));
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(
+          JSON.stringify(
+            review({
+              findings: [STALE],
+              priorFindingDispositions: [
+                {
+                  priorReviewKey: run1.reviewKey,
+                  fingerprint: race!.fingerprint,
+                  disposition: 'resolved',
+                  explanation: 'fixed',
+                  evidence: [
+                    { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
+                  ],
+                },
+              ],
+            }),
+          ),
+        ),
+      );
+    const run2 = await reviewRun(HEAD2, 'synchronize');
+    expect(second.pendingMocks()).toEqual([]);
+    const ledger = (await store.publications.listForPr(REPO, 7)).filter((p) => p.runId === run2.id);
+    expect(ledger.map((p) => [p.kind, p.status])).toEqual([
+      ['check_run', 'shadowed'],
+      ['review', 'shadowed'],
+      ['thread_reply', 'shadowed'],
+      ['thread_resolve', 'shadowed'],
+      ['check_run', 'shadowed'],
+    ]);
+    // The still-open finding keeps its (shadow) thread: it would not be posted again.
+    expect(ledger[1]!.request).toBeNull();
+    expect(ledger[1]!.body).toContain('### Still open (1)');
+    expect(ledger[2]!.body).toBe(`Resolved in ${HEAD2.slice(0, 7)}: fixed`);
+    expect(ledger[3]!.request).toMatchObject({ mutation: 'resolveReviewThread' });
+    const threads = await store.reviewThreads.listForPr(REPO, 7);
+    expect(threads.map((t) => [t.commentId.startsWith('shadow:'), t.status])).toEqual([
+      [true, 'resolved'],
+      [true, 'open'],
+    ]);
   });
 });
