@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { tokensOf } from '../../src/review/context.js';
+import { defaultCompetitorComparison } from '../../src/review/output.schema.js';
 import { requestReview } from '../../src/review/request.js';
 import { createVerdict } from '../../src/runtime.js';
 
@@ -100,18 +101,7 @@ function reviewAnswer(findings: unknown[]) {
     missingValidations: [],
     crossRepoImpact: [],
     sequenceDiagram: '',
-    competitorComparison: {
-      available: false,
-      winner: 'unclear',
-      summary: 'none',
-      confidence: 1,
-      agreements: [],
-      competitorMisses: [],
-      ownMisses: [],
-      strongerCompetitorFindings: [],
-      strongerOwnFindings: [],
-      actionItems: [],
-    },
+    competitorComparison: defaultCompetitorComparison(),
   };
 }
 

@@ -85,6 +85,27 @@ export async function getPullRequest(
   }
 }
 
+/** A file of GitHub's "list pull request files" or "compare" answer (the same diff-entry shape). */
+function changedFile(f: {
+  filename: string;
+  status: string;
+  additions: number;
+  deletions: number;
+  changes: number;
+  patch?: string;
+  previous_filename?: string;
+}): ChangedFile {
+  return {
+    filename: f.filename,
+    status: f.status,
+    additions: f.additions,
+    deletions: f.deletions,
+    changes: f.changes,
+    patch: f.patch ?? null,
+    previous_filename: f.previous_filename ?? null,
+  };
+}
+
 /** Every changed file of the pull request, all pages (GitHub stops at 3,000 files). */
 export async function listChangedFiles(
   gh: GitHubClient,
@@ -99,15 +120,7 @@ export async function listChangedFiles(
       pull_number: number,
       per_page: 100,
     });
-    return files.map((f) => ({
-      filename: f.filename,
-      status: f.status,
-      additions: f.additions,
-      deletions: f.deletions,
-      changes: f.changes,
-      patch: f.patch ?? null,
-      previous_filename: f.previous_filename ?? null,
-    }));
+    return files.map(changedFile);
   } catch (error) {
     throw gatherError(`listing the files of ${owner}/${repo}#${number}`, error);
   }
@@ -141,15 +154,7 @@ export async function compareHeads(
       per_page: 100,
     });
     if (data.status !== 'ahead') return { status: data.status };
-    const files = (data.files ?? []).map((f) => ({
-      filename: f.filename,
-      status: f.status,
-      additions: f.additions,
-      deletions: f.deletions,
-      changes: f.changes,
-      patch: f.patch ?? null,
-      previous_filename: f.previous_filename ?? null,
-    }));
+    const files = (data.files ?? []).map(changedFile);
     return { status: 'ahead', files, truncated: files.length >= GITHUB_MAX_COMPARE_FILES };
   } catch (error) {
     const status = statusOf(error);

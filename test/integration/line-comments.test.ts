@@ -45,6 +45,26 @@ const FILES_2 = [{ ...FILES[0]!, patch: PATCH_2 }];
 const COMPARE_PATCH =
   '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }';
 
+/** GitHub's compare answer when HEAD is an ancestor of HEAD2: the one changed hunk. */
+const AHEAD: [number, Record<string, unknown>] = [
+  200,
+  {
+    status: 'ahead',
+    ahead_by: 1,
+    behind_by: 0,
+    files: [
+      {
+        filename: 'src/cache.ts',
+        status: 'modified',
+        additions: 1,
+        deletions: 1,
+        changes: 2,
+        patch: COMPARE_PATCH,
+      },
+    ],
+  },
+];
+
 const finding = (over: Record<string, unknown>) => ({
   severity: 'medium',
   category: 'correctness',
@@ -74,6 +94,17 @@ const SET = finding({
 });
 const UNANCHORED = finding({ title: 'No tests for the cache' });
 const OFF_DIFF = finding({ title: 'Anchored off the diff', line: 40, suggestion: 'nope' });
+
+/** A disposition closing a prior finding with evidence that exists at HEAD2 (the fixed `evict`). */
+function fixedAtHead2(priorReviewKey: string, fingerprint: string, explanation: string) {
+  return {
+    priorReviewKey,
+    fingerprint,
+    disposition: 'resolved',
+    explanation,
+    evidence: [{ headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' }],
+  };
+}
 
 function token(scope = nock(API)) {
   return scope
@@ -358,25 +389,7 @@ describe('line comments', () => {
       const { store, first, race, stale } = await firstReview();
       const captured: Record<string, any> = {};
       const graphql: any[] = [];
-      const scope = secondRunReads([
-        200,
-        {
-          status: 'ahead',
-          ahead_by: 1,
-          behind_by: 0,
-          total_commits: 1,
-          files: [
-            {
-              filename: 'src/cache.ts',
-              status: 'modified',
-              additions: 1,
-              deletions: 1,
-              changes: 2,
-              patch: COMPARE_PATCH,
-            },
-          ],
-        },
-      ])
+      const scope = secondRunReads(AHEAD)
         // The evidence of the disposition is read at the new head.
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
@@ -423,15 +436,7 @@ describe('line comments', () => {
               review({
                 findings: [{ ...STALE }, NEW],
                 priorFindingDispositions: [
-                  {
-                    priorReviewKey: first.reviewKey,
-                    fingerprint: race.fingerprint,
-                    disposition: 'resolved',
-                    explanation: 'evict() now checks expiry first',
-                    evidence: [
-                      { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
-                    ],
-                  },
+                  fixedAtHead2(first.reviewKey, race!.fingerprint, 'evict() now checks expiry first'),
                 ],
               }),
             ),
@@ -549,22 +554,7 @@ describe('line comments', () => {
     test('review.hideOutdated: false leaves earlier review bodies as they are', async () => {
       const { store } = await firstReview();
       await store.repositories.setStandaloneConfig(REPO, { review: { hideOutdated: false } });
-      const scope = secondRunReads([
-        200,
-        {
-          status: 'ahead',
-          files: [
-            {
-              filename: 'src/cache.ts',
-              status: 'modified',
-              additions: 1,
-              deletions: 1,
-              changes: 2,
-              patch: COMPARE_PATCH,
-            },
-          ],
-        },
-      ])
+      const scope = secondRunReads(AHEAD)
         .get(`/repos/${REPO}/pulls/7`)
         .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`)
@@ -584,22 +574,7 @@ describe('line comments', () => {
     test('GraphQL failures are in the ledger and leave the run published', async () => {
       const { store, first, race } = await firstReview();
       const captured: Record<string, any> = {};
-      const scope = secondRunReads([
-        200,
-        {
-          status: 'ahead',
-          files: [
-            {
-              filename: 'src/cache.ts',
-              status: 'modified',
-              additions: 1,
-              deletions: 1,
-              changes: 2,
-              patch: COMPARE_PATCH,
-            },
-          ],
-        },
-      ])
+      const scope = secondRunReads(AHEAD)
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
         .reply(200, CACHE_TS_2.join('\n'))
@@ -627,17 +602,7 @@ describe('line comments', () => {
             JSON.stringify(
               review({
                 findings: [],
-                priorFindingDispositions: [
-                  {
-                    priorReviewKey: first.reviewKey,
-                    fingerprint: race.fingerprint,
-                    disposition: 'resolved',
-                    explanation: 'fixed',
-                    evidence: [
-                      { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
-                    ],
-                  },
-                ],
+                priorFindingDispositions: [fixedAtHead2(first.reviewKey, race!.fingerprint, 'fixed')],
               }),
             ),
           ),
@@ -753,17 +718,7 @@ describe('line comments in shadow mode', () => {
           JSON.stringify(
             review({
               findings: [STALE],
-              priorFindingDispositions: [
-                {
-                  priorReviewKey: run1.reviewKey,
-                  fingerprint: race!.fingerprint,
-                  disposition: 'resolved',
-                  explanation: 'fixed',
-                  evidence: [
-                    { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
-                  ],
-                },
-              ],
+              priorFindingDispositions: [fixedAtHead2(run1.reviewKey, race!.fingerprint, 'fixed')],
             }),
           ),
         ),
