@@ -473,7 +473,7 @@ class ReviewJob {
     const strict = applyStrictness(output.findings, policy.strictness);
     // Anchors are checked against the pull request's diff at this head; a failed one is removed.
     const anchors = checkFindingAnchors(strict.kept, changed);
-    output = { ...output, findings: anchors.findings };
+    output = { ...output, findings: anchors.findings.map(({ lineText: _text, ...f }) => f) };
     const earlier = new Set(
       (await store.findings.listForPr(run.repo, run.prNumber))
         .filter((f) => f.runId !== run.id)
