@@ -36,7 +36,7 @@ import {
   type SemanticCoverage,
 } from './merge.js';
 import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
-import { parseReviewOutput, repairPrompt } from './parse-output.js';
+import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-output.js';
 import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
 import {
   ModelCallError,
@@ -62,7 +62,7 @@ export type ReviewEngineDeps = {
 
 /** How one model pass over all chunks went (primary or shadow). */
 type PassResult = {
-  outputs: Array<{ chunk: number; output: ReviewOutput; warnings: string[] }>;
+  outputs: Array<{ chunk: number; output: ReviewOutput; warnings: string[]; unreadable: number }>;
   failed: Map<number, string>;
   /** Whether some failure was one that trying again later can fix (timeout, 5xx, rate limit). */
   retryable: boolean;
@@ -91,6 +91,8 @@ export type RunResult = {
     carriedOpen: PriorFinding[];
   };
   strictness: { level: string; dropped: number };
+  /** Findings the model gave that could not be read even after the repair attempt (counted, said). */
+  unreadableFindings: number;
   chunks: { total: number; failed: number; errors: Array<{ chunk: number; error: string }> };
   /** Full or incremental (NAMES.md), why, and since which reviewed head. */
   review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
@@ -453,6 +455,12 @@ class ReviewJob {
         `GitHub lists at most ${GITHUB_MAX_PR_FILES} files of a pull request: ${pr.changedFiles - changed.length} changed file(s) were not seen.`,
       );
     }
+    const unreadable = primary.outputs.reduce((n, o) => n + o.unreadable, 0);
+    if (unreadable > 0) {
+      missing.push(
+        `${unreadable} finding${unreadable === 1 ? '' : 's'} from the model could not be read (no path or no title)`,
+      );
+    }
     for (const [chunk, error] of primary.failed) {
       const count = input.chunks[chunk]?.files.length ?? 0;
       missing.push(`Part ${chunk + 1} (${count} file(s)) could not be analysed: ${error}`);
@@ -527,6 +535,7 @@ class ReviewJob {
         carriedOpen: prior.filter((p) => !resolved.has(p.fingerprint) && !raised.has(p.fingerprint)),
       },
       strictness: { level: policy.strictness, dropped: strict.dropped.length },
+      unreadableFindings: unreadable,
       chunks: this.chunkSummary(input, primary),
       review: {
         kind: plan.kind,
@@ -569,6 +578,7 @@ class ReviewJob {
         findings: findings.length,
         stillOpen: findings.filter((f) => f.stillOpen).length,
         droppedByStrictness: strict.dropped.length,
+        unreadableFindings: unreadable,
         anchorsKept: anchors.kept,
         anchorsRemoved: anchors.removed.length,
         suggestionsDropped: anchors.suggestionsDropped,
@@ -739,6 +749,8 @@ class ReviewJob {
         { role: 'user', content: chunkPrompt(promptContext, chunk, chunks.length) },
       ];
       let error: string | null = null;
+      // A usable answer with unreadable findings is kept while the repair attempt tries to do better.
+      let kept: { output: ReviewOutput; warnings: string[]; unreadable: number } | null = null;
       for (let attempt = 1; attempt <= 2; attempt++) {
         const called = await this.call(provider, spanName, system, messages, timeoutMs, {
           chunk: index,
@@ -747,23 +759,36 @@ class ReviewJob {
           diffTokens: chunk?.tokens ?? 0,
         });
         if (!called.ok) {
+          if (kept) break;
           error = called.error;
           if (called.retryable) result.retryable = true;
           break;
         }
         const parsed = parseReviewOutput(called.text, { suppliedContextIds: suppliedIds });
         if (parsed.ok) {
-          result.outputs.push({ chunk: index, output: parsed.output, warnings: parsed.warnings });
+          const candidate = {
+            output: parsed.output,
+            warnings: parsed.warnings,
+            unreadable: parsed.unreadable.length,
+          };
+          if (!kept || candidate.unreadable <= kept.unreadable) kept = candidate;
           error = null;
-          break;
+          if (parsed.unreadable.length === 0 || attempt === 2) break;
+          messages.push(
+            { role: 'assistant', content: called.text },
+            { role: 'user', content: repairFindingsPrompt(parsed.unreadable) },
+          );
+          continue;
         }
+        if (kept) break;
         error = `the model call succeeded but returned no usable review JSON payload (${parsed.error})`;
         messages.push(
           { role: 'assistant', content: called.text },
           { role: 'user', content: repairPrompt(parsed.error) },
         );
       }
-      if (error !== null) result.failed.set(index, error);
+      if (kept) result.outputs.push({ chunk: index, ...kept });
+      else if (error !== null) result.failed.set(index, error);
     }
     return result;
   }

@@ -202,7 +202,42 @@ function quoteList(values: readonly string[]): string {
 }
 
 export type ParsedReview =
-  { ok: true; output: ReviewOutput; warnings: string[] } | { ok: false; error: string; raw: string };
+  | {
+      ok: true;
+      output: ReviewOutput;
+      warnings: string[];
+      /** Findings the model gave that could not be used (no path, no title): counted, never silent. */
+      unreadable: UnreadableFinding[];
+    }
+  | { ok: false; error: string; raw: string };
+
+/**
+ * Removes commas that stand right before a closing `}` or `]` outside JSON strings (a habit of models),
+ * so that `{"a": 1,}` parses. Text inside strings is never changed.
+ */
+export function withoutTrailingCommas(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (inString) {
+      out += ch;
+      if (ch === '\\') {
+        out += text[i + 1] ?? '';
+        i++;
+      } else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    if (ch === ',') {
+      let j = i + 1;
+      while (j < text.length && /\s/.test(text[j]!)) j++;
+      if (text[j] === '}' || text[j] === ']') continue;
+    }
+    out += ch;
+  }
+  return out;
+}
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -267,27 +302,103 @@ function extensionProblems(item: Record<string, unknown>): {
   return { cleaned, removed };
 }
 
-function normaliseFindings(value: unknown[], supplied: ReadonlySet<string>, warnings: string[]): Finding[] {
+/**
+ * Severity words real models use, read as the spec's four (case-insensitive). A word not listed here is
+ * read as `medium`, with a warning: the finding is kept.
+ */
+export const SEVERITY_WORDS: Readonly<Record<string, Finding['severity']>> = {
+  blocker: 'blocker',
+  critical: 'blocker',
+  high: 'high',
+  major: 'high',
+  medium: 'medium',
+  moderate: 'medium',
+  low: 'low',
+  minor: 'low',
+  nit: 'low',
+  nitpick: 'low',
+  info: 'low',
+  informational: 'low',
+  trivial: 'low',
+};
+
+/** A finding the model gave that cannot be used (no path, no title, not an object), and why. */
+export type UnreadableFinding = { index: number; reason: string };
+
+/**
+ * Normalises one finding before validating it: unknown keys removed, invalid extension values removed,
+ * the severity word mapped, a missing `contextIds` defaulted to `[]`, a missing category or body to an
+ * empty string. What still cannot be used (no path, no title) is returned as unreadable.
+ */
+function normaliseFinding(
+  item: unknown,
+  index: number,
+  warnings: string[],
+  unknownKeys: Set<string>,
+): { finding: Finding } | { unreadable: UnreadableFinding } {
+  if (!isPlainObject(item)) {
+    return { unreadable: { index, reason: `finding ${index} is ${describeValue(item)}, not an object` } };
+  }
+  for (const key of Object.keys(item)) if (!FINDING_KEYS.has(key)) unknownKeys.add(key);
+  const { cleaned, removed } = extensionProblems(item);
+  if (removed.length > 0) {
+    warnings.push(`removed invalid ${removed.map((k) => `\`${k}\``).join(', ')} of finding ${index}`);
+  }
+  const missing = (['path', 'title'] as const).filter(
+    (key) => typeof cleaned[key] !== 'string' || (cleaned[key] as string).trim() === '',
+  );
+  if (missing.length > 0) {
+    return {
+      unreadable: {
+        index,
+        reason: `finding ${index} has no ${missing.map((k) => `\`${k}\``).join(' and no ')}`,
+      },
+    };
+  }
+  const word = typeof cleaned.severity === 'string' ? cleaned.severity.trim().toLowerCase() : '';
+  const severity = SEVERITY_WORDS[word];
+  if (severity === undefined) {
+    warnings.push(`read the severity ${describeValue(cleaned.severity)} of finding ${index} as "medium"`);
+    cleaned.severity = 'medium';
+  } else if (severity !== cleaned.severity) {
+    cleaned.severity = severity;
+  }
+  if (cleaned.contextIds === undefined || cleaned.contextIds === null) cleaned.contextIds = [];
+  else if (Array.isArray(cleaned.contextIds)) {
+    cleaned.contextIds = cleaned.contextIds.filter((id): id is string => typeof id === 'string');
+  } else cleaned.contextIds = [];
+  if (typeof cleaned.category !== 'string') cleaned.category = '';
+  if (typeof cleaned.body !== 'string') cleaned.body = cleaned.body === undefined ? '' : String(cleaned.body);
+  const parsed = findingSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    return { unreadable: { index, reason: `finding ${index}: ${firstIssue(parsed.error)}` } };
+  }
+  return { finding: parsed.data };
+}
+
+function normaliseFindings(
+  value: unknown[],
+  supplied: ReadonlySet<string>,
+  warnings: string[],
+  unreadable: UnreadableFinding[],
+): Finding[] {
   const findings: Finding[] = [];
   let removedIds = 0;
   let touched = 0;
   const unknownKeys = new Set<string>();
+  const mapped = new Map<string, number>();
   value.forEach((item, index) => {
-    let candidate: unknown = item;
-    if (isPlainObject(item)) {
-      for (const key of Object.keys(item)) if (!FINDING_KEYS.has(key)) unknownKeys.add(key);
-      const { cleaned, removed } = extensionProblems(item);
-      if (removed.length > 0) {
-        warnings.push(`removed invalid ${removed.map((k) => `\`${k}\``).join(', ')} of finding ${index}`);
-      }
-      candidate = cleaned;
-    }
-    const parsed = findingSchema.safeParse(candidate);
-    if (!parsed.success) {
-      warnings.push(`dropped malformed finding ${index} (${firstIssue(parsed.error)})`);
+    const word = isPlainObject(item) && typeof item.severity === 'string' ? item.severity : null;
+    const result = normaliseFinding(item, index, warnings, unknownKeys);
+    if ('unreadable' in result) {
+      unreadable.push(result.unreadable);
       return;
     }
-    const finding = parsed.data;
+    const finding = result.finding;
+    if (word !== null && word !== finding.severity && SEVERITY_WORDS[word.trim().toLowerCase()]) {
+      const key = `"${word}" as "${finding.severity}"`;
+      mapped.set(key, (mapped.get(key) ?? 0) + 1);
+    }
     const contextIds = finding.contextIds.filter((id) => supplied.has(id));
     if (contextIds.length < finding.contextIds.length) {
       removedIds += finding.contextIds.length - contextIds.length;
@@ -297,6 +408,11 @@ function normaliseFindings(value: unknown[], supplied: ReadonlySet<string>, warn
   });
   if (unknownKeys.size > 0) {
     warnings.push(`removed unknown finding key(s): ${[...unknownKeys].sort().join(', ')}`);
+  }
+  if (mapped.size > 0) {
+    warnings.push(
+      `read the severity ${[...mapped].map(([k, n]) => `${k}${n > 1 ? ` (${n})` : ''}`).join(', ')}`,
+    );
   }
   if (removedIds > 0) {
     warnings.push(
@@ -324,7 +440,9 @@ function normaliseDispositions(value: unknown, warnings: string[]): Disposition[
 function normaliseImportantFiles(value: unknown[], warnings: string[]): ImportantFile[] {
   const files: ImportantFile[] = [];
   let dropped = 0;
-  for (const item of value) {
+  for (const raw of value) {
+    // A bare path where `{path, overview}` belongs.
+    const item = typeof raw === 'string' && raw.trim() !== '' ? { path: raw.trim(), overview: '' } : raw;
     const parsed = importantFileSchema.safeParse(item);
     if (parsed.success) files.push(parsed.data);
     else dropped++;
@@ -379,11 +497,19 @@ export function parseReviewOutput(
     return { ok: false, error, raw: text };
   }
   let value: unknown;
+  const warnings: string[] = [];
   try {
     value = JSON.parse(candidate);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return { ok: false, error: `The JSON object in the response is not valid JSON: ${reason}.`, raw: text };
+    const lenient = withoutTrailingCommas(candidate);
+    try {
+      if (lenient === candidate) throw err;
+      value = JSON.parse(lenient);
+      warnings.push('removed trailing commas from the JSON');
+    } catch {
+      return { ok: false, error: `The JSON object in the response is not valid JSON: ${reason}.`, raw: text };
+    }
   }
   const usability = isUsableReviewOutput(value);
   if (!usability.usable) {
@@ -394,7 +520,7 @@ export function parseReviewOutput(
     };
   }
   const input = value as Record<string, unknown>;
-  const warnings: string[] = [];
+  const unreadable: UnreadableFinding[] = [];
   const unknown = Object.keys(input).filter(
     (key) => !(REVIEW_OUTPUT_FIELDS as readonly string[]).includes(key),
   );
@@ -409,7 +535,7 @@ export function parseReviewOutput(
     reasoning: input.reasoning as string,
     mergeVerdict: input.mergeVerdict as string,
     importantFiles: normaliseImportantFiles(input.importantFiles as unknown[], warnings),
-    findings: normaliseFindings(input.findings as unknown[], opts.suppliedContextIds, warnings),
+    findings: normaliseFindings(input.findings as unknown[], opts.suppliedContextIds, warnings, unreadable),
     priorFindingDispositions: normaliseDispositions(input.priorFindingDispositions, warnings),
     missingValidations: strings('missingValidations', input.missingValidations as unknown[], warnings),
     crossRepoImpact: strings('crossRepoImpact', input.crossRepoImpact as unknown[], warnings),
@@ -419,7 +545,7 @@ export function parseReviewOutput(
       warnings,
     ),
   };
-  return { ok: true, output, warnings };
+  return { ok: true, output, warnings, unreadable };
 }
 
 /**
@@ -440,5 +566,22 @@ export function repairPrompt(error: string): string {
     `\`confidence\` (integer 1 to 5) and the arrays ${COMPETITOR_ARRAY_FIELDS.map((f) => `\`${f}\``).join(', ')}.`,
     'Each finding has severity ("blocker", "high", "medium" or "low"), category, path, title, body and contextIds, and',
     'optionally line, endLine (new-side line numbers of the diff), suggestion (replacement text) and confidence (0 to 1).',
+  ].join('\n');
+}
+
+/**
+ * The repair message for a usable answer with findings that cannot be used: which ones and why, and
+ * that the whole object is to be sent again.
+ */
+export function repairFindingsPrompt(unreadable: readonly UnreadableFinding[]): string {
+  const shown = unreadable.slice(0, 20).map((u) => `- ${u.reason}`);
+  if (unreadable.length > 20) shown.push(`- and ${unreadable.length - 20} more`);
+  return [
+    `${unreadable.length} finding(s) of your previous response could not be used:`,
+    ...shown,
+    '',
+    'Reply again with the whole JSON object and nothing else. Every finding is an object with a non-empty `path`',
+    '(a changed file), a non-empty `title`, `severity` ("blocker", "high", "medium" or "low"), `category`, `body` and',
+    '`contextIds`; drop a finding you cannot place in a file.',
   ].join('\n');
 }

@@ -86,7 +86,7 @@ export function systemPrompt(customInstructions: string): string {
     'diff; never count lines. A finding about code outside the shown hunks, a whole file or the whole pull request',
     'has no `line`. When the fix is a small local change of lines `line` to `endLine`, give `suggestion`: the complete',
     'new text of exactly those lines, with their indentation and without diff markers or line numbers; otherwise no',
-    '`suggestion`.',
+    '`suggestion`. Give each finding `confidence`: a number from 0 to 1, how sure you are that it is a real problem.',
     '',
     'Answer with exactly one JSON object and nothing else (no prose, no Markdown fence). It has exactly these',
     `fourteen fields: ${REVIEW_OUTPUT_FIELDS.join(', ')}.`,
@@ -95,7 +95,7 @@ export function systemPrompt(customInstructions: string): string {
     'from 1 to 5 (how sure you are of this review); `bulletHighlights`, `missingValidations` and `crossRepoImpact`',
     'are arrays of strings; `importantFiles` is an array of `{path, overview}`; each finding is',
     '`{severity, category, path, title, body, contextIds}` with `path` a changed file path, plus `line`, `endLine`',
-    'and `suggestion` as above (omit them or use null when they do not apply); `competitorComparison`',
+    '`suggestion` and `confidence` as above (omit them or use null when they do not apply); `competitorComparison`',
     'is `{available, winner, summary, confidence, ' +
       COMPETITOR_ARRAY_FIELDS.join(', ') +
       '}`; with no competitor',

@@ -160,6 +160,82 @@ describe('the review engine', () => {
     expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
   });
 
+  test('a finding without a path triggers the repair attempt; what stays unreadable is counted and said', async () => {
+    await start();
+    github();
+    const noPath = {
+      severity: 'high',
+      category: 'security',
+      title: 'Token leaks',
+      body: 'x',
+      contextIds: [],
+    };
+    const good = { ...noPath, path: 'src/cache.ts', title: 'Eviction races with writes' };
+    let repair = '';
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review({ findings: [noPath, good, 'src/cache.ts: a string'] }))))
+      // The repair answer places one of the two, and still has one without a path: it is used (fewer lost).
+      .post('/v1/chat/completions', (b: any) => ((repair = b.messages.at(-1).content), true))
+      .reply(
+        200,
+        completion(JSON.stringify(review({ findings: [{ ...noPath, path: 'src/cache.ts' }, good, noPath] }))),
+      );
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    expect(repair).toContain('2 finding(s) of your previous response could not be used:');
+    expect(repair).toContain('- finding 0 has no `path`');
+    expect(repair).toContain('- finding 2 is the string "src/cache.ts: a string", not an object');
+    const result = run.result as any;
+    expect(result.output.findings.map((f: any) => f.title)).toEqual([
+      'Token leaks',
+      'Eviction races with writes',
+    ]);
+    expect(result.unreadableFindings).toBe(1);
+    expect(result.output.missingValidations).toContain(
+      '1 finding from the model could not be read (no path or no title)',
+    );
+    const spans = (await spansOf(run)).spans;
+    expect(spans.find((s) => s.name === 'post-process')!.attributes).toMatchObject({ unreadableFindings: 1 });
+  });
+
+  test('strictness medium reads the finding confidence: below 0.8 a medium finding is dropped', async () => {
+    await start();
+    await setPolicy({ strictness: 'medium' });
+    github();
+    const medium = (title: string, confidence?: number) => ({
+      severity: 'medium',
+      category: 'reliability',
+      path: 'src/cache.ts',
+      title,
+      body: 'b',
+      contextIds: [],
+      ...(confidence === undefined ? {} : { confidence }),
+    });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(
+          JSON.stringify(
+            review({
+              findings: [
+                medium('unsure', 0.5),
+                medium('sure', 0.9),
+                medium('no confidence'),
+                { ...medium('major', 0.1), severity: 'major' },
+              ],
+            }),
+          ),
+        ),
+      );
+    const run = await reviewRun();
+    const result = run.result as any;
+    // `major` is read as high: never dropped by strictness.
+    expect(result.output.findings.map((f: any) => f.title)).toEqual(['sure', 'no confidence', 'major']);
+    expect(result.strictness).toEqual({ level: 'medium', dropped: 1 });
+  });
+
   test('with VERDICT_PUBLISH_ON_RUNNER_FAILURE=1 an unusable answer gives a degraded fallback result', async () => {
     await start({ VERDICT_PUBLISH_ON_RUNNER_FAILURE: '1' });
     github();

@@ -402,7 +402,7 @@ describe('parseReviewOutput', () => {
   test('parses a full object without warnings', () => {
     const value = full({ findings: [finding()], importantFiles: [{ path: 'a', overview: 'b' }] });
     const result = parseReviewOutput(text(value), { suppliedContextIds: NONE });
-    expect(result).toEqual({ ok: true, output: value, warnings: [] });
+    expect(result).toEqual({ ok: true, output: value, warnings: [], unreadable: [] });
   });
 
   test('parses inside a fence with prose around', () => {
@@ -472,11 +472,18 @@ describe('parseReviewOutput', () => {
     expect(result.ok).toBe(true);
     if (result.ok) {
       // An extension key is kept; any other key is removed and the finding stays; an invalid extension
-      // value is removed with what depends on it (a suggestion without its line).
-      expect(result.output.findings).toEqual([good, finding({ line: 12 }), good]);
-      const dropped = result.warnings.filter((w) => w.startsWith('dropped malformed finding'));
-      expect(dropped).toHaveLength(3);
-      expect(dropped[0]).toContain('finding 2');
+      // value is removed with what depends on it (a suggestion without its line); `critical` is a
+      // blocker; what cannot be used (not an object, no title) is counted, never dropped silently.
+      expect(result.output.findings).toEqual([
+        good,
+        finding({ line: 12 }),
+        finding({ severity: 'blocker' }),
+        good,
+      ]);
+      expect(result.unreadable).toEqual([
+        { index: 3, reason: 'finding 3 is the string "text", not an object' },
+        { index: 4, reason: 'finding 4 has no `title`' },
+      ]);
       expect(result.warnings).toContain('removed unknown finding key(s): column');
       expect(result.warnings).toContain(
         'removed invalid `line`, `endLine`, `suggestion`, `confidence` of finding 5',
@@ -543,7 +550,11 @@ describe('parseReviewOutput', () => {
       expect(result.output.bulletHighlights).toEqual(['a']);
       expect(result.output.missingValidations).toEqual(['tests not run']);
       expect(result.output.crossRepoImpact).toEqual([]);
-      expect(result.output.importantFiles).toEqual([{ path: 'a', overview: 'b' }]);
+      // A bare path where `{path, overview}` belongs is read as the path.
+      expect(result.output.importantFiles).toEqual([
+        { path: 'a', overview: 'b' },
+        { path: 'c', overview: '' },
+      ]);
       expect(result.output).not.toHaveProperty('line');
       expect(result.warnings).toHaveLength(5);
       expect(reviewOutputSchema.safeParse(result.output).success).toBe(true);
@@ -564,7 +575,12 @@ describe('parseReviewOutput', () => {
       'see {x}: {"overview": "x", "findings": [',
       /at character 9 .*never closed/,
     ],
-    ['invalid JSON (trailing comma)', '{"overview": "x",}', /not valid JSON: .+/],
+    ['invalid JSON (a missing comma)', '{"overview": "x" "summary": "y"}', /not valid JSON: .+/],
+    [
+      'a trailing comma is read, then the object is checked',
+      '{"overview": "x",}',
+      /not a usable review output/,
+    ],
     ['invalid JSON (single quotes)', "Review: {'overview': 'x'}", /not valid JSON/],
     [
       'an unusable object',
