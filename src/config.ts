@@ -173,6 +173,8 @@ export type ReviewConfig = {
   maxChunks: number;
   /** `VERDICT_PUBLISH_ON_RUNNER_FAILURE=1`: an unusable model answer gives a degraded result, not a failure. */
   publishOnRunnerFailure: boolean;
+  /** `VERDICT_REVIEW_CONCURRENCY` (default 4): parts of one review sent to the model at once. */
+  concurrency: number;
   /**
    * The environment the model providers are selected from (`VERDICT_RUNNER_PROVIDER`, keys, base URLs,
    * prices): `selectProviders` in `src/review/providers` reads it when the review engine is built.
@@ -192,6 +194,7 @@ export function reviewConfigFromEnv(env: Env): ReviewConfig {
     fileTokens: Math.min(v('REVIEW_FILE_TOKENS', 12_000, 100, 2_000_000), chunkTokens),
     maxChunks: v('REVIEW_MAX_CHUNKS', 12, 1, 1000),
     publishOnRunnerFailure: prefixed(env, 'PUBLISH_ON_RUNNER_FAILURE') === '1',
+    concurrency: v('REVIEW_CONCURRENCY', 4, 1, 64),
     providerEnv: Object.freeze({ ...env }),
   };
 }

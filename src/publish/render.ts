@@ -1,7 +1,13 @@
 import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { ReviewOutput } from '../review/output.schema.js';
-import { mergeStatus, type MergeStatus, type PublishableAnalysis } from './status.js';
+import {
+  mergeStatus,
+  mergeStatusCause,
+  verdictContradicts,
+  type MergeStatus,
+  type PublishableAnalysis,
+} from './status.js';
 
 /** GitHub refuses a review body over 65,536 characters. */
 export const GITHUB_BODY_LIMIT = 65_536;
@@ -63,7 +69,24 @@ export type RenderInput = PublishableAnalysis & {
   resolved?: ResolvedItem[];
   /** One line saying what was reviewed ("Reviewed the 2 files changed since abc1234"). */
   reviewNote?: string | null;
+  /** A link to a file (and lines) at the reviewed head, for paths in the body. */
+  fileLink?: (path: string, line?: number | null, endLine?: number | null) => string | null;
+  /** What was executed besides the semantic review (validation); empty or absent: nothing was. */
+  executed?: string[];
 };
+
+/** More low findings than this fold into a `<details>` block. */
+export const LOW_FINDINGS_FOLD = 10;
+
+const SEVERITY_ORDER: Record<string, number> = { blocker: 0, high: 1, medium: 2, low: 3 };
+
+/** Findings by severity, most severe first; the model's order within one severity. */
+export function bySeverity<T extends { severity: string }>(findings: readonly T[]): T[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => (SEVERITY_ORDER[a.f.severity] ?? 9) - (SEVERITY_ORDER[b.f.severity] ?? 9) || a.i - b.i)
+    .map(({ f }) => f);
+}
 
 /**
  * Model text made safe for a GitHub review body: HTML is escaped (no injected tags or comments),
@@ -178,10 +201,32 @@ function resolvedLines(items: ResolvedItem[]): string {
     .join('\n');
 }
 
-function findingLines(findings: RenderFinding[], detail: Detail, bodyChars: number): string {
+function findingLines(
+  findings: RenderFinding[],
+  detail: Detail,
+  bodyChars: number,
+  link?: RenderInput['fileLink'],
+): string {
+  const sorted = bySeverity(findings);
+  const lows = sorted.filter((f) => f.severity === 'low');
+  const shown = lows.length > LOW_FINDINGS_FOLD ? sorted.filter((f) => f.severity !== 'low') : sorted;
+  const lines = findingEntries(shown, detail, bodyChars, link);
+  if (shown === sorted) return lines;
+  const folded = `<details>\n<summary>${lows.length} low findings</summary>\n\n${findingEntries(lows, detail, bodyChars, link)}\n\n</details>`;
+  return lines === '' ? folded : `${lines}\n\n${folded}`;
+}
+
+function findingEntries(
+  findings: RenderFinding[],
+  detail: Detail,
+  bodyChars: number,
+  link?: RenderInput['fileLink'],
+): string {
   return findings
     .map((f) => {
-      const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${f.path ? ` — ${codePath(f.path)}` : ''}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
+      const url = f.path && link ? link(f.path, f.line, f.endLine) : null;
+      const where = f.path ? ` — ${url ? `[${codePath(f.path)}](${url})` : codePath(f.path)}` : '';
+      const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${where}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
       if (detail >= 3 || f.body.trim() === '') return head;
       const body = f.body.length > bodyChars ? `${f.body.slice(0, bodyChars)}…` : f.body;
       return `${head}\n\n${escapeText(body)
@@ -199,7 +244,18 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   const parts: string[] = [];
   if (policy.commentHeader.trim() !== '') parts.push(policy.commentHeader.trim());
   parts.push(`## ${escapeInline(input.productName)} review`);
-  parts.push(`**Merge Status: ${MERGE_STATUS_BADGE[status]}** — ${escapeInline(output.mergeVerdict)}`);
+  // The computed status and its cause; the model's merge verdict as the model's words, and a
+  // contradiction between the two said, never left for the reader to find.
+  parts.push(
+    [
+      `**Merge Status: ${MERGE_STATUS_BADGE[status]}** (${mergeStatusCause(input)})`,
+      `The model's merge verdict: “${escapeInline(output.mergeVerdict)}”${
+        verdictContradicts(status, output.mergeVerdict)
+          ? ` — this disagrees with the computed status above, which is what the findings and coverage say.`
+          : ''
+      }`,
+    ].join('\n'),
+  );
   if (input.reviewNote) parts.push(`_${escapeInline(input.reviewNote)}_`);
 
   const overview = [escapeText(output.overview.trim())];
@@ -241,7 +297,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   const noFindings =
     inline.length > 0 ? '_No other findings in the changed files._' : '_No findings in the changed files._';
   parts.push(
-    `### Findings (${inside.length})\n\n${inside.length === 0 ? noFindings : findingLines(inside, detail, bodyChars)}`,
+    `### Findings (${inside.length})\n\n${inside.length === 0 ? noFindings : findingLines(inside, detail, bodyChars, input.fileLink)}`,
   );
   const stillOpen = input.stillOpen ?? [];
   if (stillOpen.length > 0) {
@@ -255,19 +311,19 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
     parts.push(
       section(
         `Outside-Diff Findings (${outside.length})`,
-        findingLines(outside, detail, bodyChars),
+        findingLines(outside, detail, bodyChars, input.fileLink),
         policy.summary.outsideDiff,
       ),
     );
   }
 
-  parts.push(
-    `### Validation Status\n\n${
-      output.missingValidations.length === 0
-        ? 'All validations available.'
-        : output.missingValidations.map((m) => `- MISSING: ${escapeInline(m)}`).join('\n')
-    }`,
-  );
+  const executed = input.executed ?? [];
+  const ran =
+    executed.length === 0
+      ? 'Nothing was executed: semantic review only.'
+      : executed.map((e) => `- RAN: ${escapeInline(e)}`).join('\n');
+  const missingLines = output.missingValidations.map((m) => `- MISSING: ${escapeInline(m)}`).join('\n');
+  parts.push(`### Validation Status\n\n${ran}${missingLines === '' ? '' : `\n\n${missingLines}`}`);
   if (output.crossRepoImpact.length > 0) {
     parts.push(
       `### Cross-Repo Impact\n\n${output.crossRepoImpact.map((c) => `- ${escapeInline(c)}`).join('\n')}`,

@@ -33,7 +33,13 @@ import {
   RESOLVE_THREAD,
   type LineComment,
 } from './line-comments.js';
-import { autoApproval, checkConclusion, mergeStatus, type CheckConclusion } from './status.js';
+import {
+  autoApproval,
+  checkConclusion,
+  mergeStatus,
+  mergeStatusCause,
+  type CheckConclusion,
+} from './status.js';
 
 export type PublishMode = 'live' | 'shadow';
 
@@ -304,6 +310,9 @@ export class ReviewPublisher {
       stillOpen: plan.stillOpen,
       resolved: plan.resolved,
       reviewNote: reviewNote(result),
+      fileLink: commitId
+        ? (path, line, endLine) => this.fileUrl(run.repo, commitId, path, line, endLine)
+        : undefined,
     };
 
     // 1. The review: a new one every time, its anchored findings as line comments.
@@ -399,8 +408,13 @@ export class ReviewPublisher {
     if (!enabled && !run.checkRunId) return null;
     const conclusion: CheckConclusion = enabled ? c.conclusion : 'neutral';
     const findings = c.result.output.findings.length;
+    const analysis = {
+      output: c.result.output,
+      coverage: c.result.coverage ?? null,
+      degraded: c.result.degraded === true,
+    };
     const summary = [
-      `**Merge Status: ${MERGE_STATUS_BADGE[c.status as keyof typeof MERGE_STATUS_BADGE]}** — ${c.result.output.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}`,
+      `**Merge Status: ${MERGE_STATUS_BADGE[c.status as keyof typeof MERGE_STATUS_BADGE]}** (${mergeStatusCause(analysis)}). The model's merge verdict: “${c.result.output.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
       `Analyst confidence ${c.result.output.confidenceScore}/5 · ${findings} finding(s) · coverage ${
         c.result.coverage?.complete ? 'complete' : 'incomplete'
       } at ${c.commitId.slice(0, 7)}${enabled ? '' : ' · status checks are off in the review policy'}`,
@@ -467,10 +481,17 @@ export class ReviewPublisher {
     return all;
   }
 
-  private fileUrl(repo: string, sha: string, path: string, line: number, endLine: number | null): string {
+  private fileUrl(
+    repo: string,
+    sha: string,
+    path: string,
+    line?: number | null,
+    endLine?: number | null,
+  ): string {
     const web = this.deps.webUrl ?? 'https://github.com';
     const encoded = path.split('/').map(encodeURIComponent).join('/');
-    return `${web}/${repo}/blob/${sha}/${encoded}#L${line}${endLine && endLine !== line ? `-L${endLine}` : ''}`;
+    const lines = line ? `#L${line}${endLine && endLine !== line ? `-L${endLine}` : ''}` : '';
+    return `${web}/${repo}/blob/${sha}/${encoded}${lines}`;
   }
 
   /**

@@ -41,6 +41,50 @@ export function mergeStatus(a: PublishableAnalysis): MergeStatus {
   return 'CLEAR';
 }
 
+function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * Why the merge status is what it is, in words: `1 blocker, 2 high findings` for BLOCK; the conditions
+ * that hold for CAUTION (`1 medium finding; 2 missing validations`); `no finding needs attention` for CLEAR.
+ */
+export function mergeStatusCause(a: PublishableAnalysis): string {
+  const count = (severity: string) => a.output.findings.filter((f) => f.severity === severity).length;
+  const status = mergeStatus(a);
+  if (status === 'BLOCK') {
+    const parts = [];
+    if (count('blocker') > 0) parts.push(plural(count('blocker'), 'blocker'));
+    if (count('high') > 0) parts.push(plural(count('high'), 'high finding'));
+    return parts.join(', ');
+  }
+  if (status === 'CAUTION') {
+    const parts = [];
+    if (count('medium') > 0) parts.push(plural(count('medium'), 'medium finding'));
+    if (a.output.verdict === 'needs-attention') parts.push('the model asks for attention');
+    if (a.output.missingValidations.length > 0) {
+      parts.push(plural(a.output.missingValidations.length, 'missing validation'));
+    }
+    if (a.coverage === null) parts.push('no semantic coverage');
+    else if (!a.coverage.complete) parts.push('semantic coverage incomplete');
+    if (a.degraded) parts.push('part of the analysis failed');
+    return parts.join('; ');
+  }
+  return 'no finding needs attention';
+}
+
+/** Words of a merge verdict that call the change ready, against a status that is not CLEAR. */
+const READY = /\b(?:safe|ready|good|fine|ok(?:ay)?) to (?:merge|ship|land)\b|\blgtm\b|\bapprove(?:d)?\b/i;
+/** Words that ask to hold the change, against a CLEAR status. */
+const HOLD =
+  /\b(?:do not|don't|must not|should not|not safe to|not ready to) (?:merge|ship|land)\b|\bblock(?:s|ed|ing)? (?:the )?merge\b/i;
+
+/** Whether the model's merge verdict contradicts the computed status. */
+export function verdictContradicts(status: MergeStatus, mergeVerdict: string): boolean {
+  if (status === 'CLEAR') return HOLD.test(mergeVerdict);
+  return READY.test(mergeVerdict) && !HOLD.test(mergeVerdict);
+}
+
 /**
  * The risk auto approval compares with `autoApprove.maxRisk`: `critical` with a blocker finding, `high`
  * with a high one, `medium` with any other finding or a non-clear merge status, `low` otherwise.

@@ -253,3 +253,34 @@ export function buildReviewInput(
   }
   return { chunks, notReviewed, clipped, missingValidations, totalFiles: files.length, budget };
 }
+
+/**
+ * Splits a part in two (an answer cut at the output token limit): its files in two halves, or a single
+ * file's shown diff in two halves of its lines, at a hunk boundary when there is one. Both halves keep the
+ * part's index. Null when there is nothing left to split (one file of one line).
+ */
+export function splitChunk(chunk: ReviewChunk): [ReviewChunk, ReviewChunk] | null {
+  const half = (files: ChunkFile[]): ReviewChunk => ({
+    index: chunk.index,
+    files,
+    tokens: files.reduce((n, f) => n + f.tokens, 0),
+  });
+  if (chunk.files.length >= 2) {
+    const mid = Math.ceil(chunk.files.length / 2);
+    return [half(chunk.files.slice(0, mid)), half(chunk.files.slice(mid))];
+  }
+  const file = chunk.files[0];
+  if (!file) return null;
+  const lines = file.patch.split('\n');
+  if (lines.length < 2) return null;
+  const middle = Math.floor(lines.length / 2);
+  // The hunk header nearest the middle, so that each half starts at a hunk; else the middle line.
+  let cut = -1;
+  for (let d = 0; d < middle && cut < 0; d++) {
+    if (lines[middle + d]?.startsWith('@@ ')) cut = middle + d;
+    else if (middle - d > 0 && lines[middle - d]!.startsWith('@@ ')) cut = middle - d;
+  }
+  if (cut <= 0) cut = middle;
+  const part = (text: string): ChunkFile => ({ ...file, patch: text, tokens: tokensOf(text) });
+  return [half([part(lines.slice(0, cut).join('\n'))]), half([part(lines.slice(cut).join('\n'))])];
+}

@@ -13,7 +13,21 @@ import { usageReport } from '../store/usage.js';
 import type { JobContext } from '../worker/runner.js';
 import type { ReviewExecution, ReviewExecutor } from '../worker/review-consumer.js';
 import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
-import { buildReviewInput, type ChangedFile, type ReviewChunk, type ReviewInput } from './context.js';
+import {
+  buildReviewInput,
+  splitChunk,
+  type ChangedFile,
+  type ReviewChunk,
+  type ReviewInput,
+} from './context.js';
+import { mapConcurrent } from './concurrency.js';
+import {
+  mergeFindings,
+  parseSynthesis,
+  SYNTHESIS_SYSTEM,
+  synthesisJsonSchema,
+  synthesisPrompt,
+} from './synthesis.js';
 import { applyConfidenceCap, reviewDispositions } from './dispositions.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import { checkFindingAnchors } from './anchors.js';
@@ -66,7 +80,24 @@ type PassResult = {
   failed: Map<number, string>;
   /** Whether some failure was one that trying again later can fix (timeout, 5xx, rate limit). */
   retryable: boolean;
+  /** Parts split in two because an answer was cut at the output token limit. */
+  splits: number;
 };
+
+/** How one part went: its outputs (two or more when it was split), or its error. */
+type PartResult = {
+  outputs: Array<{ output: ReviewOutput; warnings: string[]; unreadable: number }>;
+  error: string | null;
+  retryable: boolean;
+  splits: number;
+};
+
+/** The strict-compatible review output schema, the same object first in every call (prompt caching). */
+const REVIEW_SCHEMA = reviewOutputJsonSchema() as unknown as Record<string, unknown>;
+const SYNTHESIS_SCHEMA = synthesisJsonSchema();
+
+/** A part is split at most this many times over (a part becomes at most 8 smaller ones). */
+const MAX_SPLIT_DEPTH = 3;
 
 /** What the engine stores as the run's `result` (review-engine 2.8). */
 export type RunResult = {
@@ -93,7 +124,18 @@ export type RunResult = {
   strictness: { level: string; dropped: number };
   /** Findings the model gave that could not be read even after the repair attempt (counted, said). */
   unreadableFindings: number;
-  chunks: { total: number; failed: number; errors: Array<{ chunk: number; error: string }> };
+  chunks: {
+    total: number;
+    failed: number;
+    errors: Array<{ chunk: number; error: string }>;
+    /** Parts split in two because an answer was cut at the output token limit. */
+    splits?: number;
+  };
+  /**
+   * A review in several parts: how they were combined (the synthesis call, or the deterministic merge
+   * when it failed), and how many findings were the same issue seen twice. Null with one part.
+   */
+  synthesis: { status: 'synthesised' | 'failed'; merged: number; error: string | null } | null;
   /** Full or incremental (NAMES.md), why, and since which reviewed head. */
   review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
   /** The base branch reviewed against (a changed base gives the next run a full review). */
@@ -433,9 +475,14 @@ class ReviewJob {
     const warnings = primary.outputs.flatMap((o) =>
       o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
     );
-    let output = usable
-      ? mergeOutputs(primary.outputs.map((o) => o.output))
-      : fallbackOutput([...primary.failed.values()][0] ?? 'no output');
+    // Dispositions count only from a part that holds the prior finding's file, quoting that file.
+    const partOutputs = primary.outputs.map((o) =>
+      this.dispositionsFromOwnFiles(o.output, input.chunks[o.chunk] ?? null, prior, warnings, o.chunk),
+    );
+    const combined = usable
+      ? await this.combineParts(partOutputs, pr)
+      : { output: fallbackOutput([...primary.failed.values()][0] ?? 'no output'), synthesis: null };
+    let output = combined.output;
     // A comparison needs something to compare with: without a competitor review it is the default object.
     if (competitors.length === 0 && output.competitorComparison.available) {
       output = { ...output, competitorComparison: defaultCompetitorComparison() };
@@ -450,6 +497,11 @@ class ReviewJob {
       plan.kind === 'incremental' ? this.carriedCoverage(previous, plan.sinceSha) : undefined,
     );
     const missing = [...output.missingValidations, ...input.missingValidations];
+    if (combined.synthesis?.status === 'failed') {
+      missing.push(
+        `The ${partOutputs.length} parts could not be combined by the model (${combined.synthesis.error}): the overview is part 1's and the rest is joined part by part.`,
+      );
+    }
     if (coverage.truncatedByGitHub) {
       missing.push(
         `GitHub lists at most ${GITHUB_MAX_PR_FILES} files of a pull request: ${pr.changedFiles - changed.length} changed file(s) were not seen.`,
@@ -537,6 +589,7 @@ class ReviewJob {
       strictness: { level: policy.strictness, dropped: strict.dropped.length },
       unreadableFindings: unreadable,
       chunks: this.chunkSummary(input, primary),
+      synthesis: combined.synthesis,
       review: {
         kind: plan.kind,
         reason: plan.reason,
@@ -640,6 +693,7 @@ class ReviewJob {
       total: Math.max(1, input.chunks.length),
       failed: pass.failed.size,
       errors: [...pass.failed].map(([chunk, error]) => ({ chunk, error })),
+      splits: pass.splits,
     };
   }
 
@@ -672,6 +726,90 @@ class ReviewJob {
       `review ${this.run.reviewKey} not run: ${reason}`,
     );
     return { status: 'skipped', reason };
+  }
+
+  /**
+   * A disposition of a prior finding counts only from a part that holds that finding's file, with its
+   * evidence quoted from that file (the other parts never saw the code). The rest are dropped, said.
+   */
+  private dispositionsFromOwnFiles(
+    output: ReviewOutput,
+    chunk: ReviewChunk | null,
+    prior: PriorFinding[],
+    warnings: string[],
+    index: number,
+  ): ReviewOutput {
+    if (chunk === null || output.priorFindingDispositions.length === 0) return output;
+    const held = new Set(chunk.files.map((f) => normaliseFindingPath(f.path)));
+    const pathOf = new Map(prior.map((p) => [p.fingerprint, p.path ? normaliseFindingPath(p.path) : null]));
+    const kept = output.priorFindingDispositions.filter((d) => {
+      const path = pathOf.get(d.fingerprint);
+      if (path === undefined || path === null) return true;
+      const ok = held.has(path) && d.evidence.every((e) => normaliseFindingPath(e.path) === path);
+      if (!ok) {
+        warnings.push(
+          `part ${index + 1}: dropped the disposition of ${d.fingerprint}: that part does not hold ${path} or quotes another file`,
+        );
+      }
+      return ok;
+    });
+    return kept.length === output.priorFindingDispositions.length
+      ? output
+      : { ...output, priorFindingDispositions: kept };
+  }
+
+  /**
+   * One part: its output. Several: a synthesis call over the parts' summaries and finding titles writes
+   * the overview, summary, verdict, merge verdict and confidence and names duplicate findings (merged);
+   * when it fails, the deterministic merge, and the result says so.
+   */
+  private async combineParts(
+    outputs: ReviewOutput[],
+    pr: PullRequestFacts,
+  ): Promise<{ output: ReviewOutput; synthesis: RunResult['synthesis'] }> {
+    if (outputs.length === 1) return { output: outputs[0]!, synthesis: null };
+    const merged = mergeOutputs(outputs);
+    const called = await this.call(
+      this.deps.providers.primary,
+      'synthesis',
+      SYNTHESIS_SYSTEM,
+      [
+        {
+          role: 'user',
+          content: synthesisPrompt(
+            { repo: this.run.repo, number: this.run.prNumber, title: pr.title },
+            outputs,
+          ),
+        },
+      ],
+      this.deps.config.timeoutMs,
+      { parts: outputs.length },
+      SYNTHESIS_SCHEMA,
+    );
+    const parsed = called.ok
+      ? called.truncated
+        ? ({ ok: false, error: 'the answer was cut at the output token limit' } as const)
+        : parseSynthesis(called.text)
+      : ({ ok: false, error: called.error } as const);
+    if (!parsed.ok) {
+      return { output: merged, synthesis: { status: 'failed', merged: 0, error: parsed.error } };
+    }
+    const s = parsed.synthesis;
+    const findings = mergeFindings(outputs, s.duplicates);
+    return {
+      output: {
+        ...merged,
+        overview: s.overview,
+        summary: s.summary,
+        verdict: s.verdict,
+        confidenceScore: s.confidenceScore,
+        bulletHighlights: s.bulletHighlights,
+        reasoning: s.reasoning,
+        mergeVerdict: s.mergeVerdict,
+        findings: findings.findings,
+      },
+      synthesis: { status: 'synthesised', merged: findings.merged, error: null },
+    };
   }
 
   /** What the incremental rule reads of an earlier run. */
@@ -731,7 +869,10 @@ class ReviewJob {
     return [...byFingerprint.values()].slice(0, MAX_PRIOR_FINDINGS);
   }
 
-  /** One model pass over every chunk (one call per chunk, plus one repair attempt when needed). */
+  /**
+   * One model pass over every part: the parts run concurrently (`VERDICT_REVIEW_CONCURRENCY`), each call
+   * under its timeout, with one repair attempt each. Outputs are kept in part order.
+   */
   private async pass(
     provider: ModelProvider,
     spanName: string,
@@ -741,56 +882,105 @@ class ReviewJob {
     suppliedIds: ReadonlySet<string>,
     timeoutMs: number,
   ): Promise<PassResult> {
-    const result: PassResult = { outputs: [], failed: new Map(), retryable: false };
+    const result: PassResult = { outputs: [], failed: new Map(), retryable: false, splits: 0 };
     const chunks: Array<ReviewChunk | null> = input.chunks.length > 0 ? input.chunks : [null];
-    for (const [index, chunk] of chunks.entries()) {
+    const run = { provider, spanName, promptContext, system, suppliedIds, timeoutMs, total: chunks.length };
+    const parts = await mapConcurrent(chunks, this.deps.config.concurrency, async (chunk, index) => {
       if (this.ctx.signal.aborted) throw new Error('aborted');
-      const messages: ModelMessage[] = [
-        { role: 'user', content: chunkPrompt(promptContext, chunk, chunks.length) },
-      ];
-      let error: string | null = null;
-      // A usable answer with unreadable findings is kept while the repair attempt tries to do better.
-      let kept: { output: ReviewOutput; warnings: string[]; unreadable: number } | null = null;
-      for (let attempt = 1; attempt <= 2; attempt++) {
-        const called = await this.call(provider, spanName, system, messages, timeoutMs, {
-          chunk: index,
-          attempt,
-          files: chunk?.files.length ?? 0,
-          diffTokens: chunk?.tokens ?? 0,
-        });
-        if (!called.ok) {
-          if (kept) break;
-          error = called.error;
-          if (called.retryable) result.retryable = true;
-          break;
-        }
-        const parsed = parseReviewOutput(called.text, { suppliedContextIds: suppliedIds });
-        if (parsed.ok) {
-          const candidate = {
-            output: parsed.output,
-            warnings: parsed.warnings,
-            unreadable: parsed.unreadable.length,
-          };
-          if (!kept || candidate.unreadable <= kept.unreadable) kept = candidate;
-          error = null;
-          if (parsed.unreadable.length === 0 || attempt === 2) break;
-          messages.push(
-            { role: 'assistant', content: called.text },
-            { role: 'user', content: repairFindingsPrompt(parsed.unreadable) },
-          );
-          continue;
-        }
-        if (kept) break;
-        error = `the model call succeeded but returned no usable review JSON payload (${parsed.error})`;
-        messages.push(
-          { role: 'assistant', content: called.text },
-          { role: 'user', content: repairPrompt(parsed.error) },
-        );
-      }
-      if (kept) result.outputs.push({ chunk: index, ...kept });
-      else if (error !== null) result.failed.set(index, error);
+      return this.reviewPart(run, chunk, index, 0);
+    });
+    for (const [index, part] of parts.entries()) {
+      for (const output of part.outputs) result.outputs.push({ chunk: index, ...output });
+      if (part.error !== null) result.failed.set(index, part.error);
+      if (part.retryable) result.retryable = true;
+      result.splits += part.splits;
     }
     return result;
+  }
+
+  /**
+   * One part: a call, the repair attempt when the answer cannot be used, and, when the answer was cut at
+   * the output token limit, no repair: the part is split in two and both halves are reviewed.
+   */
+  private async reviewPart(
+    run: {
+      provider: ModelProvider;
+      spanName: string;
+      promptContext: PromptContext;
+      system: string;
+      suppliedIds: ReadonlySet<string>;
+      timeoutMs: number;
+      total: number;
+    },
+    chunk: ReviewChunk | null,
+    index: number,
+    depth: number,
+  ): Promise<PartResult> {
+    const messages: ModelMessage[] = [
+      { role: 'user', content: chunkPrompt(run.promptContext, chunk, run.total) },
+    ];
+    let error: string | null = null;
+    let retryable = false;
+    // A usable answer with unreadable findings is kept while the repair attempt tries to do better.
+    let kept: { output: ReviewOutput; warnings: string[]; unreadable: number } | null = null;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const called = await this.call(run.provider, run.spanName, run.system, messages, run.timeoutMs, {
+        chunk: index,
+        attempt,
+        ...(depth > 0 ? { split: depth } : {}),
+        files: chunk?.files.length ?? 0,
+        diffTokens: chunk?.tokens ?? 0,
+      });
+      if (!called.ok) {
+        if (kept) break;
+        error = called.error;
+        retryable = called.retryable;
+        break;
+      }
+      if (called.truncated) {
+        const halves = chunk ? splitChunk(chunk) : null;
+        if (halves && depth < MAX_SPLIT_DEPTH) {
+          const [a, b] = await Promise.all(
+            halves.map((half) => this.reviewPart(run, half, index, depth + 1)),
+          );
+          const warning = `the answer was cut at the output token limit: the part was split in two and both halves reviewed`;
+          return {
+            outputs: [...a!.outputs, ...b!.outputs].map((o, i) =>
+              i === 0 ? { ...o, warnings: [warning, ...o.warnings] } : o,
+            ),
+            error: a!.error ?? b!.error,
+            retryable: a!.retryable || b!.retryable,
+            splits: 1 + a!.splits + b!.splits,
+          };
+        }
+        if (kept) break;
+        error = 'the answer was cut at the output token limit and the part cannot be split further';
+        break;
+      }
+      const parsed = parseReviewOutput(called.text, { suppliedContextIds: run.suppliedIds });
+      if (parsed.ok) {
+        const candidate = {
+          output: parsed.output,
+          warnings: parsed.warnings,
+          unreadable: parsed.unreadable.length,
+        };
+        if (!kept || candidate.unreadable <= kept.unreadable) kept = candidate;
+        error = null;
+        if (parsed.unreadable.length === 0 || attempt === 2) break;
+        messages.push(
+          { role: 'assistant', content: called.text },
+          { role: 'user', content: repairFindingsPrompt(parsed.unreadable) },
+        );
+        continue;
+      }
+      if (kept) break;
+      error = `the model call succeeded but returned no usable review JSON payload (${parsed.error})`;
+      messages.push(
+        { role: 'assistant', content: called.text },
+        { role: 'user', content: repairPrompt(parsed.error) },
+      );
+    }
+    return { outputs: kept ? [kept] : [], error: kept ? null : error, retryable, splits: 0 };
   }
 
   private async call(
@@ -800,13 +990,16 @@ class ReviewJob {
     messages: ModelMessage[],
     timeoutMs: number,
     attributes: Record<string, unknown>,
-  ): Promise<{ ok: true; text: string } | { ok: false; error: string; retryable: boolean }> {
+    jsonSchema: Record<string, unknown> = REVIEW_SCHEMA,
+  ): Promise<
+    { ok: true; text: string; truncated: boolean } | { ok: false; error: string; retryable: boolean }
+  > {
     const startedAt = this.deps.clock.now();
     try {
       const response = await provider.complete({
         system,
         messages,
-        jsonSchema: reviewOutputJsonSchema() as unknown as Record<string, unknown>,
+        jsonSchema,
         timeoutMs,
         signal: this.ctx.signal,
       });
@@ -821,9 +1014,20 @@ class ReviewJob {
         costUsd: response.costUsd,
         startedAt,
         endedAt: this.deps.clock.now(),
-        attributes,
+        attributes: {
+          ...attributes,
+          ...(response.usage.cachedInputTokens
+            ? { cachedInputTokens: response.usage.cachedInputTokens }
+            : {}),
+          ...(response.usage.cacheWriteTokens ? { cacheWriteTokens: response.usage.cacheWriteTokens } : {}),
+          ...(response.structuredOutput ? { structuredOutput: response.structuredOutput } : {}),
+          ...(response.structuredOutputFallback
+            ? { structuredOutputFallback: response.structuredOutputFallback }
+            : {}),
+          ...(response.truncated ? { truncated: true } : {}),
+        },
       });
-      return { ok: true, text: response.text };
+      return { ok: true, text: response.text, truncated: response.truncated === true };
     } catch (error) {
       if (this.ctx.signal.aborted) throw error;
       const message = errorText(error);

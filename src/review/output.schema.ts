@@ -174,8 +174,34 @@ type JsonSchemaNode = Record<string, unknown>;
 export function reviewOutputJsonSchema(): JsonSchemaNode {
   const schema = z.toJSONSchema(reviewOutputSchema, { target: 'draft-2020-12' }) as JsonSchemaNode;
   delete schema.$schema;
-  return strictify(schema) as JsonSchemaNode;
+  const strict = strictify(schema) as JsonSchemaNode;
+  // Structured outputs generate properties in schema order: the findings come before the verdict, the
+  // confidence and the merge verdict, so that those are written after the evidence, not before it.
+  const properties = strict.properties as JsonSchemaNode;
+  const ordered: JsonSchemaNode = {};
+  for (const key of SCHEMA_ORDER) ordered[key] = properties[key];
+  strict.properties = ordered;
+  strict.required = [...SCHEMA_ORDER];
+  return strict;
 }
+
+/** The fourteen fields in the order the schema asks for them (findings first, conclusions last). */
+export const SCHEMA_ORDER = [
+  'overview',
+  'importantFiles',
+  'findings',
+  'priorFindingDispositions',
+  'missingValidations',
+  'crossRepoImpact',
+  'sequenceDiagram',
+  'competitorComparison',
+  'summary',
+  'bulletHighlights',
+  'reasoning',
+  'confidenceScore',
+  'verdict',
+  'mergeVerdict',
+] as const;
 
 function strictify(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(strictify);

@@ -135,8 +135,9 @@ describe('openai', () => {
       ],
       response_format: {
         type: 'json_schema',
-        json_schema: { name: 'review', schema: SCHEMA, strict: false },
+        json_schema: { name: 'review', schema: SCHEMA, strict: true },
       },
+      temperature: 0.1,
     });
     expect(res).toMatchObject({
       text: ANSWER,
@@ -276,7 +277,7 @@ describe('openrouter', () => {
     expect(sent.model).toBe(MODEL);
     expect(sent.response_format).toEqual({
       type: 'json_schema',
-      json_schema: { name: 'review', schema: SCHEMA, strict: false },
+      json_schema: { name: 'review', schema: SCHEMA, strict: true },
     });
     expect(sent.max_tokens).toBeUndefined();
     expect(res).toMatchObject({ text: ANSWER, provider: 'openrouter', model: MODEL });
@@ -528,7 +529,7 @@ describe('anthropic', () => {
     ANTHROPIC_API_KEY: 'sk-ant-test',
   };
 
-  test('POST {base}/messages with anthropic-version, max_tokens 8192 and the schema in the system prompt', async () => {
+  test('POST {base}/messages with anthropic-version, max_tokens 8192, the schema as a forced tool, the system cached', async () => {
     let sent: any = null;
     const scope = nock(ANTHROPIC)
       .post('/v1/messages', (body) => ((sent = body), true))
@@ -540,8 +541,13 @@ describe('anthropic', () => {
     expect(sent.model).toBe('claude-sonnet-4-20250514');
     expect(sent.max_tokens).toBe(8192);
     expect(sent.messages).toEqual([{ role: 'user', content: 'Review this diff.' }]);
-    expect(sent.system).toContain('You review pull requests.');
-    expect(sent.system).toContain(JSON.stringify(SCHEMA));
+    expect(sent.system).toEqual([
+      { type: 'text', text: 'You review pull requests.', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(sent.tools).toEqual([
+      { name: 'submit_review', description: expect.any(String), input_schema: SCHEMA },
+    ]);
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'submit_review' });
     expect(res).toMatchObject({
       text: '{"overview": "Looks fine."}',
       usage: { inputTokens: 1000, outputTokens: 200 },
@@ -569,7 +575,9 @@ describe('anthropic', () => {
     }).primary.complete(request({ jsonSchema: undefined }));
     expect(scope.isDone()).toBe(true);
     expect(sent.max_tokens).toBe(1024);
-    expect(sent.system).toBe('You review pull requests.');
+    expect(sent.system[0].text).toBe('You review pull requests.');
+    // Without a schema there is no tool to force.
+    expect(sent.tools).toBeUndefined();
   });
 
   test('VERDICT_OPENROUTER_MAX_TOKENS overrides the anthropic max tokens', async () => {
@@ -639,11 +647,12 @@ describe('codex', () => {
     return bin;
   }
 
-  test('runs `<bin> exec --skip-git-repo-check -m <model> -` with the prompt on stdin and CODEX_HOME', async () => {
+  test('runs `<bin> exec --skip-git-repo-check -m <model> --output-schema <file> -` with the prompt on stdin and CODEX_HOME', async () => {
     const bin = fakeCodex(
       [
         `cat > '${dir}/stdin.txt'`,
         `printf '%s\\n' "$@" > '${dir}/args.txt'`,
+        `cp "$6" '${dir}/schema.json'`,
         `printf '%s' "$CODEX_HOME" > '${dir}/home.txt'`,
         `pwd > '${dir}/cwd.txt'`,
         `echo 'thinking...' >&2`,
@@ -671,18 +680,24 @@ describe('codex', () => {
       provider: 'codex',
       model: 'gpt-5-codex',
       durationMs: expect.any(Number),
+      structuredOutput: 'output_schema',
     });
-    expect(readFileSync(join(dir, 'args.txt'), 'utf8').trim().split('\n')).toEqual([
+    const args = readFileSync(join(dir, 'args.txt'), 'utf8').trim().split('\n');
+    expect(args).toEqual([
       'exec',
       '--skip-git-repo-check',
       '-m',
       'gpt-5-codex',
+      '--output-schema',
+      expect.any(String),
       '-',
     ]);
+    // The schema goes to the CLI as a file, not into the prompt.
+    expect(JSON.parse(readFileSync(join(dir, 'schema.json'), 'utf8'))).toEqual(SCHEMA);
     expect(readFileSync(join(dir, 'home.txt'), 'utf8')).toBe(join(dir, 'home'));
     const stdin = readFileSync(join(dir, 'stdin.txt'), 'utf8');
     expect(stdin).toContain('You review pull requests.');
-    expect(stdin).toContain(JSON.stringify(SCHEMA));
+    expect(stdin).not.toContain(JSON.stringify(SCHEMA));
     const order = ['Review this diff.', 'not json', 'Answer with JSON only.'].map((s) => stdin.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(order[0]).toBeGreaterThan(0);

@@ -478,7 +478,7 @@ describe('the review engine', () => {
     );
   });
 
-  test('anthropic: the Messages API with its version header, usage and built-in cost', async () => {
+  test('anthropic: a forced tool call with the output schema, the system block cached, cache reads priced', async () => {
     await start({
       VERDICT_RUNNER_PROVIDER: 'anthropic',
       VERDICT_RUNNER_MODEL: 'claude-sonnet-4-20250514',
@@ -496,23 +496,36 @@ describe('the review engine', () => {
         type: 'message',
         role: 'assistant',
         model: 'claude-sonnet-4-20250514',
-        content: [{ type: 'text', text: JSON.stringify(review()) }],
-        stop_reason: 'end_turn',
+        content: [{ type: 'tool_use', id: 'toolu_01', name: 'submit_review', input: review() }],
+        stop_reason: 'tool_use',
         stop_sequence: null,
-        usage: { input_tokens: 2000, output_tokens: 500 },
+        usage: {
+          input_tokens: 200,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 1800,
+          output_tokens: 500,
+        },
       });
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
     expect(sent.max_tokens).toBe(8192);
-    expect(typeof sent.system === 'string' ? sent.system : JSON.stringify(sent.system)).toContain(
-      'fourteen fields',
-    );
+    // The schema is the tool's input schema, and the tool is forced; the system block is cached.
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'submit_review' });
+    expect(sent.tools[0].name).toBe('submit_review');
+    expect(Object.keys(sent.tools[0].input_schema.properties)).toContain('findings');
+    expect(sent.system).toEqual([
+      expect.objectContaining({ type: 'text', cache_control: { type: 'ephemeral' } }),
+    ]);
+    expect(sent.system[0].text).toContain('fourteen fields');
+    expect((run.result as any).output.findings[0].title).toBe('Eviction races with concurrent writes');
     const { spans } = await spansOf(run);
     const model = spans.find((s) => s.kind === 'model')!;
+    // Input counts every token, cached ones included.
     expect(model).toMatchObject({ provider: 'anthropic', inputTokens: 2000, outputTokens: 500 });
-    // 2000 × $3 + 500 × $15 per million tokens.
-    expect(model.costUsd).toBeCloseTo(0.0135, 6);
+    expect(model.attributes).toMatchObject({ cachedInputTokens: 1800, structuredOutput: 'tool' });
+    // 200 × $3 + 1800 × $0.30 (cache reads) + 500 × $15 per million tokens.
+    expect(model.costUsd).toBeCloseTo(0.00864, 6);
   });
 
   test('the shadow model is run and stored as shadowReview, never as the run’s findings', async () => {

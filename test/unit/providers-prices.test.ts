@@ -42,9 +42,21 @@ describe('model prices', () => {
     expect(priceFor('anthropic', 'claude-sonnet-4-0', prices)).toEqual({ input: 3, output: 15 });
     expect(priceFor('anthropic', 'claude-opus-4-1-20250805', prices)).toEqual({ input: 15, output: 75 });
     expect(priceFor('anthropic', 'claude-3-5-haiku-latest', prices)).toEqual({ input: 0.8, output: 4 });
-    expect(priceFor('openai', 'gpt-4o-2024-08-06', prices)).toEqual({ input: 2.5, output: 10 });
-    expect(priceFor('openai', 'gpt-4o-mini-2024-07-18', prices)).toEqual({ input: 0.15, output: 0.6 });
-    expect(priceFor('openai', 'o4-mini-2025-04-16', prices)).toEqual({ input: 1.1, output: 4.4 });
+    expect(priceFor('openai', 'gpt-4o-2024-08-06', prices)).toEqual({
+      input: 2.5,
+      output: 10,
+      cachedInput: 1.25,
+    });
+    expect(priceFor('openai', 'gpt-4o-mini-2024-07-18', prices)).toEqual({
+      input: 0.15,
+      output: 0.6,
+      cachedInput: 0.075,
+    });
+    expect(priceFor('openai', 'o4-mini-2025-04-16', prices)).toEqual({
+      input: 1.1,
+      output: 4.4,
+      cachedInput: 0.275,
+    });
     // A different model that merely starts with a known id is not priced by it.
     expect(priceFor('openai', 'gpt-4o-audio-preview', prices)).toBeNull();
     expect(priceFor('anthropic', 'claude-sonnet-4-7', prices)).toBeNull();
@@ -81,7 +93,11 @@ describe('model prices', () => {
     // An explicit zero rate is a known zero cost.
     expect(costOf('codex', 'my-local-model', usage(10, 10), prices)).toBe(0);
     // Built-ins not overridden stay.
-    expect(priceFor('openai', 'gpt-4o-mini', prices)).toEqual({ input: 0.15, output: 0.6 });
+    expect(priceFor('openai', 'gpt-4o-mini', prices)).toEqual({
+      input: 0.15,
+      output: 0.6,
+      cachedInput: 0.075,
+    });
   });
 
   test("an OpenRouter model id that looks provider-qualified is priced only by openrouter's own key", () => {
@@ -91,7 +107,7 @@ describe('model prices', () => {
       VERDICT_MODEL_PRICES: JSON.stringify({ 'openrouter/openai/gpt-4o': { input: 2.5, output: 10 } }),
     });
     expect(costOf('openrouter', 'openai/gpt-4o', usage(1000, 1000), withRate)).toBeCloseTo(0.0125, 12);
-    expect(priceFor('openai', 'gpt-4o', withRate)).toEqual({ input: 2.5, output: 10 });
+    expect(priceFor('openai', 'gpt-4o', withRate)).toEqual({ input: 2.5, output: 10, cachedInput: 1.25 });
   });
 
   test('the legacy REVIEWBOT_MODEL_PRICES is read when the canonical one is unset; blank means none', () => {
@@ -136,5 +152,41 @@ describe('model prices', () => {
       /REVIEWBOT_MODEL_PRICES must be a JSON object/,
     );
     expect(() => parsePriceOverrides('{')).toThrow(/VERDICT_MODEL_PRICES/);
+  });
+});
+
+describe('cached input tokens', () => {
+  const prices = loadPrices({});
+  test('OpenAI cached input at the model rate, Anthropic cache reads at a tenth and writes at 1.25x', () => {
+    const openai = costOf(
+      'openai',
+      'gpt-4o',
+      { inputTokens: 1000, outputTokens: 0, cachedInputTokens: 800 },
+      prices,
+    );
+    expect(openai).toBeCloseTo((200 * 2.5 + 800 * 1.25) / 1e6, 12);
+    const anthropic = costOf(
+      'anthropic',
+      'claude-sonnet-4',
+      { inputTokens: 1000, outputTokens: 10, cachedInputTokens: 600, cacheWriteTokens: 300 },
+      prices,
+    );
+    expect(anthropic).toBeCloseTo((100 * 3 + 600 * 0.3 + 300 * 3.75 + 10 * 15) / 1e6, 12);
+  });
+
+  test('without a known discount cached tokens cost the full input rate; VERDICT_MODEL_PRICES can set one', () => {
+    const table = loadPrices({
+      VERDICT_MODEL_PRICES: '{"openrouter/x": {"input": 1, "output": 1, "cachedInput": 0.1}}',
+    });
+    expect(
+      costOf('openrouter', 'x', { inputTokens: 1000, outputTokens: 0, cachedInputTokens: 1000 }, table),
+    ).toBeCloseTo(1e-4, 12);
+    const plain = loadPrices({ VERDICT_MODEL_PRICES: '{"openrouter/y": {"input": 1, "output": 1}}' });
+    expect(
+      costOf('openrouter', 'y', { inputTokens: 1000, outputTokens: 0, cachedInputTokens: 1000 }, plain),
+    ).toBeCloseTo(1e-3, 12);
+    expect(() =>
+      loadPrices({ VERDICT_MODEL_PRICES: '{"x": {"input": 1, "output": 1, "cachedInput": -1}}' }),
+    ).toThrow(/cachedInput/);
   });
 });

@@ -173,6 +173,42 @@ describe('review body (golden files)', () => {
     expect(body).toContain('### Findings (1)');
   });
 
+  test('honest: the status and its cause, a contradicting model verdict said, severity order, links, lows folded', () => {
+    const low = (i: number): RenderFinding => ({
+      severity: 'low',
+      category: 'style',
+      path: 'src/cache.ts',
+      title: `Low finding ${i}`,
+      body: '',
+      contextIds: [],
+    });
+    const lows = Array.from({ length: 11 }, (_, i) => low(i + 1));
+    const medium: RenderFinding = {
+      ...high,
+      stillOpen: false,
+      severity: 'medium',
+      title: 'A medium one',
+      line: 7,
+    };
+    const o = output({
+      verdict: 'clear',
+      mergeVerdict: 'Safe to merge.',
+      findings: [...lows, medium, blocker],
+    });
+    const body = renderReviewBody(
+      input(o, {
+        fileLink: (path, line) => `https://github.com/acme/web/blob/abc/${path}${line ? `#L${line}` : ''}`,
+      }),
+    );
+    golden('honest-contradiction-and-lows', body);
+    expect(body).toContain('**Merge Status: 🔴 BLOCK** (1 blocker)');
+    expect(body).toContain('this disagrees with the computed status');
+    expect(body.indexOf('Token compared')).toBeLessThan(body.indexOf('A medium one'));
+    expect(body).toContain('[`src/cache.ts`](https://github.com/acme/web/blob/abc/src/cache.ts#L7)');
+    expect(body).toContain('<summary>11 low findings</summary>');
+    expect(body).toContain('Nothing was executed: semantic review only.');
+  });
+
   test('every summary section disabled', () => {
     const off = { enabled: false, collapsible: false, defaultOpen: true };
     const body = renderReviewBody(

@@ -4,7 +4,6 @@ import { priced } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
-  systemWithSchema,
   withDeadline,
   type ModelProvider,
   type ModelRequest,
@@ -39,9 +38,22 @@ export type AnthropicOptions = {
 };
 
 type SdkMessage = {
-  content?: Array<{ type?: unknown; text?: unknown }> | null;
-  usage?: { input_tokens?: unknown; output_tokens?: unknown } | null;
+  content?: Array<{ type?: unknown; text?: unknown; name?: unknown; input?: unknown }> | null;
+  stop_reason?: unknown;
+  usage?: {
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    cache_read_input_tokens?: unknown;
+    cache_creation_input_tokens?: unknown;
+  } | null;
 };
+
+/** The tool a review answer is forced through: its input schema is the review output schema. */
+export const REVIEW_TOOL = 'submit_review';
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
 
 /** A fetch that sends the SDK's `{base}/v1/<path>` to `{base}/<path>`. */
 export function versionlessFetch(baseURL: string, custom?: typeof fetch): typeof fetch {
@@ -81,7 +93,21 @@ export class AnthropicProvider implements ModelProvider {
           {
             model: this.model,
             max_tokens: this.opts.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-            system: systemWithSchema(req.system, req.jsonSchema),
+            // The same system block first in every call, marked for the prompt cache (tools come
+            // before it in the cached prefix, so the schema is cached too).
+            system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
+            ...(req.jsonSchema
+              ? {
+                  tools: [
+                    {
+                      name: REVIEW_TOOL,
+                      description: 'Submit the review of the pull request as one object.',
+                      input_schema: req.jsonSchema as { type: 'object'; [key: string]: unknown },
+                    },
+                  ],
+                  tool_choice: { type: 'tool' as const, name: REVIEW_TOOL },
+                }
+              : {}),
             messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
           },
           { signal, timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000, maxRetries: 0 },
@@ -90,21 +116,45 @@ export class AnthropicProvider implements ModelProvider {
         // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
         throw sdkError('anthropic', error);
       }
-      const text = (Array.isArray(message?.content) ? message.content : [])
-        .filter((block) => block?.type === 'text' && typeof block.text === 'string')
-        .map((block) => block.text as string)
-        .join('');
-      if (text.trim() === '') {
+      const blocks = Array.isArray(message?.content) ? message.content : [];
+      // The forced tool call carries the answer as its input; a plain text answer is read as before.
+      const tool = blocks.find((block) => block?.type === 'tool_use' && block.name === REVIEW_TOOL);
+      const text =
+        tool && tool.input !== undefined
+          ? JSON.stringify(tool.input)
+          : blocks
+              .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+              .map((block) => block.text as string)
+              .join('');
+      if (text.trim() === '' || text === '{}') {
         throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
       }
-      return priced(
+      const usage = message.usage;
+      // Anthropic's input_tokens leaves out the tokens read from or written to the cache.
+      const input =
+        typeof usage?.input_tokens === 'number'
+          ? count(usage.input_tokens) +
+            count(usage.cache_read_input_tokens) +
+            count(usage.cache_creation_input_tokens)
+          : undefined;
+      const response = priced(
         this.name,
         this.model,
         text,
-        { input: message.usage?.input_tokens, output: message.usage?.output_tokens },
+        {
+          input,
+          output: usage?.output_tokens,
+          cached: usage?.cache_read_input_tokens,
+          written: usage?.cache_creation_input_tokens,
+        },
         this.opts.prices,
         now() - startedAt,
       );
+      return {
+        ...response,
+        ...(req.jsonSchema ? { structuredOutput: 'tool' } : {}),
+        ...(message.stop_reason === 'max_tokens' ? { truncated: true } : {}),
+      };
     });
   }
 

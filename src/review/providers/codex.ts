@@ -1,5 +1,5 @@
 import { spawn as nodeSpawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -70,16 +70,24 @@ export class CodexProvider implements ModelProvider {
     this.bin = opts.bin ?? DEFAULT_CODEX_BIN;
   }
 
-  /** The argv after the binary. */
-  args(): string[] {
-    return ['exec', '--skip-git-repo-check', '-m', this.model, '-'];
+  /** The argv after the binary; with a schema file, the CLI's own structured output (`--output-schema`). */
+  args(schemaFile?: string): string[] {
+    return [
+      'exec',
+      '--skip-git-repo-check',
+      '-m',
+      this.model,
+      ...(schemaFile ? ['--output-schema', schemaFile] : []),
+      '-',
+    ];
   }
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const now = this.opts.now ?? Date.now;
     const startedAt = now();
-    const prompt = flattenPrompt(req.system, req.messages, req.jsonSchema);
-    const text = await withDeadline(req, this.name, (signal) => this.run(prompt, signal));
+    // The schema goes to the CLI as a file (`--output-schema`), not into the prompt.
+    const prompt = flattenPrompt(req.system, req.messages);
+    const text = await withDeadline(req, this.name, (signal) => this.run(prompt, signal, req.jsonSchema));
     if (text.trim() === '') {
       throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
     }
@@ -90,12 +98,15 @@ export class CodexProvider implements ModelProvider {
       provider: this.name,
       model: this.model,
       durationMs: now() - startedAt,
+      ...(req.jsonSchema ? { structuredOutput: 'output_schema' } : {}),
     };
   }
 
-  private run(prompt: string, signal: AbortSignal): Promise<string> {
+  private run(prompt: string, signal: AbortSignal, schema?: Record<string, unknown>): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const cwd = mkdtempSync(join(tmpdir(), 'verdict-codex-'));
+      const schemaFile = schema ? join(cwd, 'review-output.schema.json') : undefined;
+      if (schemaFile) writeFileSync(schemaFile, JSON.stringify(schema));
       const env: NodeJS.ProcessEnv = { ...process.env, ...this.opts.env };
       if (this.opts.home) env.CODEX_HOME = this.opts.home;
       const spawn = this.opts.spawn ?? nodeSpawn;
@@ -103,7 +114,12 @@ export class CodexProvider implements ModelProvider {
       const detached = process.platform !== 'win32';
       let child: ChildProcess;
       try {
-        child = spawn(this.bin, this.args(), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached });
+        child = spawn(this.bin, this.args(schemaFile), {
+          cwd,
+          env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached,
+        });
       } catch (error) {
         rmSync(cwd, { recursive: true, force: true });
         reject(this.spawnError(error));

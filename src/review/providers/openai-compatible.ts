@@ -4,6 +4,7 @@ import { priced } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
+  REVIEW_TEMPERATURE,
   retryableStatus,
   withDeadline,
   type ModelProvider,
@@ -41,10 +42,28 @@ export type OpenAICompatibleOptions = {
 };
 
 type SdkCompletion = {
-  choices?: Array<{ message?: { content?: unknown } | null } | null> | null;
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  choices?: Array<{ message?: { content?: unknown } | null; finish_reason?: unknown } | null> | null;
+  usage?: {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  } | null;
   error?: { code?: unknown; message?: unknown } | null;
 };
+
+/** OpenAI reasoning models accept only the default temperature: none is sent to them. */
+const FIXED_TEMPERATURE_MODELS = /^(?:openai\/)?(?:o\d|gpt-5)/i;
+
+/**
+ * A 400 that refuses the strict JSON schema (the model or the route has no structured outputs, or a
+ * schema feature): answered by asking for a JSON object instead, once.
+ */
+export function refusesStrictSchema(error: unknown): string | null {
+  const status = (error as { status?: unknown } | null)?.status;
+  const message = (error as Error | null)?.message ?? '';
+  if (status !== 400 && status !== 422) return null;
+  return /response_format|json_schema|structured output|strict/i.test(message) ? message : null;
+}
 
 /** Maps an SDK or network failure to a ModelCallError (status and retryability kept). */
 export function sdkError(provider: 'openrouter' | 'openai' | 'anthropic', error: unknown): ModelCallError {
@@ -71,6 +90,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
   readonly name: 'openrouter' | 'openai';
   readonly model: string;
   private client: OpenAI | null = null;
+  /** Set once the model or route refused a strict schema: later calls ask for a JSON object at once. */
+  private strictRefused: string | null = null;
 
   constructor(private readonly opts: OpenAICompatibleOptions) {
     this.name = opts.name;
@@ -100,11 +121,17 @@ export class OpenAICompatibleProvider implements ModelProvider {
           ...req.messages.map((m) => ({ role: m.role, content: m.content })),
         ],
       };
+      if (!FIXED_TEMPERATURE_MODELS.test(this.model)) body.temperature = REVIEW_TEMPERATURE;
+      let structuredOutput: string | undefined;
+      let fallback: string | undefined;
       if (req.jsonSchema) {
-        body.response_format = {
-          type: 'json_schema',
-          json_schema: { name: 'review', schema: req.jsonSchema, strict: false },
-        };
+        // Strict structured outputs: the schema is strict-compatible (every property required, optional
+        // fields nullable, no additional properties).
+        structuredOutput = this.strictRefused ? 'json_object' : 'json_schema';
+        body.response_format = this.strictRefused
+          ? { type: 'json_object' }
+          : { type: 'json_schema', json_schema: { name: 'review', schema: req.jsonSchema, strict: true } };
+        if (this.strictRefused) fallback = this.strictRefused;
       }
       const maxTokens = this.opts.maxTokens ?? null;
       if (maxTokens !== null) {
@@ -112,19 +139,36 @@ export class OpenAICompatibleProvider implements ModelProvider {
         if (this.name === 'openai') body.max_completion_tokens = maxTokens;
         else body.max_tokens = maxTokens;
       }
-      let completion: SdkCompletion;
-      try {
-        completion = (await client.chat.completions.create(body, {
+      const send = async () =>
+        (await client.chat.completions.create(body, {
           signal,
           // Our own deadline fires first; the SDK's would otherwise default to 10 minutes.
           timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000,
           maxRetries: 0,
         })) as unknown as SdkCompletion;
+      let completion: SdkCompletion;
+      try {
+        completion = await send();
       } catch (error) {
-        // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
-        throw sdkError(this.name, error);
+        const refusal = structuredOutput === 'json_schema' ? refusesStrictSchema(error) : null;
+        if (refusal === null) throw sdkError(this.name, error);
+        // The model or route refuses strict schemas: once more with a JSON object, remembered.
+        this.strictRefused = `strict json_schema refused (${refusal.slice(0, 300)})`;
+        fallback = this.strictRefused;
+        structuredOutput = 'json_object';
+        body.response_format = { type: 'json_object' };
+        try {
+          completion = await send();
+        } catch (retryError) {
+          throw sdkError(this.name, retryError);
+        }
       }
-      return this.response(completion, now() - startedAt);
+      const response = this.response(completion, now() - startedAt);
+      return {
+        ...response,
+        ...(structuredOutput ? { structuredOutput } : {}),
+        ...(fallback ? { structuredOutputFallback: fallback } : {}),
+      };
     });
   }
 
@@ -144,14 +188,19 @@ export class OpenAICompatibleProvider implements ModelProvider {
       }
       throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
     }
-    return priced(
+    const response = priced(
       this.name,
       this.model,
       text,
-      { input: completion.usage?.prompt_tokens, output: completion.usage?.completion_tokens },
+      {
+        input: completion.usage?.prompt_tokens,
+        output: completion.usage?.completion_tokens,
+        cached: completion.usage?.prompt_tokens_details?.cached_tokens,
+      },
       this.opts.prices,
       durationMs,
     );
+    return completion?.choices?.[0]?.finish_reason === 'length' ? { ...response, truncated: true } : response;
   }
 
   /** The SDK client, built on first use (a missing key is a call-time config error, never a start failure). */

@@ -16,18 +16,18 @@ import {
  * `VERDICT_MODEL_PRICES` gives a rate. Rates are list prices for standard (non-batch, non-cached) tokens.
  */
 export const BUILTIN_PRICES: Readonly<PriceTable> = Object.freeze({
-  'openai/gpt-4o': { input: 2.5, output: 10 },
-  'openai/gpt-4o-mini': { input: 0.15, output: 0.6 },
-  'openai/gpt-4.1': { input: 2, output: 8 },
-  'openai/gpt-4.1-mini': { input: 0.4, output: 1.6 },
-  'openai/gpt-4.1-nano': { input: 0.1, output: 0.4 },
-  'openai/o3': { input: 2, output: 8 },
-  'openai/o3-mini': { input: 1.1, output: 4.4 },
-  'openai/o4-mini': { input: 1.1, output: 4.4 },
-  'openai/gpt-5': { input: 1.25, output: 10 },
-  'openai/gpt-5-mini': { input: 0.25, output: 2 },
-  'openai/gpt-5-nano': { input: 0.05, output: 0.4 },
-  'openai/gpt-5.1': { input: 1.25, output: 10 },
+  'openai/gpt-4o': { input: 2.5, output: 10, cachedInput: 1.25 },
+  'openai/gpt-4o-mini': { input: 0.15, output: 0.6, cachedInput: 0.075 },
+  'openai/gpt-4.1': { input: 2, output: 8, cachedInput: 0.5 },
+  'openai/gpt-4.1-mini': { input: 0.4, output: 1.6, cachedInput: 0.1 },
+  'openai/gpt-4.1-nano': { input: 0.1, output: 0.4, cachedInput: 0.025 },
+  'openai/o3': { input: 2, output: 8, cachedInput: 0.5 },
+  'openai/o3-mini': { input: 1.1, output: 4.4, cachedInput: 0.55 },
+  'openai/o4-mini': { input: 1.1, output: 4.4, cachedInput: 0.275 },
+  'openai/gpt-5': { input: 1.25, output: 10, cachedInput: 0.125 },
+  'openai/gpt-5-mini': { input: 0.25, output: 2, cachedInput: 0.025 },
+  'openai/gpt-5-nano': { input: 0.05, output: 0.4, cachedInput: 0.005 },
+  'openai/gpt-5.1': { input: 1.25, output: 10, cachedInput: 0.125 },
   'anthropic/claude-opus-4': { input: 15, output: 75 },
   'anthropic/claude-opus-4-1': { input: 15, output: 75 },
   'anthropic/claude-opus-4-5': { input: 5, output: 25 },
@@ -84,7 +84,16 @@ export function costOf(
   if (usage.inputTokens === null || usage.outputTokens === null) return null;
   const rate = priceFor(provider, model, prices);
   if (!rate) return null;
-  return (usage.inputTokens * rate.input + usage.outputTokens * rate.output) / 1e6;
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  const written = Math.min(usage.cacheWriteTokens ?? 0, usage.inputTokens - cached);
+  const plain = usage.inputTokens - cached - written;
+  // Anthropic bills cache reads at a tenth of the input rate and cache writes at 1.25 times it; OpenAI
+  // bills cached input at the model's `cachedInput` rate. Without a known discount, the full input rate.
+  const cachedRate = rate.cachedInput ?? (provider === 'anthropic' ? rate.input * 0.1 : rate.input);
+  const writeRate = provider === 'anthropic' ? rate.input * 1.25 : rate.input;
+  return (
+    (plain * rate.input + cached * cachedRate + written * writeRate + usage.outputTokens * rate.output) / 1e6
+  );
 }
 
 /**
@@ -123,7 +132,21 @@ export function parsePriceOverrides(raw: string, variable = 'VERDICT_MODEL_PRICE
         );
       }
     }
-    table[key] = { input: rate.input as number, output: rate.output as number };
+    const cachedInput = rate.cachedInput;
+    if (
+      cachedInput !== undefined &&
+      (typeof cachedInput !== 'number' || !Number.isFinite(cachedInput) || cachedInput < 0)
+    ) {
+      throw new ConfigError(
+        variable,
+        `entry "${key}" has "cachedInput" that is not a finite, non-negative number of USD per million tokens`,
+      );
+    }
+    table[key] = {
+      input: rate.input as number,
+      output: rate.output as number,
+      ...(cachedInput !== undefined ? { cachedInput: cachedInput as number } : {}),
+    };
   }
   return table;
 }
@@ -157,7 +180,7 @@ export function priced(
   provider: ProviderName,
   model: string,
   text: string,
-  reported: { input: unknown; output: unknown },
+  reported: { input: unknown; output: unknown; cached?: unknown; written?: unknown },
   prices: PriceTable,
   durationMs: number,
 ): ModelResponse {
@@ -165,5 +188,9 @@ export function priced(
     inputTokens: tokenCount(reported.input),
     outputTokens: tokenCount(reported.output),
   };
+  const cached = tokenCount(reported.cached);
+  const written = tokenCount(reported.written);
+  if (cached !== null) usage.cachedInputTokens = cached;
+  if (written !== null) usage.cacheWriteTokens = written;
   return { text, usage, costUsd: costOf(provider, model, usage, prices), provider, model, durationMs };
 }

@@ -20,7 +20,18 @@ export type ModelRequest = {
   signal?: AbortSignal;
 };
 
-export type ModelUsage = { inputTokens: number | null; outputTokens: number | null };
+export type ModelUsage = {
+  /** Every input token of the call, cached ones included. */
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** Input tokens read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic cache reads). */
+  cachedInputTokens?: number | null;
+  /** Input tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`). */
+  cacheWriteTokens?: number | null;
+};
+
+/** The fixed, low temperature of every review call (omitted for models that accept no other value). */
+export const REVIEW_TEMPERATURE = 0.1;
 
 export type ModelResponse = {
   /** The raw answer text (the engine parses it). */
@@ -31,6 +42,12 @@ export type ModelResponse = {
   provider: ProviderName;
   model: string;
   durationMs: number;
+  /** The answer was cut at the output token limit (`finish_reason: length`, `stop_reason: max_tokens`). */
+  truncated?: boolean;
+  /** How structured output was asked for: `json_schema` (strict), `json_object`, `tool`, `output_schema`. */
+  structuredOutput?: string;
+  /** Why a strict schema was given up for this call (the model or route refused it). */
+  structuredOutputFallback?: string;
 };
 
 export interface ModelProvider {
@@ -46,8 +63,8 @@ export type ProviderSelection = {
   shadowTimeoutMs?: never;
 };
 
-/** USD per million tokens. */
-export type PriceRate = { input: number; output: number };
+/** USD per million tokens; `cachedInput` for input read from the prompt cache, when the provider discounts it. */
+export type PriceRate = { input: number; output: number; cachedInput?: number };
 /** Keyed `provider/model` or a bare `model` (see prices.ts for the lookup order). */
 export type PriceTable = Record<string, PriceRate>;
 

@@ -1,0 +1,290 @@
+import nock from 'nock';
+import {
+  API,
+  BASE_ENV,
+  OPENAI,
+  REPO,
+  completion,
+  pull,
+  review,
+  reviewHarness,
+} from '../helpers/review-harness.js';
+
+/**
+ * A sturdy, well-informed engine (the review issue): strict structured outputs and their fallback, an
+ * answer cut at the token limit, parts in parallel and their synthesis, dispositions only from the part
+ * that saw the file. OpenAI through nock, with bodies shaped like the Chat Completions API.
+ */
+const big = (seed: string, lines = 60) =>
+  `@@ -0,0 +1,${lines} @@\n${Array.from({ length: lines }, (_, l) => `+const ${seed}${l} = compute("${seed}", ${l});`).join('\n')}`;
+const file = (name: string, lines = 60) => ({
+  filename: `src/${name}.ts`,
+  status: 'added',
+  additions: lines,
+  deletions: 0,
+  changes: lines,
+  patch: big(name, lines),
+});
+
+function github(files: unknown[]) {
+  return nock(API)
+    .post('/app/installations/77/access_tokens')
+    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
+    .get(`/repos/${REPO}/pulls/7`)
+    .reply(200, pull({ changed_files: files.length }))
+    .get(`/repos/${REPO}/pulls/7/files`)
+    .query(true)
+    .reply(200, files);
+}
+
+const finding = (path: string, title: string, severity = 'medium') => ({
+  severity,
+  category: 'correctness',
+  path,
+  title,
+  body: 'b',
+  contextIds: [],
+});
+
+/** Whether a chat completion request is the synthesis call (its system prompt says so). */
+const synthesis = (body: any) => String(body.messages[0].content).includes('was reviewed in several parts');
+
+/** A completion cut at the output token limit: JSON that stops half way, `finish_reason: length`. */
+function truncated() {
+  const text = JSON.stringify(review()).slice(0, 200);
+  const c = completion(text);
+  c.choices[0]!.finish_reason = 'length';
+  return c;
+}
+
+describe('a sturdy review engine', () => {
+  const h = reviewHarness({ ...BASE_ENV, VERDICT_PUBLISH_MODE: 'shadow' });
+  const { start, reviewRun, spansOf } = h;
+  afterEach(() => nock.cleanAll());
+
+  test('openai: a strict json_schema, a fixed low temperature, cached input tokens recorded and priced', async () => {
+    await start();
+    github([file('a', 3)]);
+    let sent: any;
+    const usage = { prompt_tokens: 10_000, completion_tokens: 1000 };
+    const answer = completion(JSON.stringify(review()), usage) as any;
+    answer.usage.prompt_tokens_details = { cached_tokens: 8000 };
+    nock(OPENAI)
+      .post('/v1/chat/completions', (b) => ((sent = b), true))
+      .reply(200, answer);
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    expect(sent.response_format.type).toBe('json_schema');
+    expect(sent.response_format.json_schema.strict).toBe(true);
+    const schema = sent.response_format.json_schema.schema;
+    // Findings before the conclusions; optional finding fields nullable and required (strict mode).
+    const keys = Object.keys(schema.properties);
+    expect(keys.indexOf('findings')).toBeLessThan(keys.indexOf('verdict'));
+    expect(keys.indexOf('findings')).toBeLessThan(keys.indexOf('confidenceScore'));
+    expect(schema.properties.findings.items.required).toContain('line');
+    expect(sent.temperature).toBe(0.1);
+    const model = (await spansOf(run)).spans.find((s) => s.kind === 'model')!;
+    expect(model.attributes).toMatchObject({ cachedInputTokens: 8000, structuredOutput: 'json_schema' });
+    // gpt-4o-mini: 2000 × $0.15 + 8000 × $0.075 (cached) + 1000 × $0.60 per million tokens.
+    expect(model.costUsd).toBeCloseTo((2000 * 0.15 + 8000 * 0.075 + 1000 * 0.6) / 1e6, 9);
+  });
+
+  test('a model or route that refuses strict schemas: once more as json_object, remembered, in the trace', async () => {
+    await start({
+      VERDICT_REVIEW_CHUNK_TOKENS: '1000',
+      VERDICT_REVIEW_FILE_TOKENS: '600',
+      VERDICT_REVIEW_CONCURRENCY: '1',
+    });
+    github([file('a'), file('b')]);
+    const formats: string[] = [];
+    nock(OPENAI)
+      .post(
+        '/v1/chat/completions',
+        (b) => (formats.push(b.response_format.type), b.response_format.type === 'json_schema'),
+      )
+      .reply(400, {
+        error: {
+          message:
+            "Invalid schema for response_format 'review': In context=(), 'required' is required to be supplied",
+          type: 'invalid_request_error',
+          param: 'response_format',
+          code: null,
+        },
+      })
+      .post(
+        '/v1/chat/completions',
+        (b) => (formats.push(b.response_format.type), b.response_format.type === 'json_object'),
+      )
+      .times(3)
+      .reply(200, (_uri, body: any) => {
+        const part = synthesis(body) ? undefined : /## Part (\d) of/.exec(body.messages.at(-1).content)?.[1];
+        return part
+          ? completion(
+              JSON.stringify(
+                review({ findings: [finding(`src/${part === '1' ? 'a' : 'b'}.ts`, `Part ${part}`)] }),
+              ),
+            )
+          : completion(
+              JSON.stringify({
+                overview: 'Two modules.',
+                summary: 'Both compute values.',
+                verdict: 'needs-attention',
+                confidenceScore: 4,
+                bulletHighlights: [],
+                reasoning: 'Both parts read.',
+                mergeVerdict: 'Look at the two findings.',
+                duplicates: [],
+              }),
+            );
+      });
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    // The refusal once, then json_object for the rest of the review: part 1 again, part 2, the synthesis.
+    expect(formats).toEqual(['json_schema', 'json_object', 'json_object', 'json_object']);
+    const models = (await spansOf(run)).spans.filter((s) => s.kind === 'model');
+    expect(models[0]!.attributes).toMatchObject({
+      structuredOutput: 'json_object',
+      structuredOutputFallback: expect.stringContaining('strict json_schema refused'),
+    });
+  });
+
+  test('an answer cut at the token limit is not repaired: the part is split in two and both halves reviewed', async () => {
+    await start();
+    github([file('a', 20), file('b', 20)]);
+    const prompts: string[] = [];
+    nock(OPENAI)
+      .post(
+        '/v1/chat/completions',
+        (b: any) => (prompts.push(b.messages.at(-1).content), b.messages.length === 2),
+      )
+      .reply(200, truncated())
+      .post('/v1/chat/completions', (b: any) => (prompts.push(b.messages.at(-1).content), true))
+      .times(3)
+      .reply(200, (_uri, body: any) => {
+        const text: string = body.messages.at(-1).content;
+        if (
+          text.startsWith('# Pull request') &&
+          text.includes('### src/a.ts') !== text.includes('### src/b.ts')
+        ) {
+          const path = text.includes('### src/a.ts') ? 'src/a.ts' : 'src/b.ts';
+          return completion(JSON.stringify(review({ findings: [finding(path, `In ${path}`)] })));
+        }
+        return completion(
+          JSON.stringify({
+            overview: 'Two modules.',
+            summary: 'Both halves read.',
+            verdict: 'needs-attention',
+            confidenceScore: 4,
+            bulletHighlights: [],
+            reasoning: 'r',
+            mergeVerdict: 'Look at the findings.',
+            duplicates: [],
+          }),
+        );
+      });
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    // No repair message was sent after the cut answer.
+    expect(prompts.some((p) => p.startsWith('Your previous response could not be used'))).toBe(false);
+    const result = run.result as any;
+    expect(result.output.findings.map((f: any) => f.title).sort()).toEqual(['In src/a.ts', 'In src/b.ts']);
+    expect(result.chunks.splits).toBe(1);
+    expect(result.warnings.join('\n')).toContain('cut at the output token limit');
+    const models = (await spansOf(run)).spans.filter((s) => s.kind === 'model');
+    expect(models.some((m) => m.attributes.truncated === true)).toBe(true);
+  });
+
+  test('parts run concurrently; a synthesis writes the overview and merges the same issue seen twice', async () => {
+    await start({
+      VERDICT_REVIEW_CHUNK_TOKENS: '1000',
+      VERDICT_REVIEW_FILE_TOKENS: '600',
+      VERDICT_REVIEW_CONCURRENCY: '3',
+    });
+    github([file('a'), file('b'), file('c')]);
+    let inFlight = 0;
+    let most = 0;
+    let synthesisPrompt = '';
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .times(4)
+      .reply(200, async (_uri, body: any) => {
+        const text: string = body.messages.at(-1).content;
+        const part = synthesis(body) ? undefined : /## Part (\d) of 3/.exec(text)?.[1];
+        if (!part) {
+          synthesisPrompt = text;
+          return completion(
+            JSON.stringify({
+              overview: 'Adds three compute modules.',
+              summary: 'One race, reported twice.',
+              verdict: 'needs-attention',
+              confidenceScore: 3,
+              bulletHighlights: ['Three modules'],
+              reasoning: 'Each module read in its part.',
+              mergeVerdict: 'Fix the shared-cache race first.',
+              duplicates: [[1, 2]],
+            }),
+          );
+        }
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 150));
+        inFlight--;
+        const path = `src/${'abc'[Number(part) - 1]}.ts`;
+        const findings =
+          part === '3'
+            ? [finding(path, 'Unbounded loop', 'low')]
+            : [
+                finding(
+                  path,
+                  part === '1' ? 'Shared cache races' : 'Race on the shared cache',
+                  part === '1' ? 'medium' : 'high',
+                ),
+              ];
+        return completion(
+          JSON.stringify(
+            review({ overview: `Part ${part} overview`, summary: `Part ${part} summary`, findings }),
+          ),
+        );
+      });
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    expect(most).toBe(3);
+    // The synthesis saw the parts' words and every finding numbered, no code.
+    expect(synthesisPrompt).toContain('1. [medium] src/a.ts: Shared cache races');
+    expect(synthesisPrompt).toContain('2. [high] src/b.ts: Race on the shared cache');
+    expect(synthesisPrompt).not.toContain('compute(');
+    const result = run.result as any;
+    expect(result.output.overview).toBe('Adds three compute modules.');
+    expect(result.output.reasoning).toBe('Each module read in its part.');
+    expect(result.output.reasoning).not.toMatch(/Part 1 of/);
+    // The duplicate pair keeps its most severe finding.
+    expect(result.output.findings.map((f: any) => f.title)).toEqual([
+      'Race on the shared cache',
+      'Unbounded loop',
+    ]);
+    expect(result.synthesis).toEqual({ status: 'synthesised', merged: 1, error: null });
+    expect((await spansOf(run)).spans.some((s) => s.name === 'synthesis')).toBe(true);
+  });
+
+  test('a failed synthesis falls back to the deterministic merge, and the review says so', async () => {
+    await start({ VERDICT_REVIEW_CHUNK_TOKENS: '1000', VERDICT_REVIEW_FILE_TOKENS: '600' });
+    github([file('a'), file('b')]);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .times(3)
+      .reply(200, (_uri, body: any) => {
+        return completion(
+          synthesis(body) ? 'I cannot combine these.' : JSON.stringify(review({ findings: [] })),
+        );
+      });
+    const run = await reviewRun();
+    const result = run.result as any;
+    expect(result.synthesis).toMatchObject({
+      status: 'failed',
+      error: 'the synthesis answer holds no JSON object',
+    });
+    expect(result.output.missingValidations.join('\n')).toContain(
+      "The 2 parts could not be combined by the model (the synthesis answer holds no JSON object): the overview is part 1's",
+    );
+  });
+});
