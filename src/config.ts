@@ -175,6 +175,8 @@ export type ReviewConfig = {
   publishOnRunnerFailure: boolean;
   /** `VERDICT_REVIEW_CONCURRENCY` (default 4): parts of one review sent to the model at once. */
   concurrency: number;
+  /** `VERDICT_MODEL_CONTEXT_TOKENS`: the model's context window, over the built-in table (null: the table). */
+  contextTokens: number | null;
   /**
    * The environment the model providers are selected from (`VERDICT_RUNNER_PROVIDER`, keys, base URLs,
    * prices): `selectProviders` in `src/review/providers` reads it when the review engine is built.
@@ -195,6 +197,9 @@ export function reviewConfigFromEnv(env: Env): ReviewConfig {
     maxChunks: v('REVIEW_MAX_CHUNKS', 12, 1, 1000),
     publishOnRunnerFailure: prefixed(env, 'PUBLISH_ON_RUNNER_FAILURE') === '1',
     concurrency: v('REVIEW_CONCURRENCY', 4, 1, 64),
+    contextTokens: blankToUndefined(prefixed(env, 'MODEL_CONTEXT_TOKENS'))
+      ? v('MODEL_CONTEXT_TOKENS', 0, 1000, 10_000_000)
+      : null,
     providerEnv: Object.freeze({ ...env }),
   };
 }

@@ -22,6 +22,16 @@ import {
 } from './context.js';
 import { mapConcurrent } from './concurrency.js';
 import {
+  callTokens,
+  configuredAnswerTokens,
+  cutsLine,
+  estimateTokens,
+  fitContext,
+  inputBudget,
+  modelWindow,
+  tokenScale,
+} from './budget.js';
+import {
   mergeFindings,
   parseSynthesis,
   SYNTHESIS_SYSTEM,
@@ -95,6 +105,9 @@ type PartResult = {
 /** The strict-compatible review output schema, the same object first in every call (prompt caching). */
 const REVIEW_SCHEMA = reviewOutputJsonSchema() as unknown as Record<string, unknown>;
 const SYNTHESIS_SCHEMA = synthesisJsonSchema();
+
+/** Tokens kept for the diff's framing in a part's prompt (the `## Diff` heading and part notes). */
+const DIFF_FRAME_TOKENS = 200;
 
 /** A part is split at most this many times over (a part becomes at most 8 smaller ones). */
 const MAX_SPLIT_DEPTH = 3;
@@ -381,12 +394,7 @@ class ReviewJob {
     const paths = changed.map((f) => f.filename);
     const memory = await store.memory.forReview(run.repo, paths);
     const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
-    const input = buildReviewInput(plan.kind === 'incremental' ? plan.files : changed, {
-      chunkTokens: config.chunkTokens,
-      fileTokens: config.fileTokens,
-      maxChunks: config.maxChunks,
-    });
-    const promptContext: PromptContext = {
+    const fullContext: PromptContext = {
       repo: run.repo,
       number: run.prNumber,
       title: pr.title,
@@ -407,6 +415,16 @@ class ReviewJob {
       allPaths: paths,
       competitors: competitors.map((c) => ({ login: c.login, kind: c.kind, state: c.state, body: c.body })),
     };
+    // The whole prompt in budget: system prompt, schema and context first; the diff gets what is left.
+    const system = systemPrompt(policy.customInstructions);
+    const budget = this.promptBudget(system, fullContext);
+    const promptContext = budget.ctx;
+    const input = buildReviewInput(plan.kind === 'incremental' ? plan.files : changed, {
+      chunkTokens: budget.chunkTokens,
+      fileTokens: Math.min(config.fileTokens, budget.chunkTokens),
+      maxChunks: config.maxChunks,
+    });
+    if (budget.cutLine) input.missingValidations.push(budget.cutLine);
     await this.span({
       kind: 'stage',
       name: 'gather',
@@ -425,12 +443,16 @@ class ReviewJob {
         review: plan.kind,
         reviewReason: plan.reason,
         sinceSha: plan.sinceSha,
+        contextWindow: budget.window.contextTokens,
+        contextWindowSource: budget.window.source,
+        inputBudget: budget.inputBudget,
+        contextTokens: budget.contextTokens,
+        chunkTokens: budget.chunkTokens,
       },
     });
 
     // 3. The model, chunk by chunk.
-    const suppliedIds = new Set(memory.map((m) => m.id));
-    const system = systemPrompt(policy.customInstructions);
+    const suppliedIds = new Set(promptContext.memory.map((m) => m.id));
     const primary = await this.pass(
       this.deps.providers.primary,
       'model',
@@ -812,6 +834,33 @@ class ReviewJob {
     };
   }
 
+  /**
+   * The budget of the primary model's calls: its window less the answer's room; the system prompt, the
+   * schema and the context sections (at most 40% of what is left, cut with a marker when over) first, and
+   * the diff of each part in the rest.
+   */
+  private promptBudget(system: string, ctx: PromptContext) {
+    const provider = this.deps.providers.primary;
+    const window = modelWindow(provider.model, this.deps.config.contextTokens);
+    const budget = inputBudget(window, configuredAnswerTokens(provider.name, this.deps.config.providerEnv));
+    const fixed = callTokens(provider.name, system, REVIEW_SCHEMA, []);
+    // A context section as a part carries it: the part heading lists every other changed path.
+    const measure = (c: PromptContext) =>
+      estimateTokens(provider.name, chunkPrompt(c, { index: 0, files: [], tokens: 0 }, 2));
+    const fitted = fitContext(ctx, Math.floor((budget - fixed) * 0.4), measure);
+    const contextTokens = measure(fitted.ctx);
+    // Diff tokens are counted with o200k when chunks are built: scale the room for a larger tokenizer.
+    const room = Math.floor((budget - fixed - contextTokens - DIFF_FRAME_TOKENS) / tokenScale(provider.name));
+    return {
+      ctx: fitted.ctx,
+      window,
+      inputBudget: budget,
+      contextTokens,
+      chunkTokens: Math.max(500, Math.min(this.deps.config.chunkTokens, room)),
+      cutLine: cutsLine(fitted.cuts, window, provider.model),
+    };
+  }
+
   /** What the incremental rule reads of an earlier run. */
   private earlier(r: RunRecord) {
     const baseRef = (r.result as Partial<RunResult> | null)?.baseRef;
@@ -995,6 +1044,29 @@ class ReviewJob {
     { ok: true; text: string; truncated: boolean } | { ok: false; error: string; retryable: boolean }
   > {
     const startedAt = this.deps.clock.now();
+    // No call is sent over the model's window: the budget is checked on what the call really sends.
+    const promptTokens = callTokens(provider.name, system, jsonSchema, messages);
+    const limit = inputBudget(
+      modelWindow(provider.model, this.deps.config.contextTokens),
+      configuredAnswerTokens(provider.name, this.deps.config.providerEnv),
+    );
+    if (promptTokens > limit) {
+      const error = `the prompt is ${promptTokens} tokens, over the input budget of ${limit} tokens of ${provider.model}; not sent`;
+      await this.span({
+        kind: 'model',
+        name: spanName,
+        status: 'error',
+        provider: provider.name,
+        model: provider.model,
+        inputTokens: null,
+        outputTokens: null,
+        costUsd: null,
+        startedAt,
+        endedAt: this.deps.clock.now(),
+        attributes: { ...attributes, promptTokens, inputBudget: limit, error, code: 'over_budget' },
+      });
+      return { ok: false, error, retryable: false };
+    }
     try {
       const response = await provider.complete({
         system,
@@ -1016,6 +1088,7 @@ class ReviewJob {
         endedAt: this.deps.clock.now(),
         attributes: {
           ...attributes,
+          promptTokens,
           ...(response.usage.cachedInputTokens
             ? { cachedInputTokens: response.usage.cachedInputTokens }
             : {}),

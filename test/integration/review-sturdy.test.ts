@@ -287,4 +287,67 @@ describe('a sturdy review engine', () => {
       "The 2 parts could not be combined by the model (the synthesis answer holds no JSON object): the overview is part 1's",
     );
   });
+
+  test('the whole prompt in budget: with a small window the context is cut, said, and no call is over it', async () => {
+    const store = await start({ VERDICT_MODEL_CONTEXT_TOKENS: '12000' });
+    for (let i = 0; i < 6; i++) {
+      await store.memory.add({
+        id: `mem_${i}`,
+        repo: REPO,
+        pathGlob: null,
+        title: `Rule ${i}`,
+        body: 'Every handler validates its input before it computes. '.repeat(60),
+      });
+    }
+    github([file('a', 200), file('b', 200)]);
+    const prompts: number[] = [];
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .times(20)
+      .reply(200, (_uri, body: any) =>
+        completion(
+          synthesis(body)
+            ? JSON.stringify({
+                overview: 'Two modules.',
+                summary: 's',
+                verdict: 'clear',
+                confidenceScore: 4,
+                bulletHighlights: [],
+                reasoning: 'r',
+                mergeVerdict: 'Fine.',
+                duplicates: [],
+              })
+            : JSON.stringify(review({ findings: [] })),
+        ),
+      );
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    const { spans } = await spansOf(run);
+    const gather = spans.find((s) => s.name === 'gather')!.attributes;
+    expect(gather).toMatchObject({
+      contextWindow: 12000,
+      contextWindowSource: 'VERDICT_MODEL_CONTEXT_TOKENS',
+    });
+    const budget = gather.inputBudget as number;
+    for (const m of spans.filter((s) => s.kind === 'model'))
+      prompts.push(m.attributes.promptTokens as number);
+    expect(prompts.length).toBeGreaterThan(2);
+    for (const n of prompts) expect(n).toBeLessThanOrEqual(budget);
+    const result = run.result as any;
+    expect(result.output.missingValidations.join('\n')).toMatch(
+      /Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): \d+ memory context\(s\)/,
+    );
+  });
+
+  test('a window too small for the system prompt: nothing is sent, and the run says why', async () => {
+    await start({ VERDICT_MODEL_CONTEXT_TOKENS: '1000' });
+    github([file('a', 3)]);
+    const model = nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('failed');
+    expect(run.error).toMatch(/over the input budget of \d+ tokens of gpt-4o-mini; not sent/);
+    expect(model.pendingMocks()).toHaveLength(1);
+  });
 });
