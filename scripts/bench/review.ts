@@ -1,0 +1,298 @@
+/**
+ * Review benchmark: a 3,000-file, 200,000-line pull request reviewed through the real engine against a
+ * local fake GitHub API (`GHE_HOST`, every page of the file list with its `Link` header) and a local fake
+ * OpenAI-compatible model that answers each call after a fixed 2 s. With the default budget the PR is
+ * split into 12 parts (the rest listed as not reviewed), reviewed `VERDICT_REVIEW_CONCURRENCY` (4) at a
+ * time, then one synthesis call. The figure is the review's wall time as a ratio of the critical path:
+ * ceil(parts / concurrency) × 2 s plus the synthesis call's 2 s. Target: at most 1.25. It also prints the
+ * peak RSS (target under 400 MB) and checks, with the engine's own tokenizer and budget, that no request
+ * the fake model received was over the model's input budget.
+ *
+ *   npm run bench:review
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resourceUsage } from 'node:process';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { callTokens, inputBudget, modelWindow } from '../../src/review/budget.js';
+import type { ChangedFile } from '../../src/review/context.js';
+import { defaultCompetitorComparison } from '../../src/review/output.schema.js';
+import { requestReview } from '../../src/review/request.js';
+import { createVerdict } from '../../src/runtime.js';
+
+const FILES = 3000;
+const LINES = 200_000;
+const ANSWER_MS = 2000;
+const CONCURRENCY = 4;
+const MODEL = 'gpt-4o-mini';
+const TARGET_RATIO = 1.25;
+const TARGET_RSS_MB = 400;
+const OWNER = 'bench';
+const NAME = 'monorepo';
+const REPO = `${OWNER}/${NAME}`;
+const HEAD = 'f'.repeat(40);
+
+/** A skewed spread of files (a few large, many small) in several languages; every line a plausible one. */
+function syntheticFiles(): ChangedFile[] {
+  const files: ChangedFile[] = [];
+  let seed = 7;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const weights = Array.from({ length: FILES }, (_, i) => (i < 6 ? 12 : 1) / (1 + i * 0.05) + rnd() * 0.2);
+  const total = weights.reduce((a, b) => a + b, 0);
+  const words = ['const', 'value', 'await', 'return', 'config', 'request', 'handler', 'error', 'user', 'id'];
+  for (let i = 0; i < FILES; i++) {
+    const n = Math.max(1, Math.round((weights[i]! / total) * LINES));
+    const ext = i % 3 === 0 ? 'ts' : i % 3 === 1 ? 'py' : 'go';
+    const lines = Array.from({ length: n }, (_, l) => {
+      const w = Array.from(
+        { length: 4 + Math.floor(rnd() * 8) },
+        () => words[Math.floor(rnd() * words.length)],
+      );
+      return `+    ${w.join(' ')}(${Math.floor(rnd() * 1e6)}); // line ${l}`;
+    });
+    files.push({
+      filename: `services/svc${i % 40}/module${i}.${ext}`,
+      status: 'added',
+      additions: n,
+      deletions: 0,
+      changes: n,
+      patch: `@@ -0,0 +1,${n} @@\n${lines.join('\n')}`,
+    });
+  }
+  return files;
+}
+
+function readBody(req: IncomingMessage): Promise<any> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      resolve(text === '' ? null : JSON.parse(text));
+    });
+  });
+}
+
+function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer(handler);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+const portOf = (s: Server) => (s.address() as AddressInfo).port;
+
+function answer(synthesis: boolean): string {
+  if (synthesis) {
+    return JSON.stringify({
+      overview: 'A large change across forty services.',
+      summary: 'Reviewed in parts.',
+      verdict: 'clear',
+      confidenceScore: 3,
+      bulletHighlights: [],
+      reasoning: 'Each part read.',
+      mergeVerdict: 'Review the parts not covered by hand.',
+      duplicates: [],
+    });
+  }
+  return JSON.stringify({
+    overview: 'Handlers call services.',
+    summary: 'No problem found in this part.',
+    verdict: 'clear',
+    confidenceScore: 4,
+    bulletHighlights: [],
+    reasoning: 'Read the part.',
+    mergeVerdict: 'Nothing blocks in this part.',
+    importantFiles: [],
+    findings: [],
+    priorFindingDispositions: [],
+    missingValidations: [],
+    crossRepoImpact: [],
+    sequenceDiagram: '',
+    competitorComparison: defaultCompetitorComparison(),
+  });
+}
+
+async function main() {
+  const files = syntheticFiles();
+  const changed = files.reduce((n, f) => n + f.changes, 0);
+  let base = '';
+  const github = await listen(async (req, res) => {
+    await readBody(req);
+    const url = new URL((req.url ?? '').replace(/^\/api\/v3/, ''), 'http://x');
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(value));
+    };
+    const pr = `/repos/${REPO}/pulls/1`;
+    if (req.method === 'POST' && url.pathname.startsWith('/app/installations/')) {
+      return json(201, { token: 'ghs_bench', expires_at: '2099-01-01T00:00:00Z' });
+    }
+    if (url.pathname === `${pr}/files`) {
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const pages = Math.ceil(files.length / perPage);
+      const link =
+        page < pages
+          ? { link: `<${base}/api/v3${pr}/files?per_page=${perPage}&page=${page + 1}>; rel="next"` }
+          : {};
+      return json(200, files.slice((page - 1) * perPage, page * perPage), link);
+    }
+    if (url.pathname === pr) {
+      return json(200, {
+        number: 1,
+        state: 'open',
+        title: 'Migrate every service to the new client',
+        body: 'A mechanical migration.',
+        draft: false,
+        user: { login: 'dev' },
+        labels: [],
+        head: { sha: HEAD, ref: 'migrate' },
+        base: { ref: 'main' },
+        changed_files: FILES,
+      });
+    }
+    return json(404, { message: 'Not Found' });
+  });
+  base = `http://127.0.0.1:${portOf(github)}`;
+  const budget = inputBudget(modelWindow(MODEL), null);
+  // Requests are kept as received and counted after the run, so counting costs the review nothing.
+  const received: any[] = [];
+  const model = await listen(async (req, res) => {
+    const body = await readBody(req);
+    received.push(body);
+    const synthesis = String(body.messages[0].content).includes('was reviewed in several parts');
+    await new Promise((r) => setTimeout(r, ANSWER_MS));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: 'chatcmpl-bench',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: MODEL,
+        choices: [
+          { index: 0, message: { role: 'assistant', content: answer(synthesis) }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
+      }),
+    );
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'verdict-bench-review-'));
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
+    VERDICT_SCHEDULER: '0',
+    APP_ID: '1',
+    PRIVATE_KEY: privateKey,
+    GITHUB_WEBHOOK_SECRET: 'bench',
+    GHE_HOST: `127.0.0.1:${portOf(github)}`,
+    GHE_PROTOCOL: 'http',
+    VERDICT_RUNNER_PROVIDER: 'openai',
+    VERDICT_RUNNER_MODEL: MODEL,
+    OPENAI_API_KEY: 'sk-bench',
+    VERDICT_OPENAI_BASE_URL: `http://127.0.0.1:${portOf(model)}/v1`,
+    VERDICT_PUBLISH_MODE: 'shadow',
+    VERDICT_GITHUB_RETRIES: '0',
+    VERDICT_REVIEW_CONCURRENCY: String(CONCURRENCY),
+    VERDICT_RUNNER_TIMEOUT_MS: '60000',
+  });
+  const verdict = await createVerdict(config, { log: createLogger('silent') });
+  await verdict.listen();
+  const store = verdict.store;
+  try {
+    await store.repositories.upsertInstalled(REPO, 9);
+    await store.repositories.configure(REPO, { enabled: true }, { actor: 'bench', reason: null });
+    await store.policy.update((await store.policy.get())!.revision, { fileChangeLimit: 5000 }, 'bench');
+    const started = performance.now();
+    const { run } = await requestReview(store, {
+      owner: OWNER,
+      repo: NAME,
+      number: 1,
+      headSha: HEAD,
+      installationId: 9,
+      trigger: 'opened',
+      variant: null,
+    });
+    verdict.reviewWorker!.kick();
+    let finished = null;
+    const deadline = Date.now() + 300_000;
+    while (!finished) {
+      const r = await store.runs.get(run.id);
+      if (r && !['queued', 'running'].includes(r.status) && r.analysisStatus !== 'pending') finished = r;
+      else if (Date.now() > deadline) throw new Error('the review did not finish in 5 minutes');
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const wallMs = performance.now() - started;
+    const requests = received.map((body) => {
+      const [system, ...messages] = body.messages as Array<{ role: string; content: string }>;
+      return {
+        tokens: callTokens(
+          'openai',
+          system!.content,
+          body.response_format?.json_schema?.schema,
+          messages.map((m) => ({ role: m.role as 'user', content: m.content })),
+        ),
+        synthesis: system!.content.includes('was reviewed in several parts'),
+      };
+    });
+    const trace = await store.traces.get((await store.traces.list({ runId: run.id, limit: 1 }))[0]!.traceId);
+    const stages = (trace?.spans ?? [])
+      .filter((s) => s.kind === 'stage' && s.name !== 'review')
+      .map((s) => `${s.name} ${s.durationMs ?? '?'} ms`);
+    const result = finished.result as {
+      chunks?: { total: number };
+      synthesis?: { status: string } | null;
+      coverage?: { analysed: number; skipped: number };
+    } | null;
+    if (finished.analysisStatus !== 'analysed') {
+      throw new Error(`the review ended ${finished.analysisStatus}: ${finished.error ?? ''}`);
+    }
+    const parts = result?.chunks?.total ?? 0;
+    const partCalls = requests.filter((r) => !r.synthesis).length;
+    const synthesisCalls = requests.filter((r) => r.synthesis).length;
+    const critical = Math.ceil(parts / CONCURRENCY) * ANSWER_MS + synthesisCalls * ANSWER_MS;
+    const ratio = wallMs / critical;
+    const peakMb = resourceUsage().maxRSS / 1024;
+    const over = requests.filter((r) => r.tokens > budget);
+    const largest = Math.max(...requests.map((r) => r.tokens));
+    console.log(
+      `review benchmark: ${FILES} files, ${changed} changed lines; fake model answering after ${ANSWER_MS / 1000} s; concurrency ${CONCURRENCY}`,
+    );
+    console.log(
+      `  parts ${parts} (${partCalls} part calls, ${synthesisCalls} synthesis call, synthesis ${result?.synthesis?.status ?? 'none'}); files reviewed ${result?.coverage?.analysed}, not reviewed ${result?.coverage?.skipped}`,
+    );
+    console.log(
+      `  wall ${(wallMs / 1000).toFixed(2)} s, critical path ${(critical / 1000).toFixed(0)} s (ceil(${parts}/${CONCURRENCY}) x 2 s + synthesis), peak RSS ${peakMb.toFixed(0)} MB`,
+    );
+    console.log(`  stages: ${stages.join(', ')}`);
+    console.log(
+      `  largest request ${largest} tokens, input budget of ${MODEL} ${budget} tokens, requests over it: ${over.length}`,
+    );
+    const met = parts >= 12 && ratio <= TARGET_RATIO && peakMb < TARGET_RSS_MB && over.length === 0;
+    console.log(
+      `bench:review: ${ratio.toFixed(2)}x of the critical path, peak RSS ${peakMb.toFixed(0)} MB, ${over.length} request(s) over budget (target at most ${TARGET_RATIO}x, under ${TARGET_RSS_MB} MB, none over, at least 12 parts): ${met ? 'met' : 'missed'}`,
+    );
+  } finally {
+    await verdict.stop();
+    github.close();
+    model.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
