@@ -137,7 +137,7 @@ async function main() {
       const perPage = Number(url.searchParams.get('per_page') ?? 30);
       const page = Number(url.searchParams.get('page') ?? 1);
       const pages = Math.ceil(files.length / perPage);
-      const link =
+      const link: Record<string, string> =
         page < pages
           ? { link: `<${base}/api/v3${pr}/files?per_page=${perPage}&page=${page + 1}>; rel="next"` }
           : {};
