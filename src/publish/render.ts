@@ -73,6 +73,8 @@ export type RenderInput = PublishableAnalysis & {
   fileLink?: (path: string, line?: number | null, endLine?: number | null) => string | null;
   /** What was executed besides the semantic review (validation); empty or absent: nothing was. */
   executed?: string[];
+  /** Repository instruction files the review followed (named in the footer). */
+  instructionFiles?: string[];
 };
 
 /** More low findings than this fold into a `<details>` block. */
@@ -357,6 +359,10 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
       const lines = input.findings.map((f) => `- ${f.path}: ${f.title.replace(/\s+/g, ' ').trim()}`);
       parts.push(`### Prompt to Fix\n\n${fenced(`Fix these review findings:\n${lines.join('\n')}`)}`);
     } else shortened.push('the prompt to fix');
+  }
+  const used = input.instructionFiles ?? [];
+  if (used.length > 0) {
+    parts.push(`<sub>Repository instructions followed: ${used.map((p) => codePath(p)).join(', ')}.</sub>`);
   }
   if (policy.featureTips) {
     const h = `@${input.botHandle}`;

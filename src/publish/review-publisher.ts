@@ -310,6 +310,7 @@ export class ReviewPublisher {
       stillOpen: plan.stillOpen,
       resolved: plan.resolved,
       reviewNote: reviewNote(result),
+      instructionFiles: result.instructions?.files ?? [],
       fileLink: commitId
         ? (path, line, endLine) => this.fileUrl(run.repo, commitId, path, line, endLine)
         : undefined,

@@ -157,6 +157,10 @@ export function fitContext(
   if (measure(fitted) <= maxTokens) return { ctx: ctx, cuts };
   shrink('competitors', 'review(s) by other review bots');
   shrink('memory', 'memory context(s)');
+  while ((fitted.instructions?.length ?? 0) > 0 && measure(fitted) > maxTokens) {
+    cut('repository instruction file(s)', 1);
+    fitted = { ...fitted, instructions: fitted.instructions!.slice(0, -1) };
+  }
   shrink('prior', 'prior finding(s) to dispose of');
   while (measure(fitted) > maxTokens && fitted.body.length > 200) {
     fitted = {

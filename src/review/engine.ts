@@ -42,6 +42,7 @@ import { applyConfidenceCap, reviewDispositions } from './dispositions.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import { checkFindingAnchors } from './anchors.js';
 import { planReview, type ReviewPlan } from './incremental.js';
+import { readInstructions } from './instructions.js';
 import {
   GatherError,
   gatherError,
@@ -149,6 +150,8 @@ export type RunResult = {
    * when it failed), and how many findings were the same issue seen twice. Null with one part.
    */
   synthesis: { status: 'synthesised' | 'failed'; merged: number; error: string | null } | null;
+  /** The repository instruction files the prompt quoted (from the base branch). */
+  instructions?: { files: string[] };
   /** Full or incremental (NAMES.md), why, and since which reviewed head. */
   review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
   /** The base branch reviewed against (a changed base gives the next run a full review). */
@@ -392,6 +395,7 @@ class ReviewJob {
       prFiles: changed,
     });
     const paths = changed.map((f) => f.filename);
+    const instructions = await readInstructions(gh, this.owner, this.repo, pr.baseRef, paths);
     const memory = await store.memory.forReview(run.repo, paths);
     const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
     const fullContext: PromptContext = {
@@ -413,6 +417,7 @@ class ReviewJob {
           ? `This pull request was reviewed before, at ${plan.sinceSha.slice(0, 12)}; this is a full review because ${plan.reason}.`
           : null,
       allPaths: paths,
+      instructions: instructions.files,
       competitors: competitors.map((c) => ({ login: c.login, kind: c.kind, state: c.state, body: c.body })),
     };
     // The whole prompt in budget: system prompt, schema and context first; the diff gets what is left.
@@ -440,6 +445,7 @@ class ReviewJob {
         priorFindings: prior.length,
         memoryContexts: memory.length,
         competitorReviews: competitors.length,
+        instructionFiles: promptContext.instructions?.length ?? 0,
         review: plan.kind,
         reviewReason: plan.reason,
         sinceSha: plan.sinceSha,
@@ -494,8 +500,11 @@ class ReviewJob {
       }
       return { status: 'failed', error, retry: primary.retryable };
     }
-    const warnings = primary.outputs.flatMap((o) =>
-      o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
+    const warnings = instructions.notes.map((n) => `repository instructions: ${n}`);
+    warnings.push(
+      ...primary.outputs.flatMap((o) =>
+        o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
+      ),
     );
     // Dispositions count only from a part that holds the prior finding's file, quoting that file.
     const partOutputs = primary.outputs.map((o) =>
@@ -612,6 +621,7 @@ class ReviewJob {
       unreadableFindings: unreadable,
       chunks: this.chunkSummary(input, primary),
       synthesis: combined.synthesis,
+      instructions: { files: (promptContext.instructions ?? []).map((i) => i.path) },
       review: {
         kind: plan.kind,
         reason: plan.reason,
