@@ -18,6 +18,8 @@ export type ChangedFile = {
   /** Absent for binary files and diffs GitHub does not return (too large). */
   patch?: string | null;
   previous_filename?: string | null;
+  /** The enclosing code of its hunks at the head (surrounding.ts), shown after the diff as context. */
+  context?: string | null;
 };
 
 export type FileKind = 'source' | 'generated' | 'vendored' | 'lock';
@@ -210,7 +212,9 @@ export function buildReviewInput(
       continue;
     }
     // The model sees the numbered form: every line it can cite carries its new-side line number.
-    const numbered = numberPatch(file.patch);
+    const numbered =
+      numberPatch(file.patch) +
+      (file.context ? `\n__surrounding code at the head (context, not change)__\n${file.context}` : '');
     if (numbered === '') {
       notReviewed.push({ path: file.filename, reason: 'the diff from GitHub has no hunk' });
       continue;

@@ -97,6 +97,7 @@ export function numberPatch(patch: string | null | undefined): string {
     );
     const removed: string[] = [];
     const kept: string[] = [];
+    const added = hunk.lines.some((l) => l.kind === 'add');
     for (const line of hunk.lines) {
       if (line.kind === 'del') removed.push(`-${line.text}`);
       else
@@ -105,10 +106,20 @@ export function numberPatch(patch: string | null | undefined): string {
     out.push('__new hunk__');
     if (kept.length === 0) out.push('(no line on the new side: this hunk only removes lines)');
     else out.push(...kept);
-    if (removed.length > 0) out.push('__old hunk__', ...removed);
+    if (!added && removed.length > DELETION_LINES_SHOWN) {
+      // A hunk that only removes lines is compressed to one line naming what was removed.
+      const first = removed.map((r) => r.slice(1).trim()).find((r) => r !== '') ?? '';
+      out.push(
+        '__old hunk__',
+        `(${removed.length} lines removed, from: ${JSON.stringify(first.slice(0, 100))})`,
+      );
+    } else if (removed.length > 0) out.push('__old hunk__', ...removed);
   }
   return out.join('\n');
 }
+
+/** A hunk that only removes lines shows them up to this many; more are named in one line. */
+export const DELETION_LINES_SHOWN = 3;
 
 /** Where a new-side line sits in a patch: its hunk and its text. */
 export type NewSideLine = { hunk: number; text: string; added: boolean };

@@ -15,6 +15,8 @@ import type { ReviewExecution, ReviewExecutor } from '../worker/review-consumer.
 import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
 import {
   buildReviewInput,
+  classifyFile,
+  prioritiseFiles,
   splitChunk,
   type ChangedFile,
   type ReviewChunk,
@@ -43,6 +45,7 @@ import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import { checkFindingAnchors } from './anchors.js';
 import { planReview, type ReviewPlan } from './incremental.js';
 import { readInstructions } from './instructions.js';
+import { surroundingCode } from './surrounding.js';
 import {
   GatherError,
   gatherError,
@@ -106,6 +109,18 @@ type PartResult = {
 /** The strict-compatible review output schema, the same object first in every call (prompt caching). */
 const REVIEW_SCHEMA = reviewOutputJsonSchema() as unknown as Record<string, unknown>;
 const SYNTHESIS_SCHEMA = synthesisJsonSchema();
+
+/** Changed files given their surrounding code at most, per review. */
+const MAX_SURROUNDING_FILES = 50;
+
+/** A reader that reads each path once per run (concurrent callers share the read). */
+function cachedReader(read: (path: string) => Promise<string | null>) {
+  const cache = new Map<string, Promise<string | null>>();
+  return (path: string) => {
+    if (!cache.has(path)) cache.set(path, read(path));
+    return cache.get(path)!;
+  };
+}
 
 /** Tokens kept for the diff's framing in a part's prompt (the `## Diff` heading and part notes). */
 const DIFF_FRAME_TOKENS = 200;
@@ -396,6 +411,13 @@ class ReviewJob {
     });
     const paths = changed.map((f) => f.filename);
     const instructions = await readInstructions(gh, this.owner, this.repo, pr.baseRef, paths);
+    // Files at the head are read once per run: for the surrounding code and for the evidence of dispositions.
+    const atHead = cachedReader(fileReader(gh, this.owner, this.repo, this.headSha));
+    const shown = await this.withSurroundingCode(
+      plan.kind === 'incremental' ? plan.files : changed,
+      atHead,
+      config.chunkTokens * config.maxChunks,
+    );
     const memory = await store.memory.forReview(run.repo, paths);
     const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
     const fullContext: PromptContext = {
@@ -424,7 +446,7 @@ class ReviewJob {
     const system = systemPrompt(policy.customInstructions);
     const budget = this.promptBudget(system, fullContext);
     const promptContext = budget.ctx;
-    const input = buildReviewInput(plan.kind === 'incremental' ? plan.files : changed, {
+    const input = buildReviewInput(shown.files, {
       chunkTokens: budget.chunkTokens,
       fileTokens: Math.min(config.fileTokens, budget.chunkTokens),
       maxChunks: config.maxChunks,
@@ -446,6 +468,7 @@ class ReviewJob {
         memoryContexts: memory.length,
         competitorReviews: competitors.length,
         instructionFiles: promptContext.instructions?.length ?? 0,
+        surroundingFiles: shown.withContext,
         review: plan.kind,
         reviewReason: plan.reason,
         sinceSha: plan.sinceSha,
@@ -500,7 +523,10 @@ class ReviewJob {
       }
       return { status: 'failed', error, retry: primary.retryable };
     }
-    const warnings = instructions.notes.map((n) => `repository instructions: ${n}`);
+    const warnings = [
+      ...instructions.notes.map((n) => `repository instructions: ${n}`),
+      ...shown.notes.map((n) => `surrounding code: ${n}`),
+    ];
     warnings.push(
       ...primary.outputs.flatMap((o) =>
         o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
@@ -552,7 +578,7 @@ class ReviewJob {
     const disposition = await reviewDispositions(output.priorFindingDispositions, {
       headSha: this.headSha,
       priorFingerprints: new Set(prior.map((p) => p.fingerprint)),
-      fileAtHead: fileReader(gh, this.owner, this.repo, this.headSha),
+      fileAtHead: atHead,
     });
     missing.push(...disposition.missingValidations);
     output = {
@@ -868,6 +894,46 @@ class ReviewJob {
       contextTokens,
       chunkTokens: Math.max(500, Math.min(this.deps.config.chunkTokens, room)),
       cutLine: cutsLine(fitted.cuts, window, provider.model),
+    };
+  }
+
+  /**
+   * Adds to each file that will be reviewed the enclosing code of its hunks at the head (surrounding.ts):
+   * source files that changed (not new, removed, generated, vendored or lock files), in review order,
+   * while their diffs fit the review's budget, at most 50 files, read 8 at a time. A file that cannot be
+   * read gets none, and the warnings say so.
+   */
+  private async withSurroundingCode(
+    files: readonly ChangedFile[],
+    read: (path: string) => Promise<string | null>,
+    budgetTokens: number,
+  ): Promise<{ files: ChangedFile[]; withContext: number; notes: string[] }> {
+    const notes: string[] = [];
+    const wanted: ChangedFile[] = [];
+    let chars = 0;
+    for (const f of prioritiseFiles(files)) {
+      if (wanted.length >= MAX_SURROUNDING_FILES || chars > budgetTokens * 4) break;
+      chars += f.patch?.length ?? 0;
+      if (!f.patch || f.status === 'added' || f.status === 'removed' || classifyFile(f.filename) !== 'source')
+        continue;
+      wanted.push(f);
+    }
+    const context = new Map<string, string>();
+    await mapConcurrent(wanted, 8, async (f) => {
+      if (this.ctx.signal.aborted) return;
+      try {
+        const source = await read(f.filename);
+        if (source === null) return;
+        const code = await surroundingCode(f.filename, f.patch!, source);
+        if (code !== '') context.set(f.filename, code);
+      } catch (error) {
+        notes.push(`${f.filename} could not be read at the head: ${errorText(error)}`);
+      }
+    });
+    return {
+      files: files.map((f) => (context.has(f.filename) ? { ...f, context: context.get(f.filename)! } : f)),
+      withContext: context.size,
+      notes,
     };
   }
 

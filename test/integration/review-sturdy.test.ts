@@ -424,4 +424,40 @@ describe('a sturdy review engine', () => {
       'Repository instructions followed: `.cursorrules`, `.github/copilot-instructions.md`, `AGENTS.md`',
     );
   });
+
+  test('the model sees the enclosing function of each hunk at the head, marked as context', async () => {
+    await start();
+    const source = [
+      'export class Cache {',
+      '  get(key: string) {',
+      '    const hit = store.get(key);',
+      '    if (!hit) return undefined;',
+      '    return hit.value;',
+      '  }',
+      '}',
+    ].join('\n');
+    const patch =
+      '@@ -4,1 +4,1 @@\n-    if (hit === null) return undefined;\n+    if (!hit) return undefined;';
+    github([{ filename: 'src/cache.ts', status: 'modified', additions: 1, deletions: 1, changes: 2, patch }])
+      .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
+      .query({ ref: 'a'.repeat(40) })
+      .reply(200, source);
+    let prompt = '';
+    nock(OPENAI)
+      .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(run.analysisStatus).toBe('analysed');
+    expect(prompt).toContain(
+      [
+        '__surrounding code at the head (context, not change)__',
+        '(method_definition, lines 2-6)',
+        '2    get(key: string) {',
+        '3      const hit = store.get(key);',
+        '4      if (!hit) return undefined;',
+      ].join('\n'),
+    );
+    const gather = (await spansOf(run)).spans.find((s) => s.name === 'gather')!;
+    expect(gather.attributes).toMatchObject({ surroundingFiles: 1 });
+  });
 });

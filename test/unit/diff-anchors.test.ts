@@ -55,6 +55,20 @@ describe('numbered diff format', () => {
     expect(newSideIndex('@@ -1,2 +0,0 @@\n-gone\n-too').size).toBe(0);
   });
 
+  test('a hunk that only removes more than three lines is compressed to one line naming them', () => {
+    const patch =
+      '@@ -10,5 +9,0 @@\n-function legacyLogin(user) {\n-  check(user);\n-  audit(user);\n-  return true;\n-}';
+    expect(numberPatch(patch)).toBe(
+      [
+        '@@ -10,5 +9,0 @@',
+        '__new hunk__',
+        '(no line on the new side: this hunk only removes lines)',
+        '__old hunk__',
+        '(5 lines removed, from: "function legacyLogin(user) {")',
+      ].join('\n'),
+    );
+  });
+
   test('the "no newline at end of file" marker is neither a line nor a number', () => {
     const patch = '@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b;\n\\ No newline at end of file';
     expect(numberPatch(patch)).toBe(

@@ -1,0 +1,181 @@
+import { createRequire } from 'node:module';
+import { Language, Parser, type Node } from 'web-tree-sitter';
+import { parsePatch } from './diff.js';
+
+/**
+ * Surrounding code (the review issue, item 4): for each hunk of a changed file, the enclosing function or
+ * class at the head commit, marked as context and not change, so the model sees what the changed lines
+ * live in. Parsed with tree-sitter (`web-tree-sitter`, grammars from `@vscode/tree-sitter-wasm`) for the
+ * common languages; for the rest a plain-text fallback reads indentation and blank lines.
+ */
+
+/** Grammar file of each supported language, by file extension. */
+const GRAMMARS: Record<string, string> = {
+  ts: 'typescript',
+  mts: 'typescript',
+  cts: 'typescript',
+  tsx: 'tsx',
+  js: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  jsx: 'javascript',
+  py: 'python',
+  go: 'go',
+  java: 'java',
+  rs: 'rust',
+  rb: 'ruby',
+  cs: 'c-sharp',
+  cpp: 'cpp',
+  cc: 'cpp',
+  hpp: 'cpp',
+  php: 'php',
+};
+
+/** Node types that enclose code worth showing: functions, methods, classes and their kin. */
+const ENCLOSING =
+  /^(function_declaration|function_definition|function_item|function_expression|generator_function_declaration|arrow_function|method_definition|method_declaration|method|singleton_method|constructor_declaration|func_literal|class_declaration|class_definition|class|class_specifier|struct_item|impl_item|trait_item|interface_declaration|enum_declaration|module|namespace_definition|record_declaration|lambda)$/;
+
+/** Lines of one enclosing block shown at most; a longer one is shown by its head and tail. */
+export const MAX_BLOCK_LINES = 80;
+const HEAD_LINES = 30;
+const TAIL_LINES = 10;
+
+const require = createRequire(import.meta.url);
+let init: Promise<void> | null = null;
+const languages = new Map<string, Promise<Language | null>>();
+
+function grammarOf(path: string): string | null {
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  return path.includes('.') ? (GRAMMARS[ext] ?? null) : null;
+}
+
+async function language(name: string): Promise<Language | null> {
+  init ??= Parser.init();
+  await init;
+  if (!languages.has(name)) {
+    languages.set(
+      name,
+      Language.load(require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`)).catch(
+        () => null,
+      ),
+    );
+  }
+  return languages.get(name)!;
+}
+
+export type Block = { start: number; end: number; kind: string };
+
+/** The smallest enclosing definition of lines `from`..`to` (1-based), by tree-sitter, or null. */
+export async function parsedBlock(
+  path: string,
+  source: string,
+  from: number,
+  to: number,
+): Promise<Block | null> {
+  const name = grammarOf(path);
+  if (!name) return null;
+  const lang = await language(name);
+  if (!lang) return null;
+  const parser = new Parser();
+  try {
+    parser.setLanguage(lang);
+    const tree = parser.parse(source);
+    if (!tree) return null;
+    try {
+      // The smallest node spanning the hunk's lines, then outwards to the first definition.
+      const lines = source.split('\n');
+      const indent = (lines[from - 1] ?? '').search(/\S/);
+      let node: Node | null = tree.rootNode.descendantForPosition(
+        { row: from - 1, column: Math.max(0, indent) },
+        { row: to - 1, column: Math.max(0, (lines[to - 1] ?? '').length - 1) },
+      );
+      while (node) {
+        // `export function f` wraps the definition: the export is its first line.
+        const inner = node.type === 'export_statement' ? node.childForFieldName('declaration') : null;
+        const kind = ENCLOSING.test(node.type)
+          ? node.type
+          : inner && ENCLOSING.test(inner.type)
+            ? inner.type
+            : null;
+        if (kind && node.startPosition.row + 1 <= from && node.endPosition.row + 1 >= to) {
+          return { start: node.startPosition.row + 1, end: node.endPosition.row + 1, kind };
+        }
+        node = node.parent;
+      }
+      return null;
+    } finally {
+      tree.delete();
+    }
+  } finally {
+    parser.delete();
+  }
+}
+
+const indentOf = (line: string) => (line.match(/^[ \t]*/)?.[0] ?? '').replace(/\t/g, '    ').length;
+
+/**
+ * The plain-text fallback: upward to the nearest line indented less than the hunk (the block's header),
+ * downward to the next such line (its closer); at the top level, the paragraph between blank lines.
+ */
+export function textBlock(lines: readonly string[], from: number, to: number): Block {
+  const body = lines.slice(from - 1, to).filter((l) => l.trim() !== '');
+  const base = body.length > 0 ? Math.min(...body.map(indentOf)) : 0;
+  let start = from;
+  let end = to;
+  if (base === 0) {
+    while (start > 1 && lines[start - 2]!.trim() !== '' && from - start < MAX_BLOCK_LINES) start--;
+    while (end < lines.length && lines[end]!.trim() !== '' && end - to < MAX_BLOCK_LINES) end++;
+    return { start, end, kind: 'paragraph' };
+  }
+  while (start > 1 && from - start < MAX_BLOCK_LINES) {
+    const above = lines[start - 2]!;
+    start--;
+    if (above.trim() !== '' && indentOf(above) < base) break;
+  }
+  while (end < lines.length && end - to < MAX_BLOCK_LINES) {
+    const below = lines[end]!;
+    end++;
+    if (below.trim() !== '' && indentOf(below) < base) break;
+  }
+  return { start, end, kind: 'indented block' };
+}
+
+/** A block's lines, numbered as in the diff; a long block shows its head and tail. */
+function showBlock(lines: readonly string[], block: Block): string {
+  const width = String(block.end).length;
+  const row = (n: number) => `${String(n).padStart(width)}  ${lines[n - 1] ?? ''}`;
+  const out: string[] = [];
+  if (block.end - block.start + 1 <= MAX_BLOCK_LINES) {
+    for (let n = block.start; n <= block.end; n++) out.push(row(n));
+  } else {
+    for (let n = block.start; n < block.start + HEAD_LINES; n++) out.push(row(n));
+    out.push(
+      `${' '.repeat(width)}  … [${block.end - block.start + 1 - HEAD_LINES - TAIL_LINES} lines not shown]`,
+    );
+    for (let n = block.end - TAIL_LINES + 1; n <= block.end; n++) out.push(row(n));
+  }
+  return out.join('\n');
+}
+
+/**
+ * The surrounding code of a file's hunks at the head: the enclosing block of each hunk with new-side
+ * lines (deletion-only hunks have none), each block once, in file order. Empty when there is nothing
+ * to add (a new file is shown whole by its diff).
+ */
+export async function surroundingCode(path: string, patch: string, source: string): Promise<string> {
+  const lines = source.replace(/\r\n/g, '\n').split('\n');
+  const blocks: Block[] = [];
+  for (const hunk of parsePatch(patch)) {
+    if (hunk.newCount === 0) continue;
+    const from = hunk.newStart;
+    const to = hunk.newStart + hunk.newCount - 1;
+    const block = (await parsedBlock(path, source, from, to)) ?? textBlock(lines, from, to);
+    // Nothing to add when the hunk already shows the whole block.
+    if (block.start >= from && block.end <= to) continue;
+    if (blocks.some((b) => b.start <= block.start && b.end >= block.end)) continue;
+    blocks.push(block);
+  }
+  if (blocks.length === 0) return '';
+  blocks.sort((a, b) => a.start - b.start);
+  return blocks.map((b) => `(${b.kind}, lines ${b.start}-${b.end})\n${showBlock(lines, b)}`).join('\n\n');
+}
