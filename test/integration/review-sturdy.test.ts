@@ -2,6 +2,7 @@ import nock from 'nock';
 import {
   API,
   BASE_ENV,
+  HEAD2,
   OPENAI,
   REPO,
   completion,
@@ -459,5 +460,55 @@ describe('a sturdy review engine', () => {
     );
     const gather = (await spansOf(run)).spans.find((s) => s.name === 'gather')!;
     expect(gather.attributes).toMatchObject({ surroundingFiles: 1 });
+  });
+
+  test('a disposition counts only from the part that holds the finding’s file, quoting that file', async () => {
+    const store = await start({ VERDICT_REVIEW_CHUNK_TOKENS: '1000', VERDICT_REVIEW_FILE_TOKENS: '600' });
+    // First review, one part: a finding in src/a.ts.
+    github([file('a', 3)]);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(JSON.stringify(review({ findings: [finding('src/a.ts', 'Values never expire')] }))),
+      );
+    const first = await reviewRun();
+    const [prior] = await store.findings.listForRun(first.id);
+    // Second review after a force push, two parts: the part holding src/b.ts claims src/a.ts was fixed.
+    nock(API)
+      .get(`/repos/${REPO}/pulls/7`)
+      .reply(200, pull({ changed_files: 2, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      .get(`/repos/${REPO}/pulls/7/files`)
+      .query(true)
+      .reply(200, [file('a'), file('b')])
+      .get(`/repos/${REPO}/compare/${'a'.repeat(40)}...${HEAD2}`)
+      .query(true)
+      .reply(200, { status: 'diverged', files: [] });
+    const claim = {
+      priorReviewKey: first.reviewKey,
+      fingerprint: prior!.fingerprint,
+      disposition: 'resolved',
+      explanation: 'fixed elsewhere',
+      evidence: [{ headSha: HEAD2, path: 'src/a.ts', quote: 'const a0 = compute("a", 0);' }],
+    };
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .times(3)
+      .reply(200, (_uri, body: any) => {
+        if (synthesis(body)) return completion('no synthesis today');
+        const holdsB = String(body.messages.at(-1).content).includes('### src/b.ts');
+        return completion(
+          JSON.stringify(review({ findings: [], priorFindingDispositions: holdsB ? [claim] : [] })),
+        );
+      });
+    const run = await reviewRun(HEAD2, 'synchronize');
+    const result = run.result as any;
+    expect(result.chunks.total).toBe(2);
+    expect(result.priorFindings.resolved).toEqual([]);
+    expect(result.warnings.join('\n')).toContain(
+      `part 2: dropped the disposition of ${prior!.fingerprint}: that part does not hold src/a.ts or quotes another file`,
+    );
+    // The concern stays open for the next review.
+    expect(result.priorFindings.carriedOpen.map((p: any) => p.fingerprint)).toEqual([prior!.fingerprint]);
   });
 });
