@@ -102,15 +102,19 @@ const KIND_RANK: Record<FileKind, number> = { source: 0, generated: 1, vendored:
  * before files that only delete it (removed files last), then the larger change first, then by path.
  */
 export function prioritiseFiles(files: readonly ChangedFile[]): ChangedFile[] {
-  return [...files].sort((a, b) => {
-    const kind = KIND_RANK[classifyFile(a.filename)] - KIND_RANK[classifyFile(b.filename)];
-    if (kind !== 0) return kind;
-    const aDeletes = a.status === 'removed' || a.additions === 0 ? 1 : 0;
-    const bDeletes = b.status === 'removed' || b.additions === 0 ? 1 : 0;
-    if (aDeletes !== bDeletes) return aDeletes - bDeletes;
-    if (a.changes !== b.changes) return b.changes - a.changes;
-    return a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0;
+  // Each file is classified once, not in every comparison.
+  const keyed = files.map((file) => ({
+    file,
+    rank: KIND_RANK[classifyFile(file.filename)],
+    deletes: file.status === 'removed' || file.additions === 0 ? 1 : 0,
+  }));
+  keyed.sort((a, b) => {
+    if (a.rank !== b.rank) return a.rank - b.rank;
+    if (a.deletes !== b.deletes) return a.deletes - b.deletes;
+    if (a.file.changes !== b.file.changes) return b.file.changes - a.file.changes;
+    return a.file.filename < b.file.filename ? -1 : a.file.filename > b.file.filename ? 1 : 0;
   });
+  return keyed.map((k) => k.file);
 }
 
 /** Tokens of a text, by the o200k tokenizer (GPT-4o family); used for every provider's budget. */

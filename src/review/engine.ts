@@ -364,7 +364,9 @@ class ReviewJob {
     const standalone = resolveRepoConfig(repoRecord?.standaloneConfig ?? {}).config;
     // Files are listed before admission (path filters need them), unless admission refuses on the count.
     const listFirst = MANUAL_TRIGGERS.has(run.trigger) || pr.changedFiles <= policy.fileChangeLimit;
-    const files = listFirst ? await listChangedFiles(gh, this.owner, this.repo, run.prNumber) : null;
+    const files = listFirst
+      ? await listChangedFiles(gh, this.owner, this.repo, run.prNumber, pr.changedFiles)
+      : null;
     const decision = await admit({
       trigger: run.trigger,
       pr: {
@@ -393,7 +395,8 @@ class ReviewJob {
       await this.ctx.assertLease();
       await p.startCheck(gh, (await store.runs.get(run.id)) ?? run, this.headSha);
     });
-    const changed = files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber));
+    const changed =
+      files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber, pr.changedFiles));
 
     // 2. Context: prior findings, full or incremental review, memory contexts, chunks.
     const previous = await store.runs.previousAnalysed(run.repo, run.prNumber, run.id);

@@ -1,4 +1,5 @@
 import type { ProbotOctokit } from 'probot';
+import { mapConcurrent } from './concurrency.js';
 import type { ChangedFile } from './context.js';
 
 /** The installation-authenticated Octokit a review reads the pull request with. */
@@ -106,21 +107,44 @@ function changedFile(f: {
   };
 }
 
-/** Every changed file of the pull request, all pages (GitHub stops at 3,000 files). */
+/** Pages of the PR's file list read at once when its size is known. */
+const FILE_PAGES_AT_ONCE = 6;
+
+/**
+ * Every changed file of the pull request, all pages (GitHub stops at 3,000 files). When the PR says how
+ * many files it changes (`changed_files`), the pages are read six at a time, in page order; a last page
+ * that is full (the PR grew meanwhile) is followed by the next ones.
+ */
 export async function listChangedFiles(
   gh: GitHubClient,
   owner: string,
   repo: string,
   number: number,
+  expected = 0,
 ): Promise<ChangedFile[]> {
   try {
-    const files = await gh.paginate(gh.rest.pulls.listFiles, {
-      owner,
-      repo,
-      pull_number: number,
-      per_page: 100,
-    });
-    return files.map(changedFile);
+    if (expected <= 100) {
+      const files = await gh.paginate(gh.rest.pulls.listFiles, {
+        owner,
+        repo,
+        pull_number: number,
+        per_page: 100,
+      });
+      return files.map(changedFile);
+    }
+    const page = async (n: number) =>
+      (await gh.rest.pulls.listFiles({ owner, repo, pull_number: number, per_page: 100, page: n })).data;
+    const count = Math.min(GITHUB_MAX_PR_FILES / 100, Math.ceil(expected / 100));
+    const pages = await mapConcurrent(
+      Array.from({ length: count }, (_, i) => i + 1),
+      FILE_PAGES_AT_ONCE,
+      page,
+    );
+    let next = count + 1;
+    while (pages[pages.length - 1]!.length === 100 && next <= GITHUB_MAX_PR_FILES / 100) {
+      pages.push(await page(next++));
+    }
+    return pages.flat().map(changedFile);
   } catch (error) {
     throw gatherError(`listing the files of ${owner}/${repo}#${number}`, error);
   }

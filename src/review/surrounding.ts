@@ -65,25 +65,26 @@ async function language(name: string): Promise<Language | null> {
 
 export type Block = { start: number; end: number; kind: string };
 
-/** The smallest enclosing definition of lines `from`..`to` (1-based), by tree-sitter, or null. */
-export async function parsedBlock(
-  path: string,
-  source: string,
-  from: number,
-  to: number,
-): Promise<Block | null> {
+/** Files larger than this are not parsed: the plain-text fallback reads only near the hunks. */
+export const MAX_PARSE_CHARS = 200_000;
+
+type Finder = { find(from: number, to: number): Block | null; dispose(): void };
+
+/** Parses a file once and finds the enclosing definition of any line range in it; null without a grammar. */
+async function treeFinder(path: string, source: string): Promise<Finder | null> {
   const name = grammarOf(path);
   if (!name) return null;
   const lang = await language(name);
   if (!lang) return null;
   const parser = new Parser();
-  try {
-    parser.setLanguage(lang);
-    const tree = parser.parse(source);
-    if (!tree) return null;
-    try {
+  parser.setLanguage(lang);
+  const tree = parser.parse(source);
+  parser.delete();
+  if (!tree) return null;
+  const lines = source.split('\n');
+  return {
+    find(from, to) {
       // The smallest node spanning the hunk's lines, then outwards to the first definition.
-      const lines = source.split('\n');
       const indent = (lines[from - 1] ?? '').search(/\S/);
       let node: Node | null = tree.rootNode.descendantForPosition(
         { row: from - 1, column: Math.max(0, indent) },
@@ -103,11 +104,24 @@ export async function parsedBlock(
         node = node.parent;
       }
       return null;
-    } finally {
-      tree.delete();
-    }
+    },
+    dispose: () => tree.delete(),
+  };
+}
+
+/** The smallest enclosing definition of lines `from`..`to` (1-based), by tree-sitter, or null. */
+export async function parsedBlock(
+  path: string,
+  source: string,
+  from: number,
+  to: number,
+): Promise<Block | null> {
+  const finder = await treeFinder(path, source);
+  if (!finder) return null;
+  try {
+    return finder.find(from, to);
   } finally {
-    parser.delete();
+    finder.dispose();
   }
 }
 
@@ -164,16 +178,25 @@ function showBlock(lines: readonly string[], block: Block): string {
  */
 export async function surroundingCode(path: string, patch: string, source: string): Promise<string> {
   const lines = source.replace(/\r\n/g, '\n').split('\n');
+  // Hunks with new-side lines that do not already show the whole file.
+  const hunks = parsePatch(patch).filter(
+    (h) => h.newCount > 0 && !(h.newStart <= 1 && h.newStart + h.newCount - 1 >= lines.length),
+  );
+  if (hunks.length === 0) return '';
+  const finder = source.length <= MAX_PARSE_CHARS ? await treeFinder(path, source) : null;
   const blocks: Block[] = [];
-  for (const hunk of parsePatch(patch)) {
-    if (hunk.newCount === 0) continue;
-    const from = hunk.newStart;
-    const to = hunk.newStart + hunk.newCount - 1;
-    const block = (await parsedBlock(path, source, from, to)) ?? textBlock(lines, from, to);
-    // Nothing to add when the hunk already shows the whole block.
-    if (block.start >= from && block.end <= to) continue;
-    if (blocks.some((b) => b.start <= block.start && b.end >= block.end)) continue;
-    blocks.push(block);
+  try {
+    for (const hunk of hunks) {
+      const from = hunk.newStart;
+      const to = hunk.newStart + hunk.newCount - 1;
+      const block = finder?.find(from, to) ?? textBlock(lines, from, to);
+      // Nothing to add when the hunk already shows the whole block.
+      if (block.start >= from && block.end <= to) continue;
+      if (blocks.some((b) => b.start <= block.start && b.end >= block.end)) continue;
+      blocks.push(block);
+    }
+  } finally {
+    finder?.dispose();
   }
   if (blocks.length === 0) return '';
   blocks.sort((a, b) => a.start - b.start);
