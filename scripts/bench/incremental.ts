@@ -7,18 +7,9 @@
  *
  *   npm run bench:incremental
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
 import { tokensOf } from '../../src/review/context.js';
 import { defaultCompetitorComparison } from '../../src/review/output.schema.js';
-import { requestReview } from '../../src/review/request.js';
-import { createVerdict } from '../../src/runtime.js';
+import { benchVerdict, listen, readBody, sendCompletion } from './review-fixture.js';
 
 const FILES = 50;
 const LINES_PER_FILE = 40;
@@ -65,26 +56,6 @@ const COMPARE_PATCH = [
   `+${fileLines(0, true)[5]}`,
   ` ${fileLines(0, false)[6]}`,
 ].join('\n');
-
-function readBody(req: IncomingMessage): Promise<any> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      resolve(text === '' ? null : JSON.parse(text));
-    });
-  });
-}
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = createServer(handler);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
-
-const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
 function reviewAnswer(findings: unknown[]) {
   return {
@@ -177,68 +148,13 @@ async function main() {
             },
           ]
         : [];
-    const answer = JSON.stringify(reviewAnswer(findings));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        id: 'chatcmpl-bench',
-        object: 'chat.completion',
-        created: 1_700_000_000,
-        model: 'gpt-4o-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
-      }),
-    );
+    sendCompletion(res, 'gpt-4o-mini', JSON.stringify(reviewAnswer(findings)));
   });
-  const dir = mkdtempSync(join(tmpdir(), 'verdict-bench-incremental-'));
-  const { privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-  });
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
-    VERDICT_SCHEDULER: '0',
-    APP_ID: '1',
-    PRIVATE_KEY: privateKey,
-    GITHUB_WEBHOOK_SECRET: 'bench',
-    GHE_HOST: `127.0.0.1:${portOf(github)}`,
-    GHE_PROTOCOL: 'http',
-    VERDICT_RUNNER_PROVIDER: 'openai',
-    VERDICT_RUNNER_MODEL: 'gpt-4o-mini',
-    OPENAI_API_KEY: 'sk-bench',
-    VERDICT_OPENAI_BASE_URL: `http://127.0.0.1:${portOf(model)}/v1`,
-    VERDICT_PUBLISH_MODE: 'shadow',
-    VERDICT_GITHUB_RETRIES: '0',
-  });
-  const verdict = await createVerdict(config, { log: createLogger('silent') });
-  await verdict.listen();
-  const store = verdict.store;
+  const bench = await benchVerdict({ github, model, modelName: 'gpt-4o-mini', owner: OWNER, name: NAME });
   try {
-    await store.repositories.upsertInstalled(REPO, 9);
-    await store.repositories.configure(REPO, { enabled: true }, { actor: 'bench', reason: null });
-    const review = async (sha: string, trigger: string) => {
+    const review = (sha: string, trigger: string) => {
       head = sha;
-      const { run } = await requestReview(store, {
-        owner: OWNER,
-        repo: NAME,
-        number: 1,
-        headSha: sha,
-        installationId: 9,
-        trigger,
-        variant: null,
-      });
-      verdict.reviewWorker!.kick();
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const r = await store.runs.get(run.id);
-        if (r && !['queued', 'running'].includes(r.status) && r.analysisStatus !== 'pending') return r;
-        if (Date.now() > deadline) throw new Error(`run ${run.id} did not finish`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      return bench.review(sha, trigger);
     };
     const first = await review(HEAD1, 'opened');
     const second = await review(HEAD2, 'synchronize');
@@ -266,10 +182,7 @@ async function main() {
       }`,
     );
   } finally {
-    await verdict.stop();
-    github.close();
-    model.close();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

@@ -10,20 +10,11 @@
  *
  *   npm run bench:review
  */
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { resourceUsage } from 'node:process';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
 import { callTokens, inputBudget, modelWindow } from '../../src/review/budget.js';
 import type { ChangedFile } from '../../src/review/context.js';
 import { defaultCompetitorComparison } from '../../src/review/output.schema.js';
-import { requestReview } from '../../src/review/request.js';
-import { createVerdict } from '../../src/runtime.js';
+import { benchVerdict, listen, portOf, readBody, sendCompletion } from './review-fixture.js';
 
 const FILES = 3000;
 const LINES = 200_000;
@@ -66,26 +57,6 @@ function syntheticFiles(): ChangedFile[] {
   }
   return files;
 }
-
-function readBody(req: IncomingMessage): Promise<any> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      resolve(text === '' ? null : JSON.parse(text));
-    });
-  });
-}
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = createServer(handler);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
-
-const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
 function answer(synthesis: boolean): string {
   if (synthesis) {
@@ -168,72 +139,21 @@ async function main() {
     received.push(body);
     const synthesis = String(body.messages[0].content).includes('was reviewed in several parts');
     await new Promise((r) => setTimeout(r, ANSWER_MS));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        id: 'chatcmpl-bench',
-        object: 'chat.completion',
-        created: 1_700_000_000,
-        model: MODEL,
-        choices: [
-          { index: 0, message: { role: 'assistant', content: answer(synthesis) }, finish_reason: 'stop' },
-        ],
-        usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
-      }),
-    );
+    sendCompletion(res, MODEL, answer(synthesis));
   });
-  const dir = mkdtempSync(join(tmpdir(), 'verdict-bench-review-'));
-  const { privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  const bench = await benchVerdict({
+    github,
+    model,
+    modelName: MODEL,
+    owner: OWNER,
+    name: NAME,
+    env: { VERDICT_REVIEW_CONCURRENCY: String(CONCURRENCY), VERDICT_RUNNER_TIMEOUT_MS: '60000' },
   });
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    VERDICT_DB_PATH: join(dir, 'verdict.sqlite'),
-    VERDICT_SCHEDULER: '0',
-    APP_ID: '1',
-    PRIVATE_KEY: privateKey,
-    GITHUB_WEBHOOK_SECRET: 'bench',
-    GHE_HOST: `127.0.0.1:${portOf(github)}`,
-    GHE_PROTOCOL: 'http',
-    VERDICT_RUNNER_PROVIDER: 'openai',
-    VERDICT_RUNNER_MODEL: MODEL,
-    OPENAI_API_KEY: 'sk-bench',
-    VERDICT_OPENAI_BASE_URL: `http://127.0.0.1:${portOf(model)}/v1`,
-    VERDICT_PUBLISH_MODE: 'shadow',
-    VERDICT_GITHUB_RETRIES: '0',
-    VERDICT_REVIEW_CONCURRENCY: String(CONCURRENCY),
-    VERDICT_RUNNER_TIMEOUT_MS: '60000',
-  });
-  const verdict = await createVerdict(config, { log: createLogger('silent') });
-  await verdict.listen();
-  const store = verdict.store;
+  const store = bench.verdict.store;
   try {
-    await store.repositories.upsertInstalled(REPO, 9);
-    await store.repositories.configure(REPO, { enabled: true }, { actor: 'bench', reason: null });
     await store.policy.update((await store.policy.get())!.revision, { fileChangeLimit: 5000 }, 'bench');
     const started = performance.now();
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 1,
-      headSha: HEAD,
-      installationId: 9,
-      trigger: 'opened',
-      variant: null,
-    });
-    verdict.reviewWorker!.kick();
-    let finished = null;
-    const deadline = Date.now() + 300_000;
-    while (!finished) {
-      const r = await store.runs.get(run.id);
-      if (r && !['queued', 'running'].includes(r.status) && r.analysisStatus !== 'pending') finished = r;
-      else if (Date.now() > deadline) throw new Error('the review did not finish in 5 minutes');
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const finished = await bench.review(HEAD, 'opened');
     const wallMs = performance.now() - started;
     const requests = received.map((body) => {
       const [system, ...messages] = body.messages as Array<{ role: string; content: string }>;
@@ -247,7 +167,9 @@ async function main() {
         synthesis: system!.content.includes('was reviewed in several parts'),
       };
     });
-    const trace = await store.traces.get((await store.traces.list({ runId: run.id, limit: 1 }))[0]!.traceId);
+    const trace = await store.traces.get(
+      (await store.traces.list({ runId: finished.id, limit: 1 }))[0]!.traceId,
+    );
     const stages = (trace?.spans ?? [])
       .filter((s) => s.kind === 'stage' && s.name !== 'review')
       .map((s) => `${s.name} ${s.durationMs ?? '?'} ms`);
@@ -285,10 +207,7 @@ async function main() {
       `bench:review: ${ratio.toFixed(2)}x of the critical path, peak RSS ${peakMb.toFixed(0)} MB, ${over.length} request(s) over budget (target at most ${TARGET_RATIO}x, under ${TARGET_RSS_MB} MB, none over, at least 12 parts): ${met ? 'met' : 'missed'}`,
     );
   } finally {
-    await verdict.stop();
-    github.close();
-    model.close();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

@@ -1131,18 +1131,12 @@ class ReviewJob {
     );
     if (promptTokens > limit) {
       const error = `the prompt is ${promptTokens} tokens, over the input budget of ${limit} tokens of ${provider.model}; not sent`;
-      await this.span({
-        kind: 'model',
-        name: spanName,
-        status: 'error',
-        provider: provider.name,
-        model: provider.model,
-        inputTokens: null,
-        outputTokens: null,
-        costUsd: null,
-        startedAt,
-        endedAt: this.deps.clock.now(),
-        attributes: { ...attributes, promptTokens, inputBudget: limit, error, code: 'over_budget' },
+      await this.failedCallSpan(provider, spanName, startedAt, {
+        ...attributes,
+        promptTokens,
+        inputBudget: limit,
+        error,
+        code: 'over_budget',
       });
       return { ok: false, error, retryable: false };
     }
@@ -1184,21 +1178,35 @@ class ReviewJob {
       if (this.ctx.signal.aborted) throw error;
       const message = errorText(error);
       const retryable = error instanceof ModelCallError ? error.retryable : true;
-      await this.span({
-        kind: 'model',
-        name: spanName,
-        status: 'error',
-        provider: provider.name,
-        model: provider.model,
-        inputTokens: null,
-        outputTokens: null,
-        costUsd: null,
-        startedAt,
-        endedAt: this.deps.clock.now(),
-        attributes: { ...attributes, error: message, code: (error as ModelCallError)?.code ?? null },
+      await this.failedCallSpan(provider, spanName, startedAt, {
+        ...attributes,
+        error: message,
+        code: (error as ModelCallError)?.code ?? null,
       });
       return { ok: false, error: message, retryable };
     }
+  }
+
+  /** The model span of a call that failed or was not sent: no usage, no cost. */
+  private async failedCallSpan(
+    provider: ModelProvider,
+    name: string,
+    startedAt: number,
+    attributes: Record<string, unknown>,
+  ) {
+    await this.span({
+      kind: 'model',
+      name,
+      status: 'error',
+      provider: provider.name,
+      model: provider.model,
+      inputTokens: null,
+      outputTokens: null,
+      costUsd: null,
+      startedAt,
+      endedAt: this.deps.clock.now(),
+      attributes,
+    });
   }
 
   /** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
