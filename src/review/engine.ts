@@ -556,6 +556,10 @@ class ReviewJob {
       pr.changedFiles,
       plan.kind === 'incremental' ? this.carriedCoverage(previous, plan.sinceSha) : undefined,
     );
+    if (combined.synthesis) {
+      coverage.partsCombinedBy =
+        combined.synthesis.status === 'synthesised' ? 'synthesis' : 'deterministic merge';
+    }
     const missing = [...output.missingValidations, ...input.missingValidations];
     if (combined.synthesis?.status === 'failed') {
       missing.push(

@@ -116,6 +116,11 @@ export type SemanticCoverage = {
   failed: number;
   /** GitHub lists at most 3,000 files: true when the PR has more than were listed. */
   truncatedByGitHub: boolean;
+  /**
+   * A review in several parts: how they were combined, by the synthesis call or, when it failed, by the
+   * deterministic merge (the overview is then part 1's). Absent with one part.
+   */
+  partsCombinedBy?: 'synthesis' | 'deterministic merge';
   files: FileCoverage[];
 };
 

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import nock from 'nock';
 import {
   API,
@@ -46,6 +48,14 @@ const finding = (path: string, title: string, severity = 'medium') => ({
   body: 'b',
   contextIds: [],
 });
+
+/** A golden review body in fixtures/reviews/ (`UPDATE_GOLDEN=1` rewrites it after an intended change). */
+function golden(name: string, body: string) {
+  const file = join(process.cwd(), 'fixtures', 'reviews', `${name}.md`);
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, body);
+  if (!existsSync(file)) throw new Error(`missing golden file ${file}: run with UPDATE_GOLDEN=1 once`);
+  expect(body).toBe(readFileSync(file, 'utf8'));
+}
 
 /** Whether a chat completion request is the synthesis call (its system prompt says so). */
 const synthesis = (body: any) => String(body.messages[0].content).includes('was reviewed in several parts');
@@ -200,7 +210,7 @@ describe('a sturdy review engine', () => {
   });
 
   test('parts run concurrently; a synthesis writes the overview and merges the same issue seen twice', async () => {
-    await start({
+    const store = await start({
       VERDICT_REVIEW_CHUNK_TOKENS: '1000',
       VERDICT_REVIEW_FILE_TOKENS: '600',
       VERDICT_REVIEW_CONCURRENCY: '3',
@@ -268,6 +278,11 @@ describe('a sturdy review engine', () => {
       'Unbounded loop',
     ]);
     expect(result.synthesis).toEqual({ status: 'synthesised', merged: 1, error: null });
+    expect(result.coverage.partsCombinedBy).toBe('synthesis');
+    // The review body as it would be posted (shadow mode): its summary is the synthesis's, never a part's.
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    golden('chunked-synthesis', body.replace(/run=\S+ -->/, 'run=RUN -->'));
+    expect(body).not.toMatch(/Part \d of 3/);
     expect((await spansOf(run)).spans.some((s) => s.name === 'synthesis')).toBe(true);
   });
 
@@ -284,6 +299,7 @@ describe('a sturdy review engine', () => {
       });
     const run = await reviewRun();
     const result = run.result as any;
+    expect(result.coverage.partsCombinedBy).toBe('deterministic merge');
     expect(result.synthesis).toMatchObject({
       status: 'failed',
       error: 'the synthesis answer holds no JSON object',
