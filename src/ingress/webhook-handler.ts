@@ -71,6 +71,10 @@ export function classifyDelivery(
       return competitors.includes(result.pr.author.toLowerCase())
         ? answer(true, 'enqueued')
         : answer(false, 'not_competitor');
+    case 'update_metadata':
+    case 'installation':
+      // Kept only to update stored state (NAMES.md): nothing that reviews or replies is queued.
+      return answer(true, 'recorded');
     default:
       return answer(true, 'enqueued');
   }
@@ -145,7 +149,8 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
     }
     if (result.enqueued) {
       deps.onEnqueued?.();
-      sendJson(res, 202, { accepted: true, ignored: false, outcome: 'enqueued', deliveryId });
+      const outcome = classified.outcome === 'recorded' ? 'recorded' : 'enqueued';
+      sendJson(res, 202, { accepted: true, ignored: false, outcome, deliveryId });
       return;
     }
     sendJson(res, 200, { accepted: true, ignored: true, outcome: result.outcome, deliveryId });

@@ -74,6 +74,9 @@ describe('webhook processing in shadow mode', () => {
     edited.pull_request.title = 'A better title';
     edited.changes = { title: { from: 'Update the README with new information.' } };
     const res = await postWebhook(app.baseUrl, 'pull_request', edited);
+    // Kept only to update stored metadata: 202 `recorded`, not `enqueued` (NAMES.md).
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ accepted: true, ignored: false, outcome: 'recorded' });
     expect((await processed(res.deliveryId)).outcome).toBe('metadata_updated');
     expect((await store().pullRequests.get(REPO, 2))?.title).toBe('A better title');
     expect(await store().runs.listForPr(REPO, 2)).toHaveLength(1);
@@ -136,6 +139,7 @@ describe('webhook processing in shadow mode', () => {
   test('installation events keep the repositories table in step', async () => {
     const created = example('installation', 'created');
     const res = await postWebhook(app.baseUrl, 'installation', created);
+    expect(res.body).toMatchObject({ accepted: true, ignored: false, outcome: 'recorded' });
     expect((await processed(res.deliveryId)).outcome).toBe('repositories_synced');
     const names = (await store().repositories.list()).map((r) => r.fullName);
     expect(names.length).toBeGreaterThan(0);
