@@ -10,6 +10,10 @@ export const WEBHOOK_PATHS = ['/github/webhooks', '/api/github/webhooks'];
 /** The lane that carries verified deliveries to the Probot app. */
 export const WEBHOOK_QUEUE = 'webhooks';
 
+/** Longest `x-github-delivery` and `x-github-event` accepted (the store's column sizes). */
+export const MAX_DELIVERY_ID_CHARS = 200;
+export const MAX_EVENT_CHARS = 100;
+
 export type WebhookIngressDeps = {
   secret: string | null;
   maxBytes: number;
@@ -93,6 +97,14 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
     if (!deliveryId || !event || !signature) {
       req.resume();
       sendJson(res, 400, { error: 'missing_headers' });
+      return;
+    }
+    // The store keeps a delivery id of 200 characters and an event name of 100 at most: a longer one is
+    // refused here, the same on every dialect (PostgreSQL would refuse it on every retry; GitHub's are
+    // a 36-character GUID and a short name).
+    if (deliveryId.length > MAX_DELIVERY_ID_CHARS || event.length > MAX_EVENT_CHARS) {
+      req.resume();
+      sendJson(res, 400, { error: 'invalid_headers' });
       return;
     }
     let raw: Buffer;

@@ -26,8 +26,17 @@ const printable = (max: number) =>
 const jobId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 const receipt = z.string().min(1).max(128);
 
+/**
+ * Lanes only Verdict itself fills: a `webhooks` job stands for a stored delivery, and one enqueued here
+ * would replay a processed delivery without the `force` rule (replay it with the `replay-webhook` command).
+ */
+export const INTERNAL_LANES: ReadonlySet<string> = new Set(['webhooks']);
+
 export const enqueueBody = z.strictObject({
-  queue: name,
+  queue: name.refine(
+    (q) => !INTERNAL_LANES.has(q),
+    'is an internal lane of Verdict: its jobs are enqueued only with a stored delivery (use the replay-webhook command)',
+  ),
   kind: name,
   key: printable(500).nullable().optional(),
   payload: z.unknown().refine((v) => v !== undefined, 'is required (null is allowed)'),

@@ -30,6 +30,23 @@ describe('POST /github/webhooks (ingress only)', () => {
     },
   );
 
+  test.each([
+    ['a delivery id over 200 characters', { deliveryId: 'd'.repeat(201) }, 'pull_request'],
+    ['an event name over 100 characters', {}, 'e'.repeat(101)],
+  ])('%s → 400 invalid_headers, nothing stored (both dialects alike)', async (_name, opts, event) => {
+    const res = await postWebhook(app.baseUrl, event, example('pull_request', 'opened'), opts);
+    expect(res).toMatchObject({ status: 400, body: { error: 'invalid_headers' } });
+    expect(await store().deliveries.markerExists(res.deliveryId)).toBe(false);
+  });
+
+  test('a delivery id of exactly 200 characters is accepted', async () => {
+    const res = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'), {
+      deliveryId: 'd'.repeat(200),
+    });
+    expect(res.status).toBe(202);
+    expect(await store().deliveries.get(res.deliveryId)).not.toBeNull();
+  });
+
   test('a wrong signature → 401 invalid_signature and nothing stored', async () => {
     const payload = example('pull_request', 'opened');
     const res = await postWebhook(app.baseUrl, 'pull_request', payload, { signature: sign('other body') });

@@ -62,6 +62,13 @@ describe('queue routes', () => {
     const bad: Array<[string, unknown, string, string]> = [
       ['/queue/enqueue', { queue: 'lane', kind: 'k', payload: {}, extra: 1 }, 'qenqueue-secret', 'extra'],
       ['/queue/enqueue', { queue: 'has space', kind: 'k', payload: {} }, 'qenqueue-secret', 'queue'],
+      // The webhooks lane is Verdict's own: a job there would replay a processed delivery without `force`.
+      [
+        '/queue/enqueue',
+        { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: 'd1' } },
+        'qenqueue-secret',
+        'queue',
+      ],
       ['/queue/enqueue', { queue: 'lane', kind: 'k', payload: {}, mode: 'other' }, 'qenqueue-secret', 'mode'],
       [
         '/queue/enqueue',
