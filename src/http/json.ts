@@ -33,6 +33,10 @@ export async function readJsonBody<S extends z.ZodType>(
     sendJson(res, 400, { ok: false, error: 'invalid_json', message: 'Request body is not valid JSON' });
     return { ok: false };
   }
+  if (nestedDeeperThan(parsed)) {
+    sendJson(res, 400, { ok: false, error: 'invalid_request', message: TOO_DEEP_MESSAGE });
+    return { ok: false };
+  }
   const result = schema.safeParse(parsed);
   if (!result.success) {
     sendJson(res, 400, { ok: false, error: 'invalid_request', message: describeIssue(result.error) });
@@ -40,6 +44,23 @@ export async function readJsonBody<S extends z.ZodType>(
   }
   return { ok: true, value: result.data };
 }
+
+/** JSON nested deeper than this is refused (recursive code further on would overflow the stack). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether a parsed JSON value nests arrays and objects deeper than `max` levels (checked without recursion). */
+export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+export const TOO_DEEP_MESSAGE = `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`;
 
 export function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];

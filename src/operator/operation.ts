@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authorize, type AccessRule, type Principal, type ServiceTokens } from '../http/auth.js';
+import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
 import {
   BodyTooLargeError,
@@ -233,5 +234,6 @@ async function restInput(
     sendJson(res, 400, { ok: false, error: 'invalid_json', message: 'Request body is not valid JSON' });
     return ANSWERED;
   }
+  if (nestedDeeperThan(body)) throw new OperatorError(400, 'invalid_request', TOO_DEEP_MESSAGE);
   return source.from === 'body' ? body : { ...params, body };
 }

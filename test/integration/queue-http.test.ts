@@ -58,6 +58,15 @@ describe('queue routes', () => {
     }
   });
 
+  test('a payload nested 5,000 levels deep answers 400 invalid_request; nothing is enqueued', async () => {
+    const deep = `{"queue": "lane", "kind": "k", "payload": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
+    const res = await call('POST', '/queue/enqueue', 'qenqueue-secret', deep);
+    expect(res).toMatchObject({ status: 400, body: { ok: false, error: 'invalid_request' } });
+    expect(res.body.message).toContain('nested deeper than 64 levels');
+    const listed = await call('GET', '/queue/jobs?queue=lane', 'qadmin-secret');
+    expect(listed.body.jobs ?? []).toHaveLength(0);
+  });
+
   test('bodies are validated: unknown fields, types, bounds; a stale receipt is 409', async () => {
     const bad: Array<[string, unknown, string, string]> = [
       ['/queue/enqueue', { queue: 'lane', kind: 'k', payload: {}, extra: 1 }, 'qenqueue-secret', 'extra'],

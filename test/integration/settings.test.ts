@@ -31,6 +31,15 @@ describe('settings (review policy)', () => {
     call('PATCH', '/operator/api/settings', 'admin-secret', body, actor);
   const get = () => call('GET', '/operator/api/settings', 'read-secret');
 
+  test('JSON nested 5,000 levels deep answers 400 invalid_request, and the settings stay as they were', async () => {
+    const before = await get();
+    const deep = `{"revision": ${before.body.revision}, "settings": {"customInstructions": ${'['.repeat(5000)}1${']'.repeat(5000)}}}`;
+    const res = await patch(deep);
+    expect(res).toMatchObject({ status: 400, body: { ok: false, error: 'invalid_request' } });
+    expect(res.body.message).toBe('Request body is nested deeper than 64 levels');
+    expect((await get()).body).toEqual(before.body);
+  });
+
   test('a fresh install serves the defaults at revision 1; a PATCH merges over the saved document and audits it', async () => {
     const first = await get();
     expect(first.status).toBe(200);

@@ -139,3 +139,18 @@ describe('scheduler variables', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
   });
 });
+
+describe('JSON depth', () => {
+  test('nesting is measured without recursion; at most 64 levels pass', async () => {
+    const { nestedDeeperThan } = await import('../../src/http/json.js');
+    const nest = (n: number): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = i % 2 ? [v] : { a: v };
+      return v;
+    };
+    expect(nestedDeeperThan(nest(64))).toBe(false);
+    expect(nestedDeeperThan(nest(65))).toBe(true);
+    expect(nestedDeeperThan(nest(100_000))).toBe(true);
+    expect(nestedDeeperThan('text')).toBe(false);
+  });
+});
