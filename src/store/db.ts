@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
@@ -54,7 +55,19 @@ export function createKnex(config: StoreConfig): Knex {
       pool: { min: 0, max: config.poolMax },
     });
   }
-  if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
+  if (config.filename !== ':memory:') {
+    const dir = dirname(config.filename);
+    try {
+      mkdirSync(dir, { recursive: true });
+      accessSync(dir, fsConstants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new Error(
+        `cannot open the SQLite store ${config.filename} (VERDICT_DB_PATH): its directory ${dir} cannot be created or written (${code ?? (error as Error).message})`,
+        { cause: error },
+      );
+    }
+  }
   return knexFactory({
     client: writerClient(),
     connection: { filename: config.filename },
@@ -84,6 +97,21 @@ export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promi
 }
 
 /**
+ * An error opening the store that names the store and says why: drivers and pools can reject with
+ * objects that are not Errors, which would print as `[object Object]`.
+ */
+function openError(config: StoreConfig, error: unknown): Error {
+  const where = config.client === 'sqlite' ? `the SQLite store ${config.filename}` : 'the PostgreSQL store';
+  const why =
+    error instanceof Error
+      ? error.message.includes('[object Object]') && error.cause !== undefined
+        ? inspect(error.cause, { depth: 2, breakLength: Infinity })
+        : error.message
+      : inspect(error, { depth: 2, breakLength: Infinity });
+  return new Error(`cannot open ${where}: ${why}`, { cause: error });
+}
+
+/**
  * Opens (and migrates) the store's database. `checkpointer`: on a SQLite file, checkpoint the WAL from a
  * thread of its own instead of inside the writer's commits (checkpointer.ts); the ingress's process asks
  * for it, where commits are on every webhook's path.
@@ -98,7 +126,7 @@ export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean
     await knex.migrate.latest({ migrationSource });
   } catch (error) {
     await knex.destroy();
-    throw error;
+    throw openError(config, error);
   }
   if (config.client === 'pg' || !file) {
     return {
