@@ -258,6 +258,15 @@ class ReviewJob {
       attributes: { trigger: this.run.trigger, headSha: this.headSha, attempt: this.job.attempts },
       startedAt: this.startedAt,
     });
+    // An earlier attempt whose worker was killed left its trace running: it is ended as abandoned.
+    await store.traces
+      .abandonRunning(this.run.id, this.traceId)
+      .catch((error) =>
+        this.log.warn(
+          { event: 'trace-abandon-failed', err: errorText(error) },
+          'could not end an abandoned trace',
+        ),
+      );
     let outcome: ReviewExecution;
     try {
       outcome = await this.review();

@@ -168,6 +168,30 @@ export class TraceStore {
     return n > 0;
   }
 
+  /**
+   * Ends the traces of a run that are still `running` from an earlier attempt (its worker was killed
+   * mid-run and the run was taken over), as errors marked `abandoned`. Returns how many were ended.
+   */
+  async abandonRunning(runId: string, exceptId: string): Promise<number> {
+    const rows: Array<{ id: string; attributes: unknown }> = await this.knex('traces')
+      .where({ run_id: runId, status: 'running' })
+      .whereNot('id', exceptId)
+      .select('id', 'attributes');
+    let ended = 0;
+    for (const row of rows) {
+      const attributes = {
+        ...parseJson<Record<string, unknown>>(row.attributes, {}),
+        outcome: 'abandoned',
+        error: 'abandoned: the worker running this attempt stopped, and the run was taken over',
+      };
+      const n = await this.knex('traces')
+        .where({ id: row.id, status: 'running' })
+        .update({ status: 'error', ended_at: this.clock.now(), attributes: safeAttributes(attributes) });
+      ended += n;
+    }
+    return ended;
+  }
+
   async addSpan(span: NewSpan): Promise<void> {
     await this.knex('spans').insert({
       trace_id: span.traceId,

@@ -604,6 +604,44 @@ describe('the review engine', () => {
     expect((third.result as any).admission.detail).toMatch(/no known cost/);
   });
 
+  test('a trace left running by a killed worker is ended as abandoned when the run is taken over', async () => {
+    const store = await start();
+    const { run } = await requestReview(store, {
+      owner: OWNER,
+      repo: NAME,
+      number: 7,
+      headSha: HEAD,
+      installationId: 77,
+      trigger: 'opened',
+      variant: null,
+    });
+    // The first attempt's trace, as a worker killed mid-run leaves it.
+    await store.traces.start({
+      id: 'trc_killed',
+      runId: run.id,
+      reviewKey: run.reviewKey,
+      repo: REPO,
+      prNumber: 7,
+      name: 'review',
+      attributes: { attempt: 1 },
+      startedAt: Date.now() - 60_000,
+    });
+    github();
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review())));
+    h.app.verdict.reviewWorker!.kick();
+    await eventually(async () => {
+      const r = await store.runs.get(run.id);
+      return r && r.analysisStatus === 'analysed' && r.status === 'completed' ? r : null;
+    }, 20_000);
+    const old = (await store.traces.get('trc_killed'))!.trace;
+    expect(old).toMatchObject({ status: 'error', attributes: { attempt: 1, outcome: 'abandoned' } });
+    expect(old.endedAt).not.toBeNull();
+    const traces = await store.traces.list({ runId: run.id, limit: 10 });
+    expect(traces.filter((t) => t.status === 'running')).toHaveLength(0);
+  });
+
   test('a moved head or a closed pull request is skipped; a missing pull request fails without retry', async () => {
     const store = await start();
     github(pull({ head: { sha: HEAD2, ref: 'feature/cache' } }));
