@@ -1,4 +1,3 @@
-import { prefixed, type Env } from '../config.js';
 import { tokensOf } from './context.js';
 import type { ModelMessage } from './providers/index.js';
 import type { PromptContext } from './prompt.js';
@@ -89,17 +88,6 @@ export function estimateTokens(provider: string, text: string): number {
 /** How many of a provider's tokens one o200k token is taken to be (Anthropic: 1.25, an estimate). */
 export function tokenScale(provider: string): number {
   return provider === 'anthropic' ? 1.25 : 1;
-}
-
-/** The output cap a provider's calls send, from its variables (null: none is sent). */
-export function configuredAnswerTokens(provider: string, env: Env): number | null {
-  const general = prefixed(env, 'OPENROUTER_MAX_TOKENS');
-  if (general !== undefined && general.trim() !== '') return Number(general);
-  if (provider === 'anthropic') {
-    const anthropic = prefixed(env, 'ANTHROPIC_MAX_TOKENS');
-    return anthropic !== undefined && anthropic.trim() !== '' ? Number(anthropic) : 8192;
-  }
-  return null;
 }
 
 /** Input tokens one call may send: the window, less the answer's room and a margin. */

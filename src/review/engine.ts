@@ -25,7 +25,6 @@ import {
 import { mapConcurrent } from './concurrency.js';
 import {
   callTokens,
-  configuredAnswerTokens,
   cutsLine,
   estimateTokens,
   fitContext,
@@ -894,7 +893,7 @@ class ReviewJob {
   private promptBudget(system: string, ctx: PromptContext) {
     const provider = this.deps.providers.primary;
     const window = modelWindow(provider.model, this.deps.config.contextTokens);
-    const budget = inputBudget(window, configuredAnswerTokens(provider.name, this.deps.config.providerEnv));
+    const budget = inputBudget(window, provider.maxTokens ?? null);
     const fixed = callTokens(provider.name, system, REVIEW_SCHEMA, []);
     // A context section as a part carries it: the part heading lists every other changed path.
     const measure = (c: PromptContext) =>
@@ -1140,7 +1139,7 @@ class ReviewJob {
     const promptTokens = callTokens(provider.name, system, jsonSchema, messages);
     const limit = inputBudget(
       modelWindow(provider.model, this.deps.config.contextTokens),
-      configuredAnswerTokens(provider.name, this.deps.config.providerEnv),
+      provider.maxTokens ?? null,
     );
     if (promptTokens > limit) {
       const error = `the prompt is ${promptTokens} tokens, over the input budget of ${limit} tokens of ${provider.model}; not sent`;

@@ -310,7 +310,9 @@ describe('a sturdy review engine', () => {
   });
 
   test('the whole prompt in budget: with a small window the context is cut, said, and no call is over it', async () => {
-    const store = await start({ VERDICT_MODEL_CONTEXT_TOKENS: '12000' });
+    const store = await start({
+      VERDICT_MODEL_CONTEXT_TOKENS: '12000',
+    });
     for (let i = 0; i < 6; i++) {
       await store.memory.add({
         id: `mem_${i}`,
@@ -358,6 +360,19 @@ describe('a sturdy review engine', () => {
     expect(result.output.missingValidations.join('\n')).toMatch(
       /Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): \d+ memory context\(s\)/,
     );
+  });
+
+  test("the answer's room in the budget is the provider's own output cap", async () => {
+    await start({ VERDICT_MODEL_CONTEXT_TOKENS: '40000', VERDICT_OPENROUTER_MAX_TOKENS: '2000' });
+    github([file('a', 3)]);
+    let sent: any;
+    nock(OPENAI)
+      .post('/v1/chat/completions', (b) => ((sent = b), true))
+      .reply(200, completion(JSON.stringify(review())));
+    const run = await reviewRun();
+    expect(sent.max_completion_tokens).toBe(2000);
+    const gather = (await spansOf(run)).spans.find((s) => s.name === 'gather')!.attributes;
+    expect(gather.inputBudget).toBe(Math.floor((40000 - 2000) * 0.95));
   });
 
   test('a window too small for the system prompt: nothing is sent, and the run says why', async () => {

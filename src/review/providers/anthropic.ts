@@ -75,6 +75,10 @@ export class AnthropicProvider implements ModelProvider {
     this.model = opts.model;
   }
 
+  get maxTokens(): number {
+    return this.opts.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS;
+  }
+
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const now = this.opts.now ?? Date.now;
     const startedAt = now();

@@ -98,6 +98,10 @@ export class OpenAICompatibleProvider implements ModelProvider {
     this.model = opts.model;
   }
 
+  get maxTokens(): number | null {
+    return this.opts.maxTokens ?? null;
+  }
+
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const now = this.opts.now ?? Date.now;
     const startedAt = now();

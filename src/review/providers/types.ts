@@ -53,6 +53,8 @@ export type ModelResponse = {
 export interface ModelProvider {
   readonly name: ProviderName;
   readonly model: string;
+  /** The output cap its calls send (`max_tokens`), or null when none is sent. */
+  readonly maxTokens?: number | null;
   complete(req: ModelRequest): Promise<ModelResponse>;
 }
 
