@@ -172,9 +172,7 @@ type JsonSchemaNode = Record<string, unknown>;
  * refinements (the non-blank strings) are not representable and stay runtime checks.
  */
 export function reviewOutputJsonSchema(): JsonSchemaNode {
-  const schema = z.toJSONSchema(reviewOutputSchema, { target: 'draft-2020-12' }) as JsonSchemaNode;
-  delete schema.$schema;
-  const strict = strictify(schema) as JsonSchemaNode;
+  const strict = strictJsonSchema(reviewOutputSchema);
   // Structured outputs generate properties in schema order: the findings come before the verdict, the
   // confidence and the merge verdict, so that those are written after the evidence, not before it.
   const properties = strict.properties as JsonSchemaNode;
@@ -202,6 +200,16 @@ export const SCHEMA_ORDER = [
   'verdict',
   'mergeVerdict',
 ] as const;
+
+/**
+ * A zod schema as a JSON Schema for strict structured outputs: every object lists all its properties as
+ * required and allows no others; no `$schema` key.
+ */
+export function strictJsonSchema(schema: z.ZodType): JsonSchemaNode {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12' }) as JsonSchemaNode;
+  delete json.$schema;
+  return strictify(json) as JsonSchemaNode;
+}
 
 function strictify(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(strictify);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findingFingerprint } from './fingerprint.js';
 import { extractJsonCandidate, withoutTrailingCommas } from './parse-output.js';
-import { VERDICTS, type Finding, type ReviewOutput } from './output.schema.js';
+import { strictJsonSchema, VERDICTS, type Finding, type ReviewOutput } from './output.schema.js';
 
 /**
  * The synthesis of a review in several parts (the review issue, item 6): one short call over the parts'
@@ -25,11 +25,7 @@ export type Synthesis = z.infer<typeof synthesisSchema>;
 
 /** The synthesis answer's JSON Schema, strict-compatible (every property required, no others). */
 export function synthesisJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(synthesisSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;
-  delete schema.$schema;
-  schema.additionalProperties = false;
-  schema.required = Object.keys(schema.properties as object);
-  return schema;
+  return strictJsonSchema(synthesisSchema);
 }
 
 export const SYNTHESIS_SYSTEM = [
