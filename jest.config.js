@@ -2,6 +2,8 @@
 const base = {
   preset: 'ts-jest/presets/default-esm',
   testEnvironment: 'node',
+  // No network in any test, and no nock interceptor left unused (test/setup/network.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/setup/network.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],

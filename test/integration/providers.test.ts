@@ -232,8 +232,9 @@ describe('openai', () => {
     expect(Date.now() - started).toBeLessThan(2500);
     expect(error).toMatchObject({ code: 'timeout', retryable: true });
     expect(error.message).toBe('chat completion timeout after 200 ms');
-    // maxRetries 0: the second interceptor was never used.
+    // maxRetries 0: the second interceptor was never used (dropped here, on purpose unused).
     expect(scope.pendingMocks()).toHaveLength(1);
+    nock.cleanAll();
   });
 
   test("the caller's signal aborts the call", async () => {
@@ -340,7 +341,9 @@ describe('openrouter', () => {
       chat = nock(OPENROUTER).post('/api/v1/chat/completions').reply(200, completion(ANSWER));
     });
     afterEach(() => {
+      // The completion interceptor is a tripwire: unused on purpose, then dropped.
       expect(chat.pendingMocks()).toHaveLength(1);
+      nock.cleanAll();
     });
 
     async function guardFailure(
@@ -485,6 +488,7 @@ describe('openrouter', () => {
       });
       expect((await failure(on.primary)).code).toBe('guard');
     }
+    nock.cleanAll(); // the first catalog interceptor was a tripwire: unused on purpose
   });
 
   test('a missing key is a config error before any catalog read', async () => {
@@ -495,6 +499,7 @@ describe('openrouter', () => {
     expect(error).toMatchObject({ code: 'config', retryable: false });
     expect(error.message).toContain('OPENROUTER_API_KEY');
     expect(models.isDone()).toBe(false);
+    nock.cleanAll(); // a tripwire: unused on purpose
   });
 
   test('a slow catalog read counts against the timeout', async () => {
