@@ -86,8 +86,6 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       clock,
       ids,
       dedupeTtlSeconds: config.dedupeTtlSeconds,
-      // Commits are on every webhook's path here: checkpoint the WAL beside the writer, not in its commits.
-      checkpointer: true,
     }));
   const probot = createProbot(config.github, log);
   const replies = new ReplyPublisher(config.publishMode, store.publications, log);
@@ -98,11 +96,9 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     (items) => store.deliveries.recordBatch(items),
     {
       maxBatch: 200,
-      // SQLite: 2. The writer thread runs its messages in order, so a second batch posted while the first
-      // commits starts the moment the first ends, without waiting for the event loop to read the first
-      // answer; a third would only wait in the thread's queue. PostgreSQL commits on several connections.
-      maxInFlight: store.db.dialect === 'pg' ? 4 : 2,
-      poll: () => store.db.pollWriter(),
+      // SQLite has one connection, so one commit at a time (the next batch gathers meanwhile); PostgreSQL
+      // commits on several connections.
+      maxInFlight: store.db.dialect === 'pg' ? 4 : 1,
     },
   );
   const router = new Router();

@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     // The parts, once, for orientation: source read vs build.
     const filters = parseReportParams(Object.fromEntries(new URLSearchParams(query)));
     let t = performance.now();
-    const source = await loadReportSource(verdict.store.db.reader, 'sqlite', { repo: null }, reportLimits());
+    const source = await loadReportSource(verdict.store.db.knex, 'sqlite', { repo: null }, reportLimits());
     const loadMs = performance.now() - t;
     t = performance.now();
     buildReport(source, filters, { now: Date.now(), limits: reportLimits(), paginate: true });

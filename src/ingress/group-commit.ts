@@ -12,19 +12,12 @@ export class GroupCommitter<T, R> {
     private readonly opts: {
       maxBatch: number;
       maxInFlight: number;
-      /**
-       * Called on every submit: settles the commits that have finished but whose answers the event loop
-       * has not delivered yet (Db.pollWriter). Under load the loop reads a burst of requests before it
-       * gets to the writer's answer; without this, that answer, and the next batch, wait for the burst.
-       */
-      poll?: () => void;
     } = { maxBatch: 200, maxInFlight: 1 },
   ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      this.opts.poll?.();
       this.schedule();
     });
   }

@@ -199,7 +199,7 @@ export const readOperations = {
     }),
     async run(ctx, input) {
       return {
-        deliveries: await ctx.store.reads.deliveries.list({ status: input.status, limit: input.limit }),
+        deliveries: await ctx.store.deliveries.list({ status: input.status, limit: input.limit }),
       };
     },
   }),
@@ -209,7 +209,7 @@ export const readOperations = {
     type: 'query',
     input: z.object({ deliveryId: z.string().min(1).max(1000) }),
     async run(ctx, { deliveryId }) {
-      const delivery = await ctx.store.reads.deliveries.get(deliveryId);
+      const delivery = await ctx.store.deliveries.get(deliveryId);
       if (!delivery) throw notFound('No such webhook delivery');
       return { delivery };
     },
@@ -243,7 +243,7 @@ export const readOperations = {
         path: ['pr'],
       }),
     async run(ctx, input) {
-      const traces = await ctx.store.reads.traces.list({
+      const traces = await ctx.store.traces.list({
         repo: input.repo,
         prNumber: input.prNumber ?? input.pr,
         reviewKey: nonEmpty(input.reviewKey),
@@ -260,7 +260,7 @@ export const readOperations = {
     type: 'query',
     input: z.object({ traceId: z.string().min(1).max(1000) }),
     async run(ctx, { traceId }) {
-      const found = await ctx.store.reads.traces.get(traceId);
+      const found = await ctx.store.traces.get(traceId);
       if (!found) throw notFound('No such trace');
       return { trace: found.trace, spans: found.spans };
     },

@@ -3,9 +3,7 @@ import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import { toBool } from '../store/db.js';
-import { MAX_FINDINGS_PER_PR } from '../store/findings.js';
-import { readPullRequestDetailSqlite, readPullRequestDetailStamp } from '../store/pr-detail.js';
-import { readRows } from '../store/read-workers.js';
+import { readPullRequestDetailStamp } from '../store/pr-detail.js';
 import {
   defineOperation,
   notFound,
@@ -35,7 +33,7 @@ const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
  * `repo` is exact, `status` is the latest run's status.
  */
 export async function pullRequestItems(store: Store, filter: { q?: string; repo?: string; status?: string }) {
-  const knex = store.db.reader;
+  const knex = store.db.knex;
   const latestRunSql = (alias: string) =>
     `(SELECT r2.id FROM runs r2 WHERE r2.repo = ${alias}.repo AND r2.pr_number = ${alias}.number ORDER BY r2.created_at DESC, r2.id DESC LIMIT 1)`;
   const prColumns = [
@@ -90,8 +88,7 @@ export async function pullRequestItems(store: Store, filter: { q?: string; repo?
     .orderBy('p.updated_at', 'desc')
     .orderBy('p.repo', 'desc')
     .orderBy('p.number', 'desc');
-  // The walk costs far more than its 100 rows: on a SQLite file it runs in a read worker.
-  const rows = await readRows<Raw>(store.db, query);
+  const rows: Raw[] = await query;
   return {
     truncated: rows.length > SNAPSHOT_MAX_ITEMS,
     items: rows.slice(0, SNAPSHOT_MAX_ITEMS).map((r) => ({
@@ -120,12 +117,11 @@ export async function pullRequestItems(store: Store, filter: { q?: string; repo?
 
 /** Everything known about one pull request: its record, runs, findings, events and publication ledger. */
 export async function pullRequestDetail(store: Store, repo: string, number: number) {
-  const knex = store.db.reader;
-  const reads = store.reads;
+  const knex = store.db.knex;
   const [pullRequest, runs, publications] = await Promise.all([
-    reads.pullRequests.get(repo, number),
-    reads.runs.listForPr(repo, number),
-    reads.publications.listForPr(repo, number),
+    store.pullRequests.get(repo, number),
+    store.runs.listForPr(repo, number),
+    store.publications.listForPr(repo, number),
   ]);
   if (!pullRequest && runs.length === 0) return null;
   const deliveriesQuery = knex('deliveries')
@@ -143,8 +139,8 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
   const [deliveries, commands, findings]: [
     Raw[],
     Raw[],
-    Awaited<ReturnType<typeof reads.findings.listForPr>>,
-  ] = await Promise.all([deliveriesQuery, commandsQuery, reads.findings.listForPr(repo, number)]);
+    Awaited<ReturnType<typeof store.findings.listForPr>>,
+  ] = await Promise.all([deliveriesQuery, commandsQuery, store.findings.listForPr(repo, number)]);
   const events = [
     ...deliveries.map((d) => ({
       type: 'webhook' as const,
@@ -180,19 +176,13 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
 
 /**
  * The PR detail as JSON text (null when nothing is known about the pull request) with the stamp of what
- * it shows, read before it (or, on SQLite, in the same statement). On SQLite, SQLite builds the text in
- * one statement, in a read worker; elsewhere it is `pullRequestDetail` serialized.
+ * it shows, read before it.
  */
 export async function pullRequestDetailText(
   store: Store,
   repo: string,
   number: number,
 ): Promise<{ stamp: string; detail: string | null }> {
-  if (store.db.dialect === 'sqlite')
-    return readPullRequestDetailSqlite(store.db, repo, number, {
-      findings: MAX_FINDINGS_PER_PR,
-      events: MAX_PR_EVENTS,
-    });
   const stamp = await pullRequestDetailStamp(store, repo, number);
   const data = await pullRequestDetail(store, repo, number);
   return { stamp, detail: data ? JSON.stringify(data) : null };
@@ -209,7 +199,7 @@ type PullRequestDetailAnswer = {
  * it reads, for this pull request, from indexed rows only (a fraction of the detail's own cost).
  */
 export function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
-  return readPullRequestDetailStamp(store.db.reader, repo, number);
+  return readPullRequestDetailStamp(store.db.knex, repo, number);
 }
 
 /** The PR detail answer as JSON text, from the stamp-validated cache; 404 when the PR is unknown. */

@@ -22,6 +22,6 @@ export async function generateReport(
   opts: ReportOptions,
 ): Promise<Report> {
   const limits = opts.limits ?? reportLimits();
-  const source = await loadReportSource(store.db.reader, store.db.dialect, { repo: filters.repo }, limits);
+  const source = await loadReportSource(store.db.knex, store.db.dialect, { repo: filters.repo }, limits);
   return buildReport(source, filters, { now: opts.now, limits, paginate: opts.paginate });
 }

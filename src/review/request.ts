@@ -1,4 +1,5 @@
 import type { Store } from '../store/index.js';
+import { writeTransaction } from '../store/db.js';
 import type { RunRecord } from '../store/runs.js';
 import { reviewKey, waitingJobKey } from '../ingress/event-filter.js';
 
@@ -36,7 +37,7 @@ const TERMINAL_RETRYABLE = new Set(['skipped', 'failed', 'superseded', 'abandone
 export async function requestReview(store: Store, req: ReviewRequest): Promise<ReviewRequestResult> {
   const key = reviewKey(req.owner, req.repo, req.number, req.headSha, req.variant ?? null);
   const fullName = `${req.owner}/${req.repo}`;
-  return store.db.knex.transaction(async (trx) => {
+  return writeTransaction(store.db.knex, async (trx) => {
     const { run, created } = await store.runs.createOrGet(
       {
         reviewKey: key,

@@ -4,10 +4,7 @@ import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config.js';
-import { Checkpointer } from './checkpointer.js';
 import { migrationSource } from './migrations/index.js';
-import { ReadWorkers } from './read-workers.js';
-import { cachingBetterSqliteClient, READER_PRAGMAS, writerClient, type ScriptStep } from './sqlite-client.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -16,35 +13,24 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 export type Dialect = 'sqlite' | 'pg';
 
 export type Db = {
-  /** Writes and everything transactional. */
   knex: Knex;
-  /**
-   * Read-only queries that need no transaction (operator reads). On a SQLite file this is a separate
-   * read-only connection (better-sqlite3), so dashboard reads run beside the writer (WAL) instead of
-   * queueing behind it; on PostgreSQL and in-memory SQLite it is `knex` itself.
-   */
-  reader: Knex;
-  /**
-   * On a SQLite file, read-only connections in worker threads, for reads whose work SQLite does itself
-   * (off the event loop, on other cores); null elsewhere.
-   */
-  readWorkers: ReadWorkers | null;
-  /** On a SQLite file opened with `checkpointer`, the thread that checkpoints its WAL; null elsewhere. */
-  checkpointer: Checkpointer | null;
   dialect: Dialect;
-  /**
-   * Settles now the writes the SQLite writer thread has already answered, instead of when the event
-   * loop next gets to them (on a busy loop, milliseconds later). Does nothing on PostgreSQL.
-   */
-  pollWriter(): void;
   close(): Promise<void>;
 };
 
-/** The writer's `pollAnswers` (writerClient), where the knex client has one. */
-function writerPoll(knex: Knex): () => void {
-  const client = knex.client as { pollAnswers?(): void };
-  return client.pollAnswers ? () => client.pollAnswers!() : () => undefined;
-}
+/**
+ * Every SQLite connection's settings. WAL lets readers in other processes (the CLI) read while this one
+ * writes; `synchronous = FULL` makes a commit durable when it returns (one fsync of the WAL per commit, so
+ * per group commit of deliveries): a webhook answered 2xx survives a power loss (docs/architecture.md).
+ */
+export const SQLITE_PRAGMAS = [
+  'journal_mode = WAL',
+  'synchronous = FULL',
+  'busy_timeout = 5000',
+  'foreign_keys = ON',
+] as const;
+
+type SqliteConnection = { pragma(sql: string): unknown };
 
 export function createKnex(config: StoreConfig): Knex {
   if (config.client === 'pg') {
@@ -69,23 +55,55 @@ export function createKnex(config: StoreConfig): Knex {
     }
   }
   return knexFactory({
-    client: writerClient(),
+    client: 'better-sqlite3',
     connection: { filename: config.filename },
     useNullAsDefault: true,
-    // One connection: SQLite has one writer anyway, and a single connection keeps transactions simple
-    // inside this process. Other processes wait on the busy timeout.
-    pool: { min: 1, max: 1 },
+    // One connection: SQLite has one writer anyway, and better-sqlite3 runs every statement on this thread,
+    // so a second connection in the same process would only interleave transactions. Other processes wait
+    // on the busy timeout.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          for (const pragma of SQLITE_PRAGMAS) conn.pragma(pragma);
+          done(null, conn);
+        } catch (error) {
+          done(error as Error, conn);
+        }
+      },
+    },
   });
 }
 
+/** True when the knex instance (or a transaction of it) speaks to SQLite. */
+export function isSqlite(knex: Knex): boolean {
+  return knex.client.config.client === 'better-sqlite3';
+}
+
 /**
- * Runs the statements in one transaction and returns the rows of each (none for a write). On SQLite the
- * writer thread runs the whole transaction for one message; elsewhere they run one after the other in a
- * knex transaction.
+ * A transaction that reads and then writes. On SQLite it takes the write lock with its first statement (a
+ * write that changes nothing), as `BEGIN IMMEDIATE` would: a transaction that read first could not take the
+ * lock after another process committed (SQLITE_BUSY_SNAPSHOT, at once, whatever the busy timeout), while a
+ * transaction that asks for the lock first waits on the busy timeout like any write. On PostgreSQL it is a
+ * plain transaction.
+ */
+export function writeTransaction<T>(knex: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return knex.transaction(async (trx) => {
+    if (isSqlite(knex)) await trx.raw('UPDATE knex_migrations_lock SET is_locked = is_locked WHERE 0');
+    return work(trx);
+  });
+}
+
+/** One statement of a script: SQL with positional `?` parameters. */
+export type ScriptStep = { sql: string; bindings: readonly unknown[] };
+
+/**
+ * Runs the statements one after the other in one transaction and returns the rows of each (none for a
+ * write). The first statement should be a write: on SQLite it then takes the write lock before anything
+ * is read (see writeTransaction), at no extra statement's cost.
  */
 export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promise<unknown[][]> {
-  const client = knex.client as { runScript?(steps: readonly ScriptStep[]): Promise<unknown[][]> };
-  if (client.runScript) return client.runScript(steps);
   return knex.transaction(async (trx) => {
     const results: unknown[][] = [];
     for (const step of steps) {
@@ -111,13 +129,8 @@ function openError(config: StoreConfig, error: unknown): Error {
   return new Error(`cannot open ${where}: ${why}`, { cause: error });
 }
 
-/**
- * Opens (and migrates) the store's database. `checkpointer`: on a SQLite file, checkpoint the WAL from a
- * thread of its own instead of inside the writer's commits (checkpointer.ts); the ingress's process asks
- * for it, where commits are on every webhook's path.
- */
-export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean } = {}): Promise<Db> {
-  const file = config.client === 'sqlite' && config.filename !== ':memory:';
+/** Opens (and migrates) the store's database. */
+export async function openDb(config: StoreConfig): Promise<Db> {
   const knex = createKnex(config);
   try {
     if (config.client === 'pg' && config.schema) {
@@ -128,68 +141,7 @@ export async function openDb(config: StoreConfig, opts: { checkpointer?: boolean
     await knex.destroy();
     throw openError(config, error);
   }
-  if (config.client === 'pg' || !file) {
-    return {
-      knex,
-      reader: knex,
-      readWorkers: null,
-      checkpointer: null,
-      dialect: config.client,
-      pollWriter: writerPoll(knex),
-      close: () => knex.destroy(),
-    };
-  }
-  let checkpointer: Checkpointer | null = null;
-  if (opts.checkpointer) {
-    try {
-      checkpointer = await Checkpointer.start(config.filename);
-    } catch (error) {
-      await knex.destroy();
-      throw error;
-    }
-  }
-  // The reader runs a query synchronously on the main thread, in a fraction of the time a message to a
-  // thread takes; read-only, and never inside the writer's transactions. It is the same copy of SQLite
-  // as the writer thread's (better-sqlite3), so the process's locks on the file are kept while any of
-  // its connections holds one (docs/decisions.md, "One copy of SQLite per process"). Its one connection
-  // stays open for the life of the store (min 1: never closed for being idle) and closes after the writer.
-  const reader = knexFactory({
-    client: cachingBetterSqliteClient(),
-    connection: { filename: config.filename, options: { readonly: true } },
-    useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate: (
-        conn: { pragma(sql: string): unknown },
-        done: (err: Error | null, conn: unknown) => void,
-      ) => {
-        try {
-          for (const pragma of READER_PRAGMAS) conn.pragma(pragma);
-          done(null, conn);
-        } catch (error) {
-          done(error as Error, conn);
-        }
-      },
-    },
-  });
-  const readWorkers = new ReadWorkers(config.filename);
-  return {
-    knex,
-    reader,
-    readWorkers,
-    checkpointer,
-    dialect: config.client,
-    pollWriter: writerPoll(knex),
-    // The checkpointer, then the writer; then the better-sqlite3 connections (the read workers' and the
-    // reader's).
-    close: async () => {
-      await checkpointer?.close();
-      await knex.destroy();
-      await readWorkers.close();
-      await reader.destroy();
-    },
-  };
+  return { knex, dialect: config.client, close: () => knex.destroy() };
 }
 
 /** Parses a JSON text column; `null` stays `null`. */

@@ -41,16 +41,6 @@ export type Store = {
   scheduler: SchedulerStore;
   harness: HarnessStore;
   reviewThreads: ReviewThreadStore;
-  /** The same stores over the read-only pool (`db.reader`), for operator reads outside transactions. */
-  reads: {
-    pullRequests: PullRequestStore;
-    runs: RunStore;
-    publications: PublicationStore;
-    findings: FindingStore;
-    traces: TraceStore;
-    deliveries: DeliveryStore;
-    commands: CommandStore;
-  };
   close(): Promise<void>;
 };
 
@@ -78,28 +68,13 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
-    reads: {
-      pullRequests: new PullRequestStore(db.reader, opts.clock),
-      runs: new RunStore(db.reader, opts.clock, opts.ids),
-      publications: new PublicationStore(db.reader, opts.clock),
-      findings: new FindingStore(db.reader, opts.clock),
-      traces: new TraceStore(db.reader, opts.clock),
-      deliveries: new DeliveryStore(db.reader, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000),
-      commands: new CommandStore(db.reader, opts.clock),
-    },
     close: () => db.close(),
   };
 }
 
-/**
- * Opens (and migrates) the store described by the config; `checkpointer` as openDb's (the ingress's
- * process).
- */
-export async function openStore(
-  config: StoreConfig,
-  opts: StoreOptions & { checkpointer?: boolean },
-): Promise<Store> {
-  return createStore(await openDb(config, { checkpointer: opts.checkpointer }), opts);
+/** Opens (and migrates) the store described by the config. */
+export async function openStore(config: StoreConfig, opts: StoreOptions): Promise<Store> {
+  return createStore(await openDb(config), opts);
 }
 
 /** The store a process's configuration names, on the system clock (the worker, bridge, CLI and scripts). */

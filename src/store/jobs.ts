@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { isUniqueViolation, parseJson } from './db.js';
+import { isUniqueViolation, parseJson, writeTransaction } from './db.js';
 import type { Dialect } from './db.js';
 
 export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
@@ -354,7 +354,7 @@ export class JobStore {
    * Refused when the key already has a waiting job (the key's single waiting slot is taken).
    */
   async requeueDead(jobKey: string, opts: { resetAttempts: boolean }): Promise<RepairResult> {
-    return this.knex.transaction(async (trx) => {
+    return writeTransaction(this.knex, async (trx) => {
       const dead = await trx('jobs').where({ job_key: jobKey, status: 'dead' }).orderBy('id', 'desc').first();
       if (!dead) return { ok: false, code: 'not_found', message: `No dead job with key ${jobKey}` };
       const waiting = await trx('jobs').where({ job_key: jobKey, status: 'waiting' }).first('id');
@@ -401,7 +401,7 @@ export class JobStore {
     target: { jobKey: string } | { receipt: string },
     opts: { force: boolean },
   ): Promise<RepairResult> {
-    return this.knex.transaction(async (trx) => {
+    return writeTransaction(this.knex, async (trx) => {
       const where = 'jobKey' in target ? { job_key: target.jobKey } : { receipt: target.receipt };
       const label = 'jobKey' in target ? `key ${target.jobKey}` : `receipt ${target.receipt}`;
       const job = await trx('jobs')

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import { mergePolicy, sanitizeStoredPolicy } from '../policy/merge.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
-import { parseJson } from './db.js';
+import { parseJson, writeTransaction } from './db.js';
 
 export const DEFAULT_WORKSPACE = 'default';
 
@@ -44,7 +44,7 @@ export class PolicyStore {
     actor: string,
     workspace = DEFAULT_WORKSPACE,
   ): Promise<PolicyWriteResult> {
-    return this.knex.transaction(async (trx) => {
+    return writeTransaction(this.knex, async (trx) => {
       const row = await trx('review_policies').where({ workspace }).first();
       if (!row) return { ok: false, code: 'not_initialized' };
       if (Number(row.revision) !== revision) {

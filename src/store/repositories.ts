@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson, toBool } from './db.js';
+import { parseJson, toBool, writeTransaction } from './db.js';
 
 export type RepositoryRecord = {
   fullName: string;
@@ -107,7 +107,7 @@ export class RepositoryStore {
     patch: Record<string, unknown>,
     audit: { actor: string; reason: string | null },
   ): Promise<RepositoryRecord | null> {
-    return this.knex.transaction(async (trx) => {
+    return writeTransaction(this.knex, async (trx) => {
       const row = await trx('repositories').where({ full_name: fullName }).first();
       if (!row) return null;
       const current = parseJson<Record<string, unknown>>(row.config, {}) ?? {};

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { writeTransaction } from './db.js';
 import type { Clock } from '../clock.js';
 
 /** The comment thread an anchored finding opened on GitHub (one inline comment of a Verdict review). */
@@ -65,7 +66,7 @@ export class ReviewThreadStore {
   async recordMany(threads: readonly NewReviewThread[]): Promise<void> {
     if (threads.length === 0) return;
     const now = this.clock.now();
-    await this.knex.transaction(async (trx) => {
+    await writeTransaction(this.knex, async (trx) => {
       for (const t of threads) {
         const exists = await trx('review_threads')
           .where({ repo: t.repo, pr_number: t.prNumber, comment_id: t.commentId })

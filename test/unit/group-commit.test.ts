@@ -12,25 +12,6 @@ describe('GroupCommitter', () => {
     expect(batches).toEqual([[1, 2, 3]]);
   });
 
-  test('poll runs on every submit, and a commit it settles answers before the event loop turns', async () => {
-    const finish: Array<() => void> = [];
-    const committer = new GroupCommitter<number, number>(
-      (items) => new Promise<number[]>((resolve) => finish.push(() => resolve(items))),
-      { maxBatch: 10, maxInFlight: 1, poll: () => finish.shift()?.() },
-    );
-    const first = committer.submit(1);
-    await new Promise((r) => setImmediate(r));
-    expect(finish).toHaveLength(1); // the first batch is in flight
-    let answered = false;
-    void first.then(() => {
-      answered = true;
-    });
-    void committer.submit(2); // its poll settles the first batch
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(answered).toBe(true);
-  });
-
   test('with maxInFlight 2 a second batch starts while the first is in flight; a third waits for one of them', async () => {
     const batches: number[][] = [];
     const finish: Array<() => void> = [];

@@ -52,7 +52,7 @@ describe('ReadCache', () => {
 
   test('a write to a shown table drops it; reads and writes elsewhere do not', async () => {
     const knex = knexFactory({
-      client: 'sqlite3',
+      client: 'better-sqlite3',
       connection: { filename: ':memory:' },
       useNullAsDefault: true,
     });
@@ -134,7 +134,7 @@ describe('StampedCache', () => {
 
   test('a write this process makes to a shown table reloads, even with an unchanged stamp', async () => {
     const knex = knexFactory({
-      client: 'sqlite3',
+      client: 'better-sqlite3',
       connection: { filename: ':memory:' },
       useNullAsDefault: true,
     });
