@@ -135,6 +135,16 @@ export type Config = {
   /** Largest webhook body accepted (GitHub caps payloads at 25 MB). */
   maxWebhookBytes: number;
   /**
+   * `VERDICT_WEBHOOK_INFLIGHT_BYTES`: webhook body bytes held in memory at once over all requests
+   * (default 100 MiB, four bodies at GitHub's cap); past it a webhook answers 503 `ingress_busy`.
+   */
+  webhookInflightBytes: number;
+  /**
+   * `VERDICT_REQUEST_TIMEOUT_MS`: the time a client has to send a whole request, headers and body
+   * (default 10000, GitHub's own delivery timeout); past it the connection is answered 408 and closed.
+   */
+  requestTimeoutMs: number;
+  /**
    * `VERDICT_OPERATOR_CACHE_MS`: how long an identical snapshot or PR-detail read is served from memory
    * (default 1000, 0 turns it off, at most the snapshot's 15 s `ttlSeconds`). Writes made by this process
    * to the tables those reads show drop the cache at once.
@@ -395,6 +405,20 @@ export function loadConfig(
     tokens: tokensFromEnv(env),
     publicUrl: publicUrlFromEnv(env),
     maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
+    webhookInflightBytes: int(
+      prefixedName(env, 'WEBHOOK_INFLIGHT_BYTES'),
+      prefixed(env, 'WEBHOOK_INFLIGHT_BYTES'),
+      100 * 1024 * 1024,
+      1024,
+      16 * 1024 * 1024 * 1024,
+    ),
+    requestTimeoutMs: int(
+      prefixedName(env, 'REQUEST_TIMEOUT_MS'),
+      prefixed(env, 'REQUEST_TIMEOUT_MS'),
+      10_000,
+      100,
+      300_000,
+    ),
     operatorCacheMs: int(
       prefixedName(env, 'OPERATOR_CACHE_MS'),
       prefixed(env, 'OPERATOR_CACHE_MS'),

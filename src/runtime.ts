@@ -6,7 +6,7 @@ import { verdictApp } from './app.js';
 import { randomId, systemClock, type Clock, type IdGenerator } from './clock.js';
 import { SERVER_DEFAULT_LEASE_MS, type Config } from './config.js';
 import { createProbot } from './github/probot.js';
-import { Router } from './http/router.js';
+import { BodyBudget, Router } from './http/router.js';
 import { GroupCommitter } from './ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS, WEBHOOK_QUEUE } from './ingress/webhook-handler.js';
 import { ReplyPublisher } from './publish/replies.js';
@@ -105,6 +105,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const ingress = createWebhookHandler({
     secret: config.github.webhookSecret,
     maxBytes: config.maxWebhookBytes,
+    budget: new BodyBudget(config.webhookInflightBytes),
     botHandles: config.botHandles,
     competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),
@@ -149,7 +150,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   });
   const scheduler = createScheduler(store, bridge, config, log, clock);
   const mounts: Mount[] = [trpcMount(operator)];
-  const server = createHttpServer(router, mounts, log);
+  const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 
   let reviewWorker: QueueWorker | null = null;
   if (config.workerInline) {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { Router, sendJson } from './http/router.js';
+import { isClientAbort, Router, sendJson } from './http/router.js';
 
 export const SERVICE_NAME = 'verdict';
 
@@ -11,14 +11,34 @@ export type Mount = {
 
 /**
  * Composes the HTTP surface: routes (health, webhooks, operator API, queue) on one router, plus
- * prefix mounts (tRPC, dashboard). Unknown paths answer 404 JSON; a thrown handler answers 500.
+ * prefix mounts (tRPC, dashboard). Unknown paths answer 404 JSON; a thrown handler answers 500; a
+ * request the client closed before it was read is logged at debug. A client has `requestTimeoutMs` to
+ * send a whole request (checked every second), then it is answered 408 and its connection closed.
  */
-export function createHttpServer(router: Router, mounts: Mount[], log: Logger): Server {
+export function createHttpServer(
+  router: Router,
+  mounts: Mount[],
+  log: Logger,
+  opts: { requestTimeoutMs: number } = { requestTimeoutMs: 10_000 },
+): Server {
   router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: SERVICE_NAME }));
-  return createServer((req, res) => {
+  const serverOptions = {
+    requestTimeout: opts.requestTimeoutMs,
+    headersTimeout: opts.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, opts.requestTimeoutMs),
+  };
+  return createServer(serverOptions, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const done = (p: Promise<void> | void) =>
       Promise.resolve(p).catch((error) => {
+        if (isClientAbort(error)) {
+          log.debug(
+            { event: 'client-aborted', path: url.pathname },
+            'the client closed the request before it was read',
+          );
+          res.destroy();
+          return;
+        }
         log.error({ event: 'http-handler-failed', err: error, path: url.pathname }, 'request failed');
         if (!res.headersSent)
           sendJson(res, 500, { ok: false, error: 'internal_error', message: 'Internal server error' });

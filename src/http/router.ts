@@ -99,11 +99,70 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The client closed the connection (or the server's request timeout did) before the body was read. */
+export class ClientAbortedError extends Error {
+  readonly code = 'ECONNRESET';
+  constructor() {
+    super('the client closed the request before its body was read');
+  }
+}
+
+/** True for the errors of a request the client (or the request timeout) ended before it was read. */
+export function isClientAbort(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return error instanceof ClientAbortedError || (e?.code === 'ECONNRESET' && e?.message === 'aborted');
+}
+
+/**
+ * A process-wide budget of request-body bytes held in memory at once. A request takes a `BodyLease`,
+ * grows it as its body arrives and gives it back when it is done with the bytes.
+ */
+export class BodyBudget {
+  private used = 0;
+  constructor(readonly capacity: number) {}
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  lease(): BodyLease {
+    let held = 0;
+    return {
+      ensure: (total: number) => {
+        if (total <= held) return true;
+        if (this.used + (total - held) > this.capacity) return false;
+        this.used += total - held;
+        held = total;
+        return true;
+      },
+      release: () => {
+        this.used -= held;
+        held = 0;
+      },
+    };
+  }
+}
+
+export type BodyLease = {
+  /** Holds `total` bytes in all for this request; false (nothing taken) when the budget lacks them. */
+  ensure(total: number): boolean;
+  release(): void;
+};
+
+export class BodyBudgetExceededError extends Error {
+  constructor() {
+    super('too many request-body bytes in flight');
+  }
+}
+
 /**
  * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit
  * and stops buffering as soon as the stream passes it, so an oversized body is never held in memory.
+ * With a `lease`, the body's bytes are taken from a budget first (the declared length at once, what
+ * arrives beyond it as it comes): past the budget it rejects with BodyBudgetExceededError. A request
+ * closed before its end rejects with ClientAbortedError.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, lease?: BodyLease): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -111,18 +170,24 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       reject(new BodyTooLargeError(limit));
       return;
     }
+    if (lease && Number.isFinite(declared) && !lease.ensure(declared)) {
+      req.resume();
+      reject(new BodyBudgetExceededError());
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const fail = (error: Error) => {
+      done = true;
+      chunks.length = 0;
+      reject(error);
+    };
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
-      if (size > limit) {
-        done = true;
-        chunks.length = 0;
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
+      if (size > limit) return fail(new BodyTooLargeError(limit));
+      if (lease && !lease.ensure(size)) return fail(new BodyBudgetExceededError());
       chunks.push(chunk);
     });
     req.on('end', () => {
@@ -132,8 +197,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     req.on('error', (error) => {
       if (done) return;
-      done = true;
-      reject(error);
+      fail(isClientAbort(error) ? new ClientAbortedError() : error);
+    });
+    req.on('close', () => {
+      if (!done) fail(new ClientAbortedError());
     });
   });
 }

@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { parseCommand } from '../commands/parse.js';
-import { BodyTooLargeError, readBody, sendJson } from '../http/router.js';
+import {
+  BodyBudgetExceededError,
+  BodyTooLargeError,
+  readBody,
+  sendJson,
+  type BodyBudget,
+  type BodyLease,
+} from '../http/router.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
 import { classifyEvent } from './event-filter.js';
 import { verifySignature } from './signature.js';
@@ -17,6 +24,11 @@ export const MAX_EVENT_CHARS = 100;
 export type WebhookIngressDeps = {
   secret: string | null;
   maxBytes: number;
+  /**
+   * Webhook body bytes held at once, over all requests (unsigned bodies included, which are read before
+   * the signature can be checked); past it a request answers 503 `ingress_busy`.
+   */
+  budget: BodyBudget;
   botHandles: readonly string[];
   /** Lower-case logins of other review bots (`VERDICT_COMPETITOR_LOGINS`): their reviews are kept. */
   competitorLogins?: readonly string[];
@@ -107,12 +119,36 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
       sendJson(res, 400, { error: 'invalid_headers' });
       return;
     }
+    const lease = deps.budget.lease();
+    try {
+      await ingest(req, res, lease, deliveryId, event, signature);
+    } finally {
+      lease.release();
+    }
+  };
+
+  async function ingest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    lease: BodyLease,
+    deliveryId: string,
+    event: string,
+    signature: string,
+  ): Promise<void> {
     let raw: Buffer;
     try {
-      raw = await readBody(req, deps.maxBytes);
+      raw = await readBody(req, deps.maxBytes, lease);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         sendJson(res, 413, { error: 'payload_too_large' }, { connection: 'close' });
+        return;
+      }
+      if (error instanceof BodyBudgetExceededError) {
+        deps.log.warn(
+          { event: 'ingress-busy', deliveryId, inFlightBytes: deps.budget.inUse },
+          'webhook refused: the in-flight body budget is spent',
+        );
+        sendJson(res, 503, { error: 'ingress_busy' }, { connection: 'close', 'retry-after': '1' });
         return;
       }
       throw error;
@@ -166,5 +202,5 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
       return;
     }
     sendJson(res, 200, { accepted: true, ignored: true, outcome: result.outcome, deliveryId });
-  };
+  }
 }

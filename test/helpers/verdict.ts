@@ -15,7 +15,7 @@ export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promis
  */
 export async function startVerdict(
   env: Env = {},
-  opts: Omit<RuntimeOptions, 'log'> = {},
+  opts: Omit<RuntimeOptions, 'log'> & { log?: RuntimeOptions['log'] } = {},
 ): Promise<RunningVerdict> {
   const dir = mkdtempSync(join(tmpdir(), 'verdict-it-'));
   const config = loadConfig({
@@ -29,7 +29,10 @@ export async function startVerdict(
     ...env,
   });
   const withLane = 'reviewExecutor' in opts ? opts : { ...opts, reviewExecutor: null };
-  const verdict = await createVerdict(config, { ...withLane, log: createLogger(config.logLevel) });
+  const verdict = await createVerdict(config, {
+    ...withLane,
+    log: opts.log ?? createLogger(config.logLevel),
+  });
   const port = await verdict.listen();
   return {
     verdict,
