@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { RetryPublishError, retryPublish, type ReviewPublisher } from '../publish/review-publisher.js';
-import type { GitHubClient } from '../review/gather.js';
+import type { GitHubClient } from '../github/client.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import type { Store } from '../store/index.js';
 import { CommandFailure, type CommandExecutors } from './command-bridge.js';

@@ -2,6 +2,8 @@
  * The Node event filter (review-engine 6.1): a pure classifier of an already verified webhook. No I/O: the
  * caller looks up stored state (the PR's stored head SHA) and passes it in. Command text is not parsed here.
  */
+import { waitingJobKey } from '../review/keys.js';
+
 export type PrRef = {
   owner: string;
   repo: string;
@@ -72,23 +74,6 @@ const REVIEW_ACTIONS: ReadonlySet<string> = new Set<ReviewTrigger>([
 
 /** Compared case-insensitively against the start of the head commit message. */
 const MERGE_PHRASES = ['merge branch ', 'merge pull request ', 'merge remote-tracking branch '];
-
-/** `{owner}/{repo}#{pr}:latest-waiting` (6.1): at most one waiting review job per pull request. */
-export function waitingJobKey(owner: string, repo: string, pr: number): string {
-  return `${owner}/${repo}#${pr}:latest-waiting`;
-}
-
-/** `{owner}/{repo}#{pr}@{headSha}`, plus `:{variant}` when a variant is given (NAMES.md: a colon joins it). */
-export function reviewKey(
-  owner: string,
-  repo: string,
-  pr: number,
-  headSha: string,
-  variant?: string | null,
-): string {
-  const base = `${owner}/${repo}#${pr}@${headSha}`;
-  return variant ? `${base}:${variant}` : base;
-}
 
 /**
  * Merge detection from supplied metadata (6.1): an explicit merge flag, more than one parent, or a message

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { parseCommand } from '../commands/parse.js';
+import { parseCommand } from '../comment-commands/parse.js';
 import {
   BodyBudgetExceededError,
   BodyTooLargeError,

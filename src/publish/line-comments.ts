@@ -1,4 +1,4 @@
-import type { GitHubClient } from '../review/gather.js';
+import type { GitHubClient } from '../github/client.js';
 import type { FindingRecord } from '../store/findings.js';
 
 /** One line comment of a review, as `POST /repos/{o}/{r}/pulls/{n}/reviews` takes it in `comments[]`. */

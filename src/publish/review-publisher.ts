@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { resolveRepoConfig, type RepoConfig } from '../commands/repo-config.js';
+import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { PrFacts } from '../policy/matcher.js';
 import type { RunResult } from '../review/engine.js';
 import { findingFingerprint, normaliseFindingPath } from '../review/fingerprint.js';
-import type { GitHubClient } from '../review/gather.js';
+import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { PublicationKind } from '../store/publications.js';
 import type { FindingRecord } from '../store/findings.js';

@@ -1,4 +1,4 @@
-import { autoReviewDecision, type RepoConfig } from '../commands/repo-config.js';
+import { autoReviewDecision, type RepoConfig } from '../repo-config/schema.js';
 import { matchRules, type PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
 

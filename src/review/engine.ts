@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../clock.js';
-import { resolveRepoConfig } from '../commands/repo-config.js';
+import { resolveRepoConfig } from '../repo-config/schema.js';
 import type { ReviewConfig } from '../config.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
@@ -52,9 +52,9 @@ import {
   fileReader,
   getPullRequest,
   listChangedFiles,
-  type GitHubClient,
   type PullRequestFacts,
 } from './gather.js';
+import type { GitHubClient } from '../github/client.js';
 import {
   fallbackOutput,
   mergeOutputs,

@@ -1,9 +1,7 @@
-import type { ProbotOctokit } from 'probot';
 import { mapConcurrent } from './concurrency.js';
 import type { ChangedFile } from './context.js';
 
-/** The installation-authenticated Octokit a review reads the pull request with. */
-export type GitHubClient = InstanceType<typeof ProbotOctokit>;
+import type { GitHubClient } from '../github/client.js';
 
 /** GitHub lists at most this many files of a pull request (3,000), 100 per page. */
 export const GITHUB_MAX_PR_FILES = 3000;

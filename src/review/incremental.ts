@@ -1,5 +1,6 @@
 import type { ChangedFile } from './context.js';
-import { compareHeads, type GitHubClient } from './gather.js';
+import { compareHeads } from './gather.js';
+import type { GitHubClient } from '../github/client.js';
 
 /** How a run reviews its pull request, and why (stored on the run, said in one line of the body). */
 export type ReviewPlan =

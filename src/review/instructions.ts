@@ -1,7 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { globMatch } from '../policy/matcher.js';
 import { clipPatch } from './context.js';
-import { fileReader, type GitHubClient } from './gather.js';
+import { fileReader } from './gather.js';
+import type { GitHubClient } from '../github/client.js';
 
 /**
  * Repository instructions (the review issue, item 5): the instruction files teams already keep, read from

@@ -1,7 +1,7 @@
 import type { Store } from '../store/index.js';
 import { writeTransaction } from '../store/db.js';
 import type { RunRecord } from '../store/runs.js';
-import { reviewKey, waitingJobKey } from '../ingress/event-filter.js';
+import { reviewKey, waitingJobKey } from './keys.js';
 
 export const REVIEW_QUEUE = 'reviews';
 

@@ -1,4 +1,4 @@
-import { reviewKey as buildReviewKey } from '../ingress/event-filter.js';
+import { reviewKey as buildReviewKey } from './keys.js';
 import type { QueueBackend } from '../queue/types.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';

@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { ProbotOctokit } from 'probot';
-import { listChangedFiles, type GitHubClient } from '../../src/review/gather.js';
+import { listChangedFiles } from '../../src/review/gather.js';
+import type { GitHubClient } from '../../src/github/client.js';
 
 /** Reading a large pull request's file list by page number, several pages at a time. */
 const API = 'https://api.github.com';

@@ -5,7 +5,7 @@ import {
   retryPublish,
 } from '../../src/publish/review-publisher.js';
 import { reviewPublisherFor } from '../../src/runtime.js';
-import type { GitHubClient } from '../../src/review/gather.js';
+import type { GitHubClient } from '../../src/github/client.js';
 import {
   API,
   BASE_ENV,

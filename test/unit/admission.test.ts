@@ -1,4 +1,4 @@
-import { DEFAULT_REPO_CONFIG, resolveRepoConfig } from '../../src/commands/repo-config.js';
+import { DEFAULT_REPO_CONFIG, resolveRepoConfig } from '../../src/repo-config/schema.js';
 import { defaultReviewPolicy, type ReviewPolicy } from '../../src/policy/policy.schema.js';
 import { admit, type AdmissionInput, type BudgetUsage } from '../../src/review/admission.js';
 

@@ -1,5 +1,5 @@
-import { authorizeCommand } from '../../src/commands/authorize.js';
-import { DEFAULT_REPO_CONFIG, resolveRepoConfig, type RepoConfig } from '../../src/commands/repo-config.js';
+import { authorizeCommand } from '../../src/comment-commands/authorize.js';
+import { DEFAULT_REPO_CONFIG, resolveRepoConfig, type RepoConfig } from '../../src/repo-config/schema.js';
 
 const manual = DEFAULT_REPO_CONFIG.manual;
 const ALLOWED = { allowed: true };

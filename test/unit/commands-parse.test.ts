@@ -3,7 +3,7 @@ import {
   commandHelpText,
   DEFAULT_BOT_HANDLES,
   parseCommand,
-} from '../../src/commands/parse.js';
+} from '../../src/comment-commands/parse.js';
 
 describe('parseCommand: commands (review-engine 4.7)', () => {
   test.each<[string, string, string, string[]]>([

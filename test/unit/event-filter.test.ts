@@ -1,12 +1,7 @@
 import { createRequire } from 'node:module';
 
-import {
-  classifyEvent,
-  isMergeCommit,
-  reviewKey,
-  waitingJobKey,
-  type FilterOutcome,
-} from '../../src/ingress/event-filter.js';
+import { classifyEvent, isMergeCommit, type FilterOutcome } from '../../src/ingress/event-filter.js';
+import { reviewKey, waitingJobKey } from '../../src/review/keys.js';
 
 type ExampleGroup = { name: string; actions: string[]; examples: any[] };
 const examples: ExampleGroup[] = createRequire(import.meta.url)('@octokit/webhooks-examples');

@@ -6,7 +6,7 @@ import {
   repoConfigSchema,
   resolveRepoConfig,
   type RepoConfig,
-} from '../../src/commands/repo-config.js';
+} from '../../src/repo-config/schema.js';
 
 /** The spec's table plus Verdict's two review switches (NAMES.md extensions, on by default). */
 const VERDICT_REVIEW = { incremental: true, hideOutdated: true };

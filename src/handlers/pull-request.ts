@@ -1,7 +1,7 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from './app.js';
 import { requestReview } from '../review/request.js';
-import { classifyEvent, type PrRef } from './event-filter.js';
-import { loadRepoConfig, type ConfigContext } from './repo-config-loader.js';
+import { classifyEvent, type PrRef } from '../ingress/event-filter.js';
+import { loadRepoConfig, type ConfigContext } from '../repo-config/load.js';
 import type { ReplyOctokit } from '../publish/replies.js';
 
 export type PullRequestContext = ConfigContext & {

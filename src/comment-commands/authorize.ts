@@ -1,4 +1,4 @@
-import type { RepoConfig } from './repo-config.js';
+import type { RepoConfig } from '../repo-config/schema.js';
 
 export type CommandAuthorization =
   { allowed: true } | { allowed: false; reason: 'manual_disabled' | 'unauthorized_commenter' };

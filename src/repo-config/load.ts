@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { configErrorFingerprint, resolveRepoConfig, type RepoConfigResult } from '../commands/repo-config.js';
+import { configErrorFingerprint, resolveRepoConfig, type RepoConfigResult } from './schema.js';
 import type { ReplyOctokit, ReplyPublisher } from '../publish/replies.js';
 import type { Store } from '../store/index.js';
 

@@ -1,6 +1,6 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../handlers/app.js';
 import { classifyEvent } from '../ingress/event-filter.js';
-import { loadRepoConfig, type ConfigContext } from '../ingress/repo-config-loader.js';
+import { loadRepoConfig, type ConfigContext } from '../repo-config/load.js';
 import type { ReplyOctokit } from '../publish/replies.js';
 import { requestReview } from '../review/request.js';
 import { commentCommandKey } from '../store/comment-commands.js';

@@ -1,6 +1,6 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from './app.js';
 import { requestReview } from '../review/request.js';
-import { classifyEvent } from './event-filter.js';
+import { classifyEvent } from '../ingress/event-filter.js';
 
 /** Whether a login belongs to another review bot (`VERDICT_COMPETITOR_LOGINS`, case-insensitive). */
 export function isCompetitor(deps: AppDeps, login: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from './app.js';
 
 type InstallationPayload = {
   action: string;

@@ -1,12 +1,12 @@
 import type { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { Store } from './store/index.js';
-import type { ReplyPublisher } from './publish/replies.js';
-import { handlePullRequest } from './ingress/pull-request-handler.js';
-import { handleInstallation } from './ingress/installation-handler.js';
-import { handleCommentCommand } from './commands/handle-command.js';
-import { handleCompetitorReview, isCompetitor } from './ingress/competitor-handler.js';
+import type { Config } from '../config.js';
+import type { Store } from '../store/index.js';
+import type { ReplyPublisher } from '../publish/replies.js';
+import { handlePullRequest } from './pull-request.js';
+import { handleInstallation } from './installation.js';
+import { handleCommentCommand } from '../comment-commands/handle.js';
+import { handleCompetitorReview, isCompetitor } from './competitor.js';
 
 /** The one dependency object every handler gets (store, config, log, publishers). */
 export type AppDeps = {
