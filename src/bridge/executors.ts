@@ -5,6 +5,7 @@ import type { GitHubClient } from '../github/client.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import type { Store } from '../store/index.js';
 import { CommandFailure, type CommandExecutors } from './command-bridge.js';
+import { replayRefusal } from '../operator/replay-rule.js';
 
 /** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
 export type AppGitHub = {
@@ -100,18 +101,8 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
           `webhook delivery ${id} is not recorded in this store`,
         );
       }
-      if (delivery.status === 'processed' && !force) {
-        throw new CommandFailure(
-          'force_required',
-          `webhook delivery ${id} was already processed: replay it with force: true`,
-        );
-      }
-      if (delivery.status === 'queued' && !force) {
-        throw new CommandFailure(
-          'delivery_queued',
-          `webhook delivery ${id} is still queued for processing: replay it with force: true to process it now`,
-        );
-      }
+      const refusal = replayRefusal(id, delivery.status, force);
+      if (refusal) throw new CommandFailure(refusal.code, refusal.message);
       const before = delivery.status;
       await deps.dispatchDelivery(id);
       const after = await store.deliveries.get(id);

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './router.js';
+import { hasControlCharacter } from './text.js';
 
 /**
  * The static service-token classes of operator-api 5.1. Classes are not hierarchical: a route accepts
@@ -68,14 +69,11 @@ export function authenticate(
   return found;
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
 /** Attribution the token holder supplies in `x-operator-actor` (never from a JSON body). */
 export function operatorActor(req: IncomingMessage): string {
   const raw = req.headers['x-operator-actor'];
   const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  return value && value.length <= 200 && !CONTROL.test(value) ? value : DEFAULT_ACTOR;
+  return value && value.length <= 200 && !hasControlCharacter(value) ? value : DEFAULT_ACTOR;
 }
 
 /** 401 `{ok:false, error:"unauthorized"}` (operator-api 5.1 rule 1). */

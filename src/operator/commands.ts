@@ -16,6 +16,7 @@ import {
   type OperationContext,
   type OperatorDeps,
 } from './operation.js';
+import { replayRefusal } from './replay-rule.js';
 
 /** `{owner}/{repo}#{pr}@{headSha}` with an optional `:{variant}` (NAMES.md). */
 export const REVIEW_KEY_PATTERN =
@@ -177,17 +178,12 @@ export const commandOperations = {
       deliveryId: b.deliveryId,
     }),
     // NAMES.md: replaying a processed delivery without `force` is refused with 409 `force_required`. An
-    // unknown delivery is accepted here and fails in the bridge (review-engine 7.5).
+    // unknown delivery is accepted here and fails in the bridge (review-engine 7.5), and so does a queued
+    // one (the delivery may be processed before the bridge runs the command).
     async (ctx, b) => {
-      if (b.force === true) return;
       const delivery = await ctx.store.deliveries.get(b.deliveryId);
-      if (delivery?.status === 'processed') {
-        throw new OperatorError(
-          409,
-          'force_required',
-          `Webhook delivery ${b.deliveryId} was already processed: send force: true to replay it`,
-        );
-      }
+      const refusal = delivery && replayRefusal(b.deliveryId, delivery.status, b.force === true);
+      if (refusal?.code === 'force_required') throw new OperatorError(409, refusal.code, refusal.message);
     },
   ),
 

@@ -3,17 +3,10 @@ import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import { API_KEY_SCOPES } from '../store/api-keys.js';
 import { defineOperation, notFound, restOperation, searchParam, type OperatorDeps } from './operation.js';
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+import { plainText } from '../http/text.js';
 
 export const createKeyBody = z.strictObject({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters'),
+  name: plainText(200, { trim: true, min: 1 }),
   scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).default(['read']),
 });
 

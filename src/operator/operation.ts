@@ -14,6 +14,7 @@ import {
 } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import type { ReadCache, StampedCache } from './read-cache.js';
+import { plainText } from '../http/text.js';
 
 /**
  * One operator service, written once and served twice: by its REST route and by the tRPC facade. It names
@@ -78,17 +79,11 @@ export class OperatorError extends Error {
 export const notFound = (message: string) => new OperatorError(404, 'not_found', message);
 export const badRequest = (message: string) => new OperatorError(400, 'invalid_request', message);
 
-// eslint-disable-next-line no-control-regex
-export const CONTROL = /[\u0000-\u001f\u007f]/;
 export const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 export const ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
 
 /** A bounded string without control characters. */
-export const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+export const text = (max: number) => plainText(max);
 
 /** A search or filter parameter: at most 300 characters (operator-api 8). */
 export const searchParam = z.string().max(300, 'at most 300 characters');

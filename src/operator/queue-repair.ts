@@ -5,15 +5,10 @@ import { readJsonBody } from '../http/json.js';
 import { sendJson, type Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import type { RepairResult } from '../store/jobs.js';
+import { plainText } from '../http/text.js';
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
-const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+/** Free text (a reason may span lines): tab, newline and CR allowed, other control characters not. */
+const text = (max: number) => plainText(max, { whitespace: true });
 
 const jobKey = text(500).min(1);
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasControlCharacter } from '../http/text.js';
 
 /**
  * The filter-rule grammar of operator-api 2.10, shared by `filters`, `autoApprove.filters` and
@@ -28,10 +29,7 @@ export const FILTER_LIMITS = {
   maxFilesChanged: 100000,
 } as const;
 
-/** U+0000..U+001F except tab, newline and carriage return, plus U+007F. */
-// eslint-disable-next-line no-control-regex
-export const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
-
+/** The policy's own wording of the control-character rule (tab, newline and CR are allowed). */
 export const CONTROL_CHARACTER_MESSAGE = 'control characters are not allowed';
 
 /**
@@ -41,7 +39,7 @@ export const CONTROL_CHARACTER_MESSAGE = 'control characters are not allowed';
 export function policyText(max: number, min = 0) {
   let schema = z.string().max(max, `must be at most ${max} characters`);
   if (min > 0) schema = schema.min(min, `must be at least ${min} character${min === 1 ? '' : 's'}`);
-  return schema.refine((s) => !CONTROL_CHARACTERS.test(s), CONTROL_CHARACTER_MESSAGE);
+  return schema.refine((s) => !hasControlCharacter(s, { whitespace: true }), CONTROL_CHARACTER_MESSAGE);
 }
 
 const GLOB_CHARACTERS = /^[A-Za-z0-9_.@ /?*-]*$/;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { reviewPolicySchema, type ReviewPolicy } from './policy.schema.js';
+import { CONTROL_CHARACTERS } from '../http/text.js';
 
 /**
  * Validation and the merge rule of `PATCH /operator/api/settings` (operator-api 2.9, 7; NAMES.md).
@@ -28,8 +29,7 @@ type PathSegment = PropertyKey;
 type Issue = z.core.$ZodIssue;
 
 const MAX_SEGMENT_DISPLAY = 100;
-// eslint-disable-next-line no-control-regex
-const ANY_CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/g;
+const ANY_CONTROL_CHARACTER = new RegExp(CONTROL_CHARACTERS.source, 'g');
 
 function displaySegment(segment: PathSegment): string {
   const text = typeof segment === 'symbol' ? (segment.description ?? 'symbol') : String(segment);

@@ -5,6 +5,7 @@ import { readJsonBody } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
 import { sendJson, type RouteHandler, type Router } from '../http/router.js';
 import type { QueueBackend } from './types.js';
+import { plainText } from '../http/text.js';
 
 const ADMIN: AccessRule = { classes: ['queueAdmin'] };
 const ENQUEUE: AccessRule = { classes: ['queueEnqueue'] };
@@ -14,15 +15,8 @@ const BODY_LIMIT = 1024 * 1024;
 
 const NAME = /^[A-Za-z0-9._:-]{1,64}$/;
 const name = z.string().regex(NAME, 'must be 1 to 64 letters, digits or . _ : -');
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 /** 1 to `max` characters, none of them a control character (keys and owners end up in logs). */
-const printable = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((v) => !CONTROL.test(v), 'must not contain control characters');
+const printable = (max: number) => plainText(max, { min: 1 });
 const jobId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 const receipt = z.string().min(1).max(128);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidParameter, ReportError } from './errors.js';
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../http/text.js';
 
 /** Report `schema` (NAMES.md). */
 export const REPORT_SCHEMA = 'verdict.reports.v1';
@@ -35,15 +36,13 @@ export const MAX_PAGE = 100_000;
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 25;
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const REPO = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 
 /** Text: at most 300 characters, no control characters; empty means "not given". */
 const textParam = z
   .string({ error: 'must be text' })
   .max(MAX_TEXT_PARAM, `at most ${MAX_TEXT_PARAM} characters`)
-  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .refine((s) => !hasControlCharacter(s), CONTROL_CHARACTER_MESSAGE)
   .transform((s) => (s.trim() === '' ? null : s.trim()));
 
 /** A real UTC calendar day `YYYY-MM-DD`. */
