@@ -17,7 +17,6 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { buildReport } from '../../src/reports/build.js';
 import { reportLimits } from '../../src/reports/limits.js';
-import { loadReportSource } from '../../src/reports/load.js';
 import { parseReportParams } from '../../src/reports/params.js';
 import { createVerdict } from '../../src/runtime.js';
 import { openStore } from '../../src/store/index.js';
@@ -268,7 +267,7 @@ async function main(): Promise<void> {
     // The parts, once, for orientation: source read vs build.
     const filters = parseReportParams(Object.fromEntries(new URLSearchParams(query)));
     let t = performance.now();
-    const source = await loadReportSource(verdict.store.db.knex, 'sqlite', { repo: null }, reportLimits());
+    const source = await verdict.store.reads.reportSource({ repo: null }, reportLimits());
     const loadMs = performance.now() - t;
     t = performance.now();
     buildReport(source, filters, { now: Date.now(), limits: reportLimits(), paginate: true });

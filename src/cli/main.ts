@@ -7,7 +7,7 @@ import { HarnessError, saveHarnessRecord } from '../review/harness.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
-import { usageReport, usageWindow, type UsageTotals } from '../store/usage.js';
+import { usageWindow, type UsageReport, type UsageTotals } from '../store/usage.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -211,7 +211,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         });
         if (window.from > window.to) throw new CliError('--from must not be after --to');
         const { from, to } = window;
-        const report = await usageReport(store.db.knex, from, window.toExclusive);
+        const report = await store.reads.usage(from, window.toExclusive);
         const range = { from: dayOf(from), to: dayOf(to) };
         print({ ...range, ...report }, () => usageText(range, report, paint));
         return 0;
@@ -414,7 +414,7 @@ function showText(
 
 function usageText(
   range: { from: string; to: string },
-  report: Awaited<ReturnType<typeof usageReport>>,
+  report: UsageReport,
   paint: Painter,
 ): string {
   const n = (v: number | null, unit = '') => (v === null ? 'unknown' : `${v}${unit}`);

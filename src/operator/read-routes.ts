@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
@@ -54,58 +53,21 @@ export const repoConfigPatch = z
     path: ['enabled'],
   });
 
-type Count = { key: string; count: number };
-
-async function countBy(knex: Knex, table: string, column: string): Promise<Count[]> {
-  const rows: Array<Record<string, unknown>> = await knex(table)
-    .select(column)
-    .count({ n: '*' })
-    .groupBy(column);
-  return rows.map((r) => ({ key: String(r[column]), count: Number(r.n) }));
-}
-
-export type FailureReason = { source: 'queue' | 'review' | 'webhook'; reason: string; count: number };
+export type { FailureReason } from '../store/operator-reads.js';
 
 /**
  * The analytics projection: queue lanes by status with the oldest waiting job's age, deliveries, runs and
  * commands by status, and the most frequent failure reasons (at most 100), read from indexed columns.
  */
 export async function analytics(store: Store, now: number) {
-  const knex = store.db.knex;
   const lanes = new Map<string, Record<string, number>>();
   for (const { queue, status, count } of await store.jobs.stats()) {
     const lane = lanes.get(queue) ?? { waiting: 0, running: 0, done: 0, dead: 0 };
     lane[status] = count;
     lanes.set(queue, lane);
   }
-  const oldest: Array<Record<string, unknown>> = await knex('jobs')
-    .where('status', 'waiting')
-    .select('queue')
-    .min({ runAt: 'run_at' })
-    .groupBy('queue');
-  const oldestByQueue = new Map(oldest.map((r) => [String(r.queue), Number(r.runAt)]));
-  const failureReasons: FailureReason[] = [];
-  const grouped = async (
-    source: FailureReason['source'],
-    table: string,
-    column: string,
-    where: Record<string, string>,
-  ) => {
-    const rows: Array<Record<string, unknown>> = await knex(table)
-      .where(where)
-      .whereNotNull(column)
-      .select(column)
-      .count({ n: '*' })
-      .groupBy(column)
-      .orderBy('n', 'desc')
-      .limit(MAX_FAILURE_REASONS);
-    for (const r of rows) failureReasons.push({ source, reason: String(r[column]), count: Number(r.n) });
-  };
-  await grouped('queue', 'jobs', 'dead_reason', { status: 'dead' });
-  await grouped('review', 'runs', 'error', { status: 'failed' });
-  await grouped('webhook', 'deliveries', 'error', { status: 'failed' });
-  failureReasons.sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
-  const byKey = (rows: Count[]) => Object.fromEntries(rows.map((r) => [r.key, r.count]));
+  const oldestByQueue = await store.reads.oldestWaitingRunAt();
+  const failureReasons = await store.reads.failureReasons(MAX_FAILURE_REASONS);
   return {
     generatedAt: new Date(now).toISOString(),
     queue: {
@@ -117,9 +79,9 @@ export async function analytics(store: Store, now: number) {
           oldestWaitingAgeMs: oldestByQueue.has(queue) ? Math.max(0, now - oldestByQueue.get(queue)!) : null,
         })),
     },
-    deliveries: byKey(await countBy(knex, 'deliveries', 'status')),
-    runs: byKey(await countBy(knex, 'runs', 'status')),
-    commands: byKey(await countBy(knex, 'operator_commands', 'status')),
+    deliveries: await store.reads.countByStatus('deliveries'),
+    runs: await store.reads.countByStatus('runs'),
+    commands: await store.reads.countByStatus('operator_commands'),
     failureReasons: failureReasons.slice(0, MAX_FAILURE_REASONS).map((f) => ({
       ...f,
       reason: f.reason.length > 500 ? `${f.reason.slice(0, 500)}…` : f.reason,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
-import { usageReport, usageWindow, UsageTooLargeError } from '../store/usage.js';
+import { usageWindow, UsageTooLargeError } from '../store/usage.js';
 import {
   defineOperation,
   limitParam,
@@ -142,7 +142,7 @@ export const settingsOperations = {
     async run(ctx, input) {
       const { from, to, toExclusive } = usageWindow(ctx.now(), input);
       try {
-        const report = await usageReport(ctx.store.db.knex, from, toExclusive);
+        const report = await ctx.store.reads.usage(from, toExclusive);
         const notes: string[] = [];
         if (report.model.runsWithoutTelemetry > 0) {
           notes.push(

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
-import { toBool } from '../store/db.js';
-import { readPullRequestDetailStamp } from '../store/pr-detail.js';
+import type { PullRequestFilter } from '../store/operator-reads.js';
 import {
   defineOperation,
   notFound,
@@ -24,140 +23,45 @@ const MAX_PR_EVENTS = 200;
 
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 
-type Raw = Record<string, unknown>;
-const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
 /**
- * The pull-requests view: the most recently updated PRs with their latest run, from indexed columns only
- * (never payloads or bodies), at most 100. `q` matches repository, title or author (case-insensitive),
- * `repo` is exact, `status` is the latest run's status.
+ * The pull-requests view: the most recently updated PRs with their latest run (at most 100, `truncated`
+ * when there are more). `q` matches repository, title or author, `repo` is exact, `status` is the latest
+ * run's status.
  */
-export async function pullRequestItems(store: Store, filter: { q?: string; repo?: string; status?: string }) {
-  const knex = store.db.knex;
-  const latestRunSql = (alias: string) =>
-    `(SELECT r2.id FROM runs r2 WHERE r2.repo = ${alias}.repo AND r2.pr_number = ${alias}.number ORDER BY r2.created_at DESC, r2.id DESC LIMIT 1)`;
-  const prColumns = [
-    'repo',
-    'number',
-    'title',
-    'author',
-    'head_sha',
-    'base_ref',
-    'draft',
-    'state',
-    'updated_at',
-  ];
-  const q = filter.q?.trim().toLowerCase();
-  const like = q ? `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-  // One walk of the covering index `pull_requests_recent_idx`, newest first, filtered by `q` and `repo`,
-  // each PR's latest run found by an index probe; with `status` the walk goes on until the page is full.
-  let page = knex('pull_requests as pp')
-    .select(...prColumns.map((c) => `pp.${c}`), knex.raw(`${latestRunSql('pp')} as latest_run_id`))
-    .orderBy('pp.updated_at', 'desc')
-    .orderBy('pp.repo', 'desc')
-    .orderBy('pp.number', 'desc');
-  if (filter.repo) page = page.where('pp.repo', filter.repo);
-  if (like) {
-    page = page.where((w) =>
-      w
-        .whereRaw(`LOWER(pp.repo) LIKE ? ESCAPE '\\'`, [like])
-        .orWhereRaw(`LOWER(COALESCE(pp.title, '')) LIKE ? ESCAPE '\\'`, [like])
-        .orWhereRaw(`LOWER(COALESCE(pp.author, '')) LIKE ? ESCAPE '\\'`, [like]),
-    );
-  }
-  if (filter.status) {
-    page = page.whereExists(
-      knex('runs as rs')
-        .select(knex.raw('1'))
-        .whereRaw(`rs.id = ${latestRunSql('pp')}`)
-        .where('rs.status', filter.status),
-    );
-  }
-  page = page.limit(SNAPSHOT_MAX_ITEMS + 1);
-  const query = knex
-    .from(page.as('p'))
-    .leftJoin('runs as r', 'r.id', 'p.latest_run_id')
-    .select(
-      ...prColumns.map((c) => `p.${c}`),
-      'r.id as run_id',
-      'r.review_key',
-      'r.status as run_status',
-      'r.reason as run_reason',
-      'r.updated_at as run_updated_at',
-    )
-    .orderBy('p.updated_at', 'desc')
-    .orderBy('p.repo', 'desc')
-    .orderBy('p.number', 'desc');
-  const rows: Raw[] = await query;
-  return {
-    truncated: rows.length > SNAPSHOT_MAX_ITEMS,
-    items: rows.slice(0, SNAPSHOT_MAX_ITEMS).map((r) => ({
-      repo: String(r.repo),
-      number: Number(r.number),
-      title: (r.title as string | null) ?? null,
-      author: (r.author as string | null) ?? null,
-      headSha: (r.head_sha as string | null) ?? null,
-      baseRef: (r.base_ref as string | null) ?? null,
-      draft: toBool(r.draft),
-      state: (r.state as string | null) ?? null,
-      updatedAt: Number(r.updated_at),
-      latestRun:
-        r.run_id === null || r.run_id === undefined
-          ? null
-          : {
-              id: String(r.run_id),
-              reviewKey: String(r.review_key),
-              status: String(r.run_status),
-              reason: (r.run_reason as string | null) ?? null,
-              updatedAt: n(r.run_updated_at),
-            },
-    })),
-  };
+export async function pullRequestItems(store: Store, filter: PullRequestFilter) {
+  const rows = await store.reads.pullRequestPage(filter, SNAPSHOT_MAX_ITEMS + 1);
+  return { truncated: rows.length > SNAPSHOT_MAX_ITEMS, items: rows.slice(0, SNAPSHOT_MAX_ITEMS) };
 }
 
 /** Everything known about one pull request: its record, runs, findings, events and publication ledger. */
 export async function pullRequestDetail(store: Store, repo: string, number: number) {
-  const knex = store.db.knex;
   const [pullRequest, runs, publications] = await Promise.all([
     store.pullRequests.get(repo, number),
     store.runs.listForPr(repo, number),
     store.publications.listForPr(repo, number),
   ]);
   if (!pullRequest && runs.length === 0) return null;
-  const deliveriesQuery = knex('deliveries')
-    .where({ repo, pr_number: number })
-    .select('id', 'event', 'action', 'status', 'outcome', 'received_at')
-    .orderBy('received_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(MAX_PR_EVENTS);
-  const commandsQuery = knex('operator_commands')
-    .where({ repo, pr_number: number })
-    .select('id', 'kind', 'status', 'actor', 'created_at')
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(MAX_PR_EVENTS);
-  const [deliveries, commands, findings]: [
-    Raw[],
-    Raw[],
-    Awaited<ReturnType<typeof store.findings.listForPr>>,
-  ] = await Promise.all([deliveriesQuery, commandsQuery, store.findings.listForPr(repo, number)]);
+  const [{ deliveries, commands }, findings] = await Promise.all([
+    store.reads.pullRequestEvents(repo, number, MAX_PR_EVENTS),
+    store.findings.listForPr(repo, number),
+  ]);
   const events = [
     ...deliveries.map((d) => ({
       type: 'webhook' as const,
-      at: Number(d.received_at),
-      deliveryId: String(d.id),
-      event: String(d.event),
-      action: (d.action as string | null) ?? null,
-      status: String(d.status),
-      outcome: (d.outcome as string | null) ?? null,
+      at: d.receivedAt,
+      deliveryId: d.id,
+      event: d.event,
+      action: d.action,
+      status: d.status,
+      outcome: d.outcome,
     })),
     ...commands.map((c) => ({
       type: 'command' as const,
-      at: Number(c.created_at),
-      commandId: String(c.id),
-      kind: String(c.kind),
-      status: String(c.status),
-      actor: String(c.actor),
+      at: c.createdAt,
+      commandId: c.id,
+      kind: c.kind,
+      status: c.status,
+      actor: c.actor,
     })),
     ...runs.map((r) => ({
       type: 'run' as const,
@@ -199,7 +103,7 @@ type PullRequestDetailAnswer = {
  * it reads, for this pull request, from indexed rows only (a fraction of the detail's own cost).
  */
 export function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
-  return readPullRequestDetailStamp(store.db.knex, repo, number);
+  return store.reads.pullRequestDetailStamp(repo, number);
 }
 
 /** The PR detail answer as JSON text, from the stamp-validated cache; 404 when the PR is unknown. */

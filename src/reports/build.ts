@@ -1,7 +1,13 @@
 import { bucketLabel, bucketStart, DAY_MS, formatDay, nextBucket, parseDay, startOfDay } from './calendar.js';
 import { tooLarge } from './errors.js';
 import type { ReportLimits } from './limits.js';
-import type { ClaimEvidence, ReportSource, SourceComment, SourcePr, SourceRun } from './load.js';
+import type {
+  ClaimEvidence,
+  ReportSource,
+  SourceComment,
+  SourcePr,
+  SourceRun,
+} from '../store/report-source.js';
 import {
   FINDING_STATUSES,
   REPORT_SCHEMA,

@@ -1,7 +1,6 @@
 import type { Store } from '../store/index.js';
 import { buildReport, type Report } from './build.js';
 import { reportLimits, type ReportLimits } from './limits.js';
-import { loadReportSource } from './load.js';
 import type { ReportFilters } from './params.js';
 
 export type ReportOptions = {
@@ -22,6 +21,6 @@ export async function generateReport(
   opts: ReportOptions,
 ): Promise<Report> {
   const limits = opts.limits ?? reportLimits();
-  const source = await loadReportSource(store.db.knex, store.db.dialect, { repo: filters.repo }, limits);
+  const source = await store.reads.reportSource({ repo: filters.repo }, limits);
   return buildReport(source, filters, { now: opts.now, limits, paginate: opts.paginate });
 }

@@ -1,5 +1,5 @@
 import type { FindingStatus } from './params.js';
-import type { ClaimEvidence, ResolutionClaim } from './load.js';
+import type { ClaimEvidence, ResolutionClaim } from '../store/report-source.js';
 
 /**
  * The status of one finding (operator-api 2.7, 3 "Report finding status values"), from the analysed

@@ -9,7 +9,6 @@ import type { NewFinding } from '../store/findings.js';
 import type { ClaimedJob } from '../store/jobs.js';
 import type { RunRecord } from '../store/runs.js';
 import type { NewSpan } from '../store/traces.js';
-import { usageReport } from '../store/usage.js';
 import type { JobContext } from '../worker/runner.js';
 import type { ReviewExecution, ReviewExecutor } from '../worker/review-consumer.js';
 import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
@@ -314,7 +313,7 @@ class ReviewJob {
   private async budget(): Promise<BudgetUsage> {
     const now = this.deps.clock.now();
     try {
-      const report = await usageReport(this.deps.store.db.knex, monthStartUtc(now), now + 1);
+      const report = await this.deps.store.reads.usage(monthStartUtc(now), now + 1);
       if (!report.model.complete || report.model.costUsd === null) {
         const why =
           report.model.runsWithoutTelemetry > 0

@@ -19,6 +19,7 @@ import { RunStore } from './runs.js';
 import { SchedulerStore } from './scheduler.js';
 import { HarnessStore } from './harness.js';
 import { ReviewThreadStore } from './review-threads.js';
+import { OperatorReadModels } from './operator-reads.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
 export type Store = {
@@ -41,6 +42,8 @@ export type Store = {
   scheduler: SchedulerStore;
   harness: HarnessStore;
   reviewThreads: ReviewThreadStore;
+  /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
+  reads: OperatorReadModels;
   close(): Promise<void>;
 };
 
@@ -68,6 +71,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
+    reads: new OperatorReadModels(db.knex, db.dialect),
     close: () => db.close(),
   };
 }

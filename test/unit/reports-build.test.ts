@@ -1,7 +1,7 @@
 import { buildReport } from '../../src/reports/build.js';
 import { ReportError } from '../../src/reports/errors.js';
 import { DEFAULT_REPORT_LIMITS } from '../../src/reports/limits.js';
-import type { ReportSource, SourceFinding, SourceRun } from '../../src/reports/load.js';
+import type { ReportSource, SourceFinding, SourceRun } from '../../src/store/report-source.js';
 import { parseReportParams } from '../../src/reports/params.js';
 
 const at = (day: string, h = 12) => Date.parse(`${day}T${String(h).padStart(2, '0')}:00:00Z`);

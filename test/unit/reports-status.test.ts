@@ -1,4 +1,4 @@
-import type { ResolutionClaim } from '../../src/reports/load.js';
+import type { ResolutionClaim } from '../../src/store/report-source.js';
 import { findingStatus, type StatusRun } from '../../src/reports/status.js';
 
 const FP = 'fp-1';

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { Dialect } from '../store/db.js';
-import { tooLarge } from './errors.js';
-import type { ReportLimits } from './limits.js';
-import type { FindingRecord } from '../store/findings.js';
+import type { Dialect } from './db.js';
+import { tooLarge } from '../reports/errors.js';
+import type { ReportLimits } from '../reports/limits.js';
+import type { FindingRecord } from './findings.js';
 
 /**
  * Reads the source history of a report, bounded (operator-api 8). The history is narrowed by repository
