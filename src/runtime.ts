@@ -129,7 +129,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     operator.cache.invalidate();
     operator.prCache.written();
   });
-  registerQueueRepairRoutes(router, { store, tokens: config.tokens, log });
+  registerQueueRepairRoutes(router, operator);
   registerKeyRoutes(router, operator);
   registerCommandRoutes(router, operator);
   registerReadRoutes(router, operator);

@@ -412,11 +412,7 @@ function showText(
   return lines.join('\n');
 }
 
-function usageText(
-  range: { from: string; to: string },
-  report: UsageReport,
-  paint: Painter,
-): string {
+function usageText(range: { from: string; to: string }, report: UsageReport, paint: Painter): string {
   const n = (v: number | null, unit = '') => (v === null ? 'unknown' : `${v}${unit}`);
   const usd = (v: number | null) => (v === null ? 'unknown' : `$${v.toFixed(4)}`);
   const row = (label: string, t: UsageTotals) => [

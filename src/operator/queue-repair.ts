@@ -1,11 +1,14 @@
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import { guard, type ServiceTokens } from '../http/auth.js';
-import { readJsonBody } from '../http/json.js';
-import { sendJson, type Router } from '../http/router.js';
-import type { Store } from '../store/index.js';
-import type { RepairResult } from '../store/jobs.js';
 import { plainText } from '../http/text.js';
+import type { Router } from '../http/router.js';
+import type { RepairResult } from '../store/jobs.js';
+import {
+  defineOperation,
+  OperatorError,
+  restOperation,
+  type OperationContext,
+  type OperatorDeps,
+} from './operation.js';
 
 /** Free text (a reason may span lines): tab, newline and CR allowed, other control characters not. */
 const text = (max: number) => plainText(max, { whitespace: true });
@@ -33,79 +36,91 @@ export const releaseLeaseBody = z
   });
 
 const REFUSAL_STATUS = { not_found: 404, waiting_job_exists: 409, lease_active: 409 } as const;
+const ADMIN = { classes: ['operatorAdmin'] } as const;
 
 /**
- * Queue repair (operator-api 4.4), admin token only. The repair runs first and its audit event is
- * written after it; the two are not atomic, so an audit write that fails is logged and reported as
- * `audited: false` while the repair stands. The actor is the `x-operator-actor` header (default
- * `service-admin`); a body `actorId` is kept in the audit detail as the caller's claim, never as identity.
+ * A repair's answer: a refusal is thrown with its status and fields; a repair is audited after it. The
+ * two are not atomic, so an audit write that fails is logged and reported as `audited: false` while the
+ * repair stands. The actor is the caller's principal (the `x-operator-actor` header for static tokens,
+ * default `service-admin`); a body `actorId` is kept in the audit detail as the caller's claim, never as
+ * identity.
  */
-export function registerQueueRepairRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger },
-): void {
-  const { store, tokens, log } = deps;
-
-  const finish = async (
-    res: Parameters<Parameters<Router['add']>[2]>[1],
-    action: string,
-    actor: string,
-    body: { reason?: string | undefined; actorId?: string | undefined },
-    target: string,
-    result: RepairResult,
-    detail: Record<string, unknown>,
-  ) => {
-    if (!result.ok) {
-      const { ok: _ok, code, ...rest } = result;
-      return sendJson(res, REFUSAL_STATUS[code], { ok: false, error: code, ...rest });
-    }
-    let audited = true;
-    try {
-      await store.audit.record({
-        actor,
-        action,
-        target,
-        reason: body.reason ?? null,
-        detail: { ...detail, jobId: result.job.id, requestedActorId: body.actorId ?? null },
-      });
-    } catch (error) {
-      audited = false;
-      log.error(
-        { event: 'queue-repair-audit-failed', err: error, action, target },
-        'audit event not recorded',
-      );
-    }
-    log.info({ event: action, actor, target, jobId: result.job.id }, 'queue repaired');
-    sendJson(res, 200, { ok: true, job: result.job, audited });
-  };
-
-  const auth = { tokens, apiKeys: store.apiKeys };
-  const ADMIN = { classes: ['operatorAdmin'] } as const;
-
-  router.add('POST', '/operator/api/queue/requeue-dead', async (req, res) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    const body = await readJsonBody(req, res, requeueDeadBody);
-    if (!body.ok) return;
-    const result = await store.jobs.requeueDead(body.value.jobKey, {
-      resetAttempts: body.value.resetAttempts,
+async function audited(
+  ctx: OperationContext,
+  action: string,
+  body: { reason?: string | undefined; actorId?: string | undefined },
+  target: string,
+  result: RepairResult,
+  detail: Record<string, unknown>,
+) {
+  if (!result.ok) {
+    const { ok: _ok, code, message, ...rest } = result;
+    throw new OperatorError(REFUSAL_STATUS[code], code, message, rest);
+  }
+  let recorded = true;
+  try {
+    await ctx.store.audit.record({
+      actor: ctx.principal.actor,
+      action,
+      target,
+      reason: body.reason ?? null,
+      detail: { ...detail, jobId: result.job.id, requestedActorId: body.actorId ?? null },
     });
-    await finish(res, 'queue.requeue_dead', who.actor, body.value, body.value.jobKey, result, {
-      resetAttempts: body.value.resetAttempts,
-    });
-  });
-
-  router.add('POST', '/operator/api/queue/release-lease', async (req, res) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    const body = await readJsonBody(req, res, releaseLeaseBody);
-    if (!body.ok) return;
-    const { jobKey: key, receiptId, force } = body.value;
-    const result = await store.jobs.releaseLease(
-      key !== undefined ? { jobKey: key } : { receipt: receiptId! },
-      { force },
+  } catch (error) {
+    recorded = false;
+    ctx.log.error(
+      { event: 'queue-repair-audit-failed', err: error, action, target },
+      'audit event not recorded',
     );
-    const target = key ?? `receipt:${receiptId}`;
-    await finish(res, 'queue.release_lease', who.actor, body.value, target, result, { force });
-  });
+  }
+  ctx.log.info({ event: action, actor: ctx.principal.actor, target, jobId: result.job.id }, 'queue repaired');
+  return { job: result.job, audited: recorded };
+}
+
+/** Queue repair (operator-api 4.4), admin token only: repair, then audit. Served by REST and tRPC. */
+export const queueRepairOperations = {
+  requeueDead: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: requeueDeadBody,
+    async run(ctx, body) {
+      const result = await ctx.store.jobs.requeueDead(body.jobKey, { resetAttempts: body.resetAttempts });
+      return audited(ctx, 'queue.requeue_dead', body, body.jobKey, result, {
+        resetAttempts: body.resetAttempts,
+      });
+    },
+  }),
+  releaseLease: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: releaseLeaseBody,
+    async run(ctx, body) {
+      const { jobKey: key, receiptId, force } = body;
+      const result = await ctx.store.jobs.releaseLease(
+        key !== undefined ? { jobKey: key } : { receipt: receiptId! },
+        { force },
+      );
+      return audited(ctx, 'queue.release_lease', body, key ?? `receipt:${receiptId}`, result, { force });
+    },
+  }),
+};
+
+export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): void {
+  const body = { from: 'body', limit: 64 * 1024 } as const;
+  restOperation(
+    router,
+    'POST',
+    '/operator/api/queue/requeue-dead',
+    queueRepairOperations.requeueDead,
+    deps,
+    body,
+  );
+  restOperation(
+    router,
+    'POST',
+    '/operator/api/queue/release-lease',
+    queueRepairOperations.releaseLease,
+    deps,
+    body,
+  );
 }

@@ -14,6 +14,7 @@ import {
   type OperationContext,
   type OperatorDeps,
 } from '../operator/operation.js';
+import { queueRepairOperations } from '../operator/queue-repair.js';
 import { readOperations } from '../operator/read-routes.js';
 import { reportOperations } from '../operator/reports.js';
 import { settingsOperations } from '../operator/settings.js';
@@ -150,6 +151,10 @@ export const appRouter = t.router({
     patch: mutation(settingsOperations.patch),
     audit: query(settingsOperations.audit),
     usage: query(settingsOperations.usage),
+  }),
+  queue: t.router({
+    requeueDead: mutation(queueRepairOperations.requeueDead),
+    releaseLease: mutation(queueRepairOperations.releaseLease),
   }),
   keys: t.router({
     list: query(keyOperations.list),

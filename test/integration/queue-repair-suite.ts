@@ -4,6 +4,7 @@ import pino from 'pino';
 import { bindJobs } from '../../src/runtime.js';
 import { Router } from '../../src/http/router.js';
 import { registerQueueRepairRoutes } from '../../src/operator/queue-repair.js';
+import { ReadCache, StampedCache } from '../../src/operator/read-cache.js';
 import { createHttpServer } from '../../src/server.js';
 import { QueueWorker } from '../../src/worker/runner.js';
 import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
@@ -29,7 +30,16 @@ export type RepairHarness = {
 export async function repairHarness(dialect: TestDialect): Promise<RepairHarness> {
   const t = await openTestStore(dialect);
   const router = new Router();
-  registerQueueRepairRoutes(router, { store: t.store, tokens: TOKENS, log: silent });
+  registerQueueRepairRoutes(router, {
+    store: t.store,
+    tokens: TOKENS,
+    log: silent,
+    now: () => t.clock.now(),
+    newId: (prefix) => `${prefix}_test`,
+    publicUrl: null,
+    cache: new ReadCache(0),
+    prCache: new StampedCache(false),
+  });
   const server: Server = createHttpServer(router, [], silent);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

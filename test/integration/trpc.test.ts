@@ -157,6 +157,39 @@ describe('tRPC facade at /trpc', () => {
     expect(audit.entries).toHaveLength(1);
   });
 
+  test('queue repair: the same operations as REST, admin token only, refusals with their codes, audited', async () => {
+    const { store } = app.verdict;
+    await store.jobs.enqueue({ queue: 'reviews', kind: 'review', key: 'trpc-dead', payload: {} });
+    await store.db
+      .knex('jobs')
+      .where({ job_key: 'trpc-dead' })
+      .update({ status: 'dead', dead_reason: 'max_attempts' });
+    expect(
+      await refusal(client('read-secret').queue.requeueDead.mutate({ jobKey: 'trpc-dead' })),
+    ).toMatchObject({
+      code: 'UNAUTHORIZED',
+      httpStatus: 401,
+    });
+    const admin = client('admin-secret', { actor: 'ops-oncall' });
+    const requeued = await admin.queue.requeueDead.mutate({ jobKey: 'trpc-dead', reason: 'fixed upstream' });
+    expect(requeued).toMatchObject({ audited: true, job: { status: 'waiting' } });
+    expect(await refusal(admin.queue.requeueDead.mutate({ jobKey: 'trpc-dead' }))).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+    expect(await refusal(admin.queue.releaseLease.mutate({ jobKey: 'nothing-running' }))).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+    expect(await refusal(admin.queue.releaseLease.mutate({}))).toMatchObject({ code: 'BAD_REQUEST' });
+    const events = await store.audit.list({ limit: 10 });
+    expect(events.find((e) => e.action === 'queue.requeue_dead')).toMatchObject({
+      actor: 'ops-oncall',
+      target: 'trpc-dead',
+      reason: 'fixed upstream',
+    });
+  });
+
   test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
     const run = (env: Record<string, string>, args: string[] = []) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
