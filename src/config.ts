@@ -41,6 +41,19 @@ function blankToUndefined(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
+/**
+ * The one boolean rule of the configuration: `1` or `true` is on, `0` or `false` is off, unset or blank is
+ * `fallback`; anything else stops start-up naming the variable. (`VERDICT_OPENROUTER_REQUIRE_FREE` keeps
+ * its own fail-closed rule: only `0` turns the free-only guard off.)
+ */
+export function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = blankToUndefined(prefixed(env, name))?.trim().toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new ConfigError(prefixedName(env, name), 'must be 0, 1, true or false');
+}
+
 function int(variable: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   const value = blankToUndefined(raw);
   if (value === undefined) return fallback;
@@ -205,7 +218,7 @@ export function reviewConfigFromEnv(env: Env): ReviewConfig {
     chunkTokens,
     fileTokens: Math.min(v('REVIEW_FILE_TOKENS', 12_000, 100, 2_000_000), chunkTokens),
     maxChunks: v('REVIEW_MAX_CHUNKS', 12, 1, 1000),
-    publishOnRunnerFailure: prefixed(env, 'PUBLISH_ON_RUNNER_FAILURE') === '1',
+    publishOnRunnerFailure: flag(env, 'PUBLISH_ON_RUNNER_FAILURE', false),
     concurrency: v('REVIEW_CONCURRENCY', 4, 1, 64),
     contextTokens: blankToUndefined(prefixed(env, 'MODEL_CONTEXT_TOKENS'))
       ? v('MODEL_CONTEXT_TOKENS', 0, 1000, 10_000_000)
@@ -366,10 +379,6 @@ export function loadConfig(
     throw new ConfigError('LOG_LEVEL', `must be one of ${logLevelSchema.options.join(', ')}`);
   }
   const productName = blankToUndefined(prefixed(env, 'PRODUCT_NAME')) ?? 'Verdict';
-  const inline = prefixed(env, 'WORKER_INLINE');
-  if (inline !== undefined && !['', '0', '1', 'true', 'false'].includes(inline)) {
-    throw new ConfigError(prefixedName(env, 'WORKER_INLINE'), 'must be 0 or 1');
-  }
   const handles = list(prefixed(env, 'BOT_HANDLES'))
     .map((h) => h.replace(/^@/, '').toLowerCase())
     .filter((h) => h.length > 0);
@@ -397,8 +406,8 @@ export function loadConfig(
     dedupeTtlSeconds: int('DEDUPE_TTL_SECONDS', env.DEDUPE_TTL_SECONDS, 604800, 1, 10 * 365 * 86400),
     botHandles: handles.length > 0 ? handles : ['verdict', 'reviewbot'],
     competitorLogins: list(prefixed(env, 'COMPETITOR_LOGINS')).map((l) => l.toLowerCase()),
-    competitorTriggersReview: prefixed(env, 'COMPETITOR_TRIGGERS_REVIEW') === '1',
-    workerInline: !(inline === '0' || inline === 'false'),
+    competitorTriggersReview: flag(env, 'COMPETITOR_TRIGGERS_REVIEW', false),
+    workerInline: flag(env, 'WORKER_INLINE', true),
     workerId: worker.id,
     worker,
     queue: queueSelectionFromEnv(env, store),
@@ -432,10 +441,6 @@ export function loadConfig(
 }
 
 export function schedulerConfigFromEnv(env: Env): SchedulerConfig {
-  const enabled = blankToUndefined(prefixed(env, 'SCHEDULER'));
-  if (enabled !== undefined && !['0', '1', 'true', 'false'].includes(enabled)) {
-    throw new ConfigError(prefixedName(env, 'SCHEDULER'), 'must be 0 or 1');
-  }
   const authority = blankToUndefined(prefixed(env, 'CRON_AUTHORITY')) ?? 'live';
   if (authority !== 'live' && authority !== 'shadow') {
     throw new ConfigError(prefixedName(env, 'CRON_AUTHORITY'), 'must be live or shadow');
@@ -445,7 +450,7 @@ export function schedulerConfigFromEnv(env: Env): SchedulerConfig {
     throw new ConfigError(prefixedName(env, 'WATCHDOG_ALERT_URL'), 'must be an http:// or https:// URL');
   }
   return {
-    enabled: !(enabled === '0' || enabled === 'false'),
+    enabled: flag(env, 'SCHEDULER', true),
     authority,
     deliveryRetentionDays: int(
       prefixedName(env, 'DELIVERY_RETENTION_DAYS'),

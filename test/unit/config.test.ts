@@ -68,6 +68,38 @@ describe('config', () => {
     expect(loadConfig({ VERDICT_BOT_HANDLES: '@Judge,ref' }, noFile).botHandles).toEqual(['judge', 'ref']);
   });
 
+  test('one boolean rule for every flag: 1/true on, 0/false off, blank the default, anything else refused', () => {
+    const flags = (env: Record<string, string>) => {
+      const c = loadConfig(env, noFile);
+      return [
+        c.workerInline,
+        c.scheduler.enabled,
+        c.competitorTriggersReview,
+        c.review.publishOnRunnerFailure,
+      ];
+    };
+    expect(flags({})).toEqual([true, true, false, false]);
+    const all = (value: string) => ({
+      VERDICT_WORKER_INLINE: value,
+      VERDICT_SCHEDULER: value,
+      VERDICT_COMPETITOR_TRIGGERS_REVIEW: value,
+      VERDICT_PUBLISH_ON_RUNNER_FAILURE: value,
+    });
+    for (const on of ['1', 'true', 'TRUE', ' true '])
+      expect(flags(all(on))).toEqual([true, true, true, true]);
+    for (const off of ['0', 'false', 'False']) expect(flags(all(off))).toEqual([false, false, false, false]);
+    expect(flags(all(''))).toEqual([true, true, false, false]);
+    for (const name of [
+      'VERDICT_COMPETITOR_TRIGGERS_REVIEW',
+      'VERDICT_PUBLISH_ON_RUNNER_FAILURE',
+      'VERDICT_SCHEDULER',
+    ]) {
+      expect(() => loadConfig({ [name]: 'yes' }, noFile)).toThrow(
+        new RegExp(`^Invalid configuration: ${name} must be 0, 1, true or false$`),
+      );
+    }
+  });
+
   test.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
