@@ -239,6 +239,7 @@ export function createCommandBridge(
     authority: config.scheduler.authority,
     id: opts.id ?? `bridge:${hostname()}:${process.pid}`,
     log: log.child({ name: 'bridge' }),
+    clock: opts.clock ?? systemClock,
     executors: commandExecutors({
       store,
       clock: opts.clock ?? systemClock,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Command, CommandKind } from '../store/commands.js';
 import type { Store } from '../store/index.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /**
  * A command that cannot be carried out, with the reason the operator reads on the command (`error`) and a
@@ -58,6 +59,8 @@ export type BridgeDeps = {
   batch?: number;
   /** Most commands one pass executes (default 500), so one pass ends well within its minute. */
   maxPerPass?: number;
+  /** The clock each command's duration is measured on (default: the system's). */
+  clock?: Clock;
 };
 
 /**
@@ -131,7 +134,8 @@ export class CommandBridge {
 
   private async execute(command: Command): Promise<'succeeded' | 'failed'> {
     const { store, log } = this.deps;
-    const started = Date.now();
+    const clock = this.deps.clock ?? systemClock;
+    const started = clock.now();
     let outcome:
       | { status: 'succeeded'; result: Record<string, unknown> }
       | { status: 'failed'; error: string; result: Record<string, unknown> };
@@ -151,7 +155,7 @@ export class CommandBridge {
         kind: command.kind,
         status: outcome.status,
         error: outcome.status === 'failed' ? outcome.error : undefined,
-        ms: Date.now() - started,
+        ms: clock.now() - started,
         recorded: finished,
       },
       finished

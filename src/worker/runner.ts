@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { systemTimers, type Timer, type Timers } from '../clock.js';
 import type { QueueBackend } from '../queue/types.js';
 import { renewIntervalMs } from '../queue/types.js';
 import type { ClaimedJob } from '../store/jobs.js';
@@ -41,6 +42,8 @@ export type QueueWorkerOptions = {
    * died every time); default 30 s. Expired leases with attempts left are reclaimed by claim itself.
    */
   reapEveryMs?: number;
+  /** The clock and timers of polls, renewals, reaps and the grace period (default: the system's). */
+  timers?: Timers;
 };
 
 /**
@@ -58,7 +61,11 @@ export class QueueWorker {
   private stopRequested!: () => void;
   private readonly stopping = new Promise<void>((resolve) => (this.stopRequested = resolve));
 
-  constructor(private readonly opts: QueueWorkerOptions) {}
+  private readonly timers: Timers;
+
+  constructor(private readonly opts: QueueWorkerOptions) {
+    this.timers = opts.timers ?? systemTimers;
+  }
 
   get active(): number {
     return this.inFlight.size;
@@ -77,11 +84,12 @@ export class QueueWorker {
 
   private async sleep(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
+      let timer: Timer | null = null;
+      const done = () => {
+        timer?.cancel();
         resolve();
-      }
+      };
+      timer = this.timers.after(ms, done);
       this.wake = done;
     });
     this.wake = null;
@@ -128,8 +136,8 @@ export class QueueWorker {
 
   private async reapIfDue(): Promise<void> {
     const every = this.opts.reapEveryMs ?? 30_000;
-    if (Date.now() - this.lastReap < every) return;
-    this.lastReap = Date.now();
+    if (this.timers.now() - this.lastReap < every) return;
+    this.lastReap = this.timers.now();
     try {
       const reaped = await this.opts.queue.reapExpired();
       if (reaped > 0) {
@@ -162,10 +170,10 @@ export class QueueWorker {
         else expiresAt = next;
       } catch (error) {
         log.warn({ event: 'lease_renew_failed', jobId: job.id, err: error }, 'lease renewal failed');
-        if (Date.now() >= expiresAt) markLost();
+        if (this.timers.now() >= expiresAt) markLost();
       }
     };
-    const timer = setInterval(() => void renew(), renewIntervalMs(leaseMs));
+    const timer = this.timers.every(renewIntervalMs(leaseMs), () => void renew());
     const ctx: JobContext = {
       signal: controller.signal,
       assertLease: async () => {
@@ -200,7 +208,7 @@ export class QueueWorker {
         outcome = settled.value ?? { type: 'ack' };
       }
     } finally {
-      clearInterval(timer);
+      timer.cancel();
       this.controllers.delete(controller);
     }
     if (lost) return; // someone else owns it now; our receipt is stale
@@ -246,7 +254,7 @@ export class QueueWorker {
     const all = Promise.all(this.inFlight);
     const timedOut = await Promise.race([
       all.then(() => false),
-      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref()),
+      new Promise<boolean>((r) => this.timers.after(graceMs, () => r(true), { unref: true })),
     ]);
     if (timedOut) {
       for (const c of this.controllers) c.abort(new Error('worker shutting down'));

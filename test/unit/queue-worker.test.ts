@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { randomId, systemClock } from '../../src/clock.js';
+import { ManualClock, randomId, systemClock } from '../../src/clock.js';
 import { MemoryQueue } from '../../src/queue/memory.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { QueueWorker, type JobHandler } from '../../src/worker/runner.js';
@@ -11,6 +11,21 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000):
   while (!(await check())) {
     if (Date.now() > end) throw new Error('timed out');
     await sleep(5);
+  }
+}
+
+/** Lets the promises that timers started settle (the queue's answers to renewals). */
+const flush = () => new Promise((r) => setImmediate(r));
+
+/** Until the worker runs the job: the job is running and its renewal timer is set. */
+const running = (queue: MemoryQueue, clock: ManualClock, jobId: number) =>
+  until(async () => (await queue.get(jobId))?.status === 'running' && clock.pendingTimers > 0);
+
+/** Moves the manual clock by `ms` in 10 ms steps, letting each step's renewals settle. */
+async function pass(clock: ManualClock, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 10) {
+    clock.advance(10);
+    await flush();
   }
 }
 
@@ -37,26 +52,30 @@ describe('QueueWorker', () => {
     events = [];
   });
 
+  // The lease logic runs on a manual clock: the worker's timers and the queue's leases move only when the
+  // test moves them.
   test('a job that runs longer than its lease keeps it by renewal (every lease/3) and is acked once', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
-    let stolen: unknown = 'not tried';
-    const w = worker(async () => {
-      await sleep(300); // more than three leases
-      stolen = await queue.claim('lane', 'thief:2', 1000);
-    });
+    let finish!: () => void;
+    const w = worker(() => new Promise<void>((resolve) => (finish = resolve)), { timers: clock });
     w.start();
+    await running(queue, clock, jobId);
+    await pass(clock, 360); // four leases of 90 ms
+    expect(await queue.claim('lane', 'thief:2', 1000)).toBeNull();
+    finish();
     await until(async () => (await queue.get(jobId))?.status === 'done');
     await w.stop(100);
-    expect(stolen).toBeNull();
     expect(await queue.get(jobId)).toMatchObject({ status: 'done', attempts: 1, leaseOwner: 'w:1' });
   });
 
   test('failing renewals log lease_renew_failed; when the lease runs out the job is aborted (lease_lost_aborted) and nothing is acked', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
     // The worker is cut off from the queue once it holds the job: renewals fail, and so do its next
-    // claims. Otherwise its own loop reclaims the expired job at once, and whether that second run ends
-    // by losing its lease (running) or by stop()'s grace period (released: waiting) is a race of timers
-    // (failed once in CI on a loaded machine).
+    // claims (otherwise its own loop would reclaim the expired job).
     let claims = 0;
     const partitioned: QueueBackend = Object.assign(Object.create(queue) as MemoryQueue, {
       renew: async () => {
@@ -80,30 +99,45 @@ describe('QueueWorker', () => {
           // fenced: nothing is published
         }
       },
-      { queue: partitioned },
+      { queue: partitioned, timers: clock },
     );
     w.start();
-    await until(() => aborted, 3000);
+    await running(queue, clock, jobId);
+    await pass(clock, 60); // two failed renewals, the lease (90 ms) not yet out
+    expect(events.filter((e) => e.event === 'lease_renew_failed')).toHaveLength(2);
+    expect(aborted).toBe(false);
+    await pass(clock, 30); // the third fails at the lease's end
+    await until(() => aborted);
     await w.stop(100);
-    expect(events.some((e) => e.event === 'lease_renew_failed')).toBe(true);
     expect(events.some((e) => e.event === 'lease_lost_aborted')).toBe(true);
     expect(published).toBe(false);
     expect((await queue.get(jobId))!.status).toBe('running'); // left for reclaim after the expiry
   });
 
   test('a renewal refused because an operator released the lease aborts the job (lease_lost_aborted)', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', key: 'k', payload: {} });
     let sawAbort = false;
-    const w = worker(async (_job, ctx) => {
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
-      sawAbort = true;
-    });
+    const w = worker(
+      async (_job, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        sawAbort = true;
+      },
+      { timers: clock },
+    );
     w.start();
-    await until(async () => (await queue.get(jobId))?.status === 'running');
+    await running(queue, clock, jobId);
     await queue.releaseLease({ jobKey: 'k' }, { force: true });
-    await until(() => sawAbort, 2000); // the next renewal (every 30 ms) is refused
+    expect(sawAbort).toBe(false);
+    await pass(clock, 30); // the next renewal is refused
+    await until(() => sawAbort);
     expect(events.filter((e) => e.event === 'lease_lost_aborted')).toHaveLength(1);
-    await w.stop(50);
+    // The released job may be claimed again by the loop: stop's grace period (50 ms) ends it.
+    const stopped = w.stop(50);
+    await flush();
+    await pass(clock, 50);
+    await stopped;
     expect(await queue.get(jobId)).toMatchObject({ status: 'waiting', receipt: null });
   });
 
