@@ -3,7 +3,7 @@ import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { PrFacts } from '../policy/matcher.js';
-import type { RunResult } from '../review/engine.js';
+import type { RunResult } from '../review/run-result.js';
 import { findingFingerprint, normaliseFindingPath } from '../review/fingerprint.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';

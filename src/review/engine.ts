@@ -41,7 +41,7 @@ import {
 import { applyConfidenceCap, reviewDispositions } from './dispositions.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import { checkFindingAnchors } from './anchors.js';
-import { planReview, type ReviewPlan } from './incremental.js';
+import { planReview } from './incremental.js';
 import { readInstructions } from './instructions.js';
 import { surroundingCode } from './surrounding.js';
 import {
@@ -54,13 +54,7 @@ import {
   type PullRequestFacts,
 } from './gather.js';
 import type { GitHubClient } from '../github/client.js';
-import {
-  fallbackOutput,
-  mergeOutputs,
-  semanticCoverage,
-  type FileCoverage,
-  type SemanticCoverage,
-} from './merge.js';
+import { fallbackOutput, mergeOutputs, semanticCoverage, type FileCoverage } from './merge.js';
 import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
 import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-output.js';
 import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
@@ -71,7 +65,8 @@ import {
   type ProviderSelection,
 } from './providers/index.js';
 import { applyStrictness } from './strictness.js';
-import type { ReviewPublisher } from '../publish/review-publisher.js';
+import type { Publication } from './publication.js';
+import type { RunResult } from './run-result.js';
 
 export type ReviewEngineDeps = {
   store: Store;
@@ -83,7 +78,7 @@ export type ReviewEngineDeps = {
   ids: IdGenerator;
   log: Logger;
   /** Publishes the analysis (review, check run, description); absent: nothing is published. */
-  publisher?: ReviewPublisher;
+  publisher?: Publication;
 };
 
 /** How one model pass over all chunks went (primary or shadow). */
@@ -125,59 +120,6 @@ const DIFF_FRAME_TOKENS = 200;
 
 /** A part is split at most this many times over (a part becomes at most 8 smaller ones). */
 const MAX_SPLIT_DEPTH = 3;
-
-/** What the engine stores as the run's `result` (review-engine 2.8). */
-export type RunResult = {
-  headSha: string;
-  provider: string;
-  model: string;
-  output: ReviewOutput;
-  coverage: SemanticCoverage;
-  warnings: string[];
-  admission: { notes: string[] };
-  priorFindings: {
-    supplied: number;
-    resolved: Array<{
-      fingerprint: string;
-      disposition: string;
-      explanation: string;
-      title?: string | null;
-      path?: string | null;
-    }>;
-    rejected: Array<{ fingerprint: string; reason: string }>;
-    /** Prior findings neither disposed of with evidence nor raised again: the next review is given them. */
-    carriedOpen: PriorFinding[];
-  };
-  strictness: { level: string; dropped: number };
-  /** Findings the model gave that could not be read even after the repair attempt (counted, said). */
-  unreadableFindings: number;
-  chunks: {
-    total: number;
-    failed: number;
-    errors: Array<{ chunk: number; error: string }>;
-    /** Parts split in two because an answer was cut at the output token limit. */
-    splits?: number;
-  };
-  /**
-   * A review in several parts: how they were combined (the synthesis call, or the deterministic merge
-   * when it failed), and how many findings were the same issue seen twice. Null with one part.
-   */
-  synthesis: { status: 'synthesised' | 'failed'; merged: number; error: string | null } | null;
-  /** The repository instruction files the prompt quoted (from the base branch). */
-  instructions?: { files: string[] };
-  /** Full or incremental (NAMES.md), why, and since which reviewed head. */
-  review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
-  /** The base branch reviewed against (a changed base gives the next run a full review). */
-  baseRef: string;
-  /** Line anchors checked against the diff: kept, removed (the findings stay), suggestions dropped. */
-  anchors: {
-    kept: number;
-    removed: number;
-    suggestionsDropped: number;
-    problems: Array<{ path: string; title: string; reason: string }>;
-  };
-  degraded: boolean;
-};
 
 const MAX_PRIOR_FINDINGS = 200;
 
@@ -732,7 +674,7 @@ class ReviewJob {
   }
 
   /** Runs a publication step in its own span; an error is logged and recorded, the review goes on. */
-  private async withPublisher(name: string, step: (p: ReviewPublisher) => Promise<void>): Promise<void> {
+  private async withPublisher(name: string, step: (p: Publication) => Promise<void>): Promise<void> {
     const publisher = this.deps.publisher;
     if (!publisher) return;
     const startedAt = this.deps.clock.now();
