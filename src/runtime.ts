@@ -134,7 +134,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerCommandRoutes(router, operator);
   registerReadRoutes(router, operator);
   registerSnapshotRoutes(router, operator);
-  registerFamilyRoutes(router, { store, tokens: config.tokens, log, newId: () => ids('cmd') });
+  registerFamilyRoutes(router, { operator });
   registerSettingsRoutes(router, operator);
   registerReportRoutes(router, operator);
   registerOpenApiRoute(router);

@@ -1,14 +1,66 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
 import { z } from 'zod';
-import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
+import { guard, type AccessRule } from '../http/auth.js';
 import { readJsonBody } from '../http/json.js';
 import { sendJson, type Router } from '../http/router.js';
-import type { Store } from '../store/index.js';
+import { defineOperation, notFound, restOperation, type OperatorDeps } from './operation.js';
 
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 const MEMORY_WRITE: AccessRule = { classes: ['operatorAdmin'], scope: 'memory:write' };
+
+/**
+ * The real operations of the families: the SCM view (the installed repositories as the store knows them;
+ * alerts do not exist yet), an SCM sync (a `sync-repositories` command for the command bridge), and the
+ * Test Lab records the CLI's `harness` command saves (newest first, at most 100).
+ */
+export const familyOperations = {
+  scm: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { repositories: await ctx.store.repositories.list(), alerts: [] as never[] };
+    },
+  }),
+  scmSync: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: z.strictObject({}),
+    status: () => 202,
+    async run(ctx) {
+      const { command } = await ctx.store.commands.create({
+        id: ctx.newId('cmd'),
+        kind: 'sync-repositories',
+        payload: {},
+        actor: ctx.principal.actor,
+      });
+      ctx.log.info(
+        { event: 'command-created', commandId: command.id, kind: command.kind },
+        'SCM sync queued',
+      );
+      return { created: true, command };
+    },
+  }),
+  testLabRuns: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { runs: await ctx.store.harness.list(100) };
+    },
+  }),
+  testLabRun: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({ id: z.string().min(1).max(200) }),
+    async run(ctx, { id }) {
+      const run = await ctx.store.harness.get(id);
+      if (!run) throw notFound('Not found');
+      return { run };
+    },
+  }),
+};
 
 export const revisionBody = z.strictObject({
   revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
@@ -28,12 +80,9 @@ function notBuilt(res: ServerResponse, what: string): void {
  * then answer 501 `not_implemented` (nothing is stored, nothing is pretended). `POST /scm/sync` is real:
  * it creates a `sync-repositories` command for the command bridge.
  */
-export function registerFamilyRoutes(
-  router: Router,
-  deps: { store: Store; tokens: ServiceTokens; log: Logger; newId: () => string },
-): void {
-  const { store } = deps;
-  const auth = { tokens: deps.tokens, apiKeys: store.apiKeys };
+export function registerFamilyRoutes(router: Router, deps: { operator: OperatorDeps }): void {
+  const { store } = deps.operator;
+  const auth = { tokens: deps.operator.tokens, apiKeys: store.apiKeys };
   const read = (
     path: string,
     answer: (
@@ -75,33 +124,21 @@ export function registerFamilyRoutes(
   mutation('DELETE', '/operator/api/memory/clusters/:id', MEMORY_WRITE, 'Memory');
   mutation('PUT', '/operator/api/memory/knowledge/document', MEMORY_WRITE, 'Memory');
 
-  // SCM: the installed repositories as the store knows them; alerts do not exist yet.
-  read('/operator/api/scm', async () => ({ repositories: await store.repositories.list(), alerts: [] }));
-  router.add('POST', '/operator/api/scm/sync', async (req, res) => {
-    const who = await guard(req, res, auth, ADMIN);
-    if (!who) return;
-    const body = await readJsonBody(req, res, z.strictObject({}), 1024);
-    if (!body.ok) return;
-    const { command } = await store.commands.create({
-      id: deps.newId(),
-      kind: 'sync-repositories',
-      payload: {},
-      actor: who.actor,
-    });
-    deps.log.info({ event: 'command-created', commandId: command.id, kind: command.kind }, 'SCM sync queued');
-    sendJson(res, 202, { ok: true, created: true, command });
+  // SCM and Test Lab: operations, served here and by the tRPC facade.
+  const ops = familyOperations;
+  restOperation(router, 'GET', '/operator/api/scm', ops.scm, deps.operator, { from: 'query' });
+  restOperation(router, 'POST', '/operator/api/scm/sync', ops.scmSync, deps.operator, {
+    from: 'body',
+    limit: 1024,
+  });
+  restOperation(router, 'GET', '/operator/api/test-lab', ops.testLabRuns, deps.operator, { from: 'query' });
+  restOperation(router, 'GET', '/operator/api/test-lab/:id', ops.testLabRun, deps.operator, {
+    from: 'params',
   });
   router.add('DELETE', '/operator/api/scm/alerts/:id', async (req, res) => {
     if (!(await guard(req, res, auth, ADMIN))) return;
     const body = await readJsonBody(req, res, revisionBody, 1024);
     if (!body.ok) return;
     sendJson(res, 404, { ok: false, error: 'not_found', message: 'No such SCM alert' });
-  });
-
-  // Test Lab: the harness records the CLI's `harness` command saves (newest first, at most 100).
-  read('/operator/api/test-lab', async () => ({ runs: await store.harness.list(100) }));
-  read('/operator/api/test-lab/:id', async (_url, params) => {
-    const run = await store.harness.get(params.id ?? '');
-    return run ? { run } : null;
   });
 }

@@ -14,6 +14,7 @@ import {
   type OperationContext,
   type OperatorDeps,
 } from '../operator/operation.js';
+import { familyOperations } from '../operator/families.js';
 import { queueRepairOperations } from '../operator/queue-repair.js';
 import { readOperations } from '../operator/read-routes.js';
 import { reportOperations } from '../operator/reports.js';
@@ -151,6 +152,14 @@ export const appRouter = t.router({
     patch: mutation(settingsOperations.patch),
     audit: query(settingsOperations.audit),
     usage: query(settingsOperations.usage),
+  }),
+  scm: t.router({
+    get: query(familyOperations.scm),
+    sync: mutation(familyOperations.scmSync),
+  }),
+  testLab: t.router({
+    list: query(familyOperations.testLabRuns),
+    get: query(familyOperations.testLabRun),
   }),
   queue: t.router({
     requeueDead: mutation(queueRepairOperations.requeueDead),

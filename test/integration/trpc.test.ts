@@ -190,6 +190,27 @@ describe('tRPC facade at /trpc', () => {
     });
   });
 
+  test('the SCM and Test Lab families: the same operations as REST', async () => {
+    const read = client('read-secret');
+    expect(await read.scm.get.query({})).toEqual({
+      ...(await rest('/operator/api/scm', 'read-secret')),
+      ok: undefined,
+    });
+    expect(await refusal(read.scm.sync.mutate({}))).toMatchObject({ httpStatus: 401 });
+    const sync = await client('admin-secret').scm.sync.mutate({});
+    expect(sync).toMatchObject({ created: true, command: { kind: 'sync-repositories', status: 'queued' } });
+    expect(await app.verdict.store.commands.get(sync.command.id)).toMatchObject({
+      kind: 'sync-repositories',
+    });
+    expect((await read.testLab.list.query({})).runs).toEqual(
+      (await rest('/operator/api/test-lab', 'read-secret')).runs,
+    );
+    expect(await refusal(read.testLab.get.query({ id: 'missing' }))).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+  });
+
   test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
     const run = (env: Record<string, string>, args: string[] = []) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
