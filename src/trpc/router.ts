@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { z } from 'zod';
 import { authorize } from '../http/auth.js';
+import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
 import { commandOperations } from '../operator/commands.js';
 import { keyOperations } from '../operator/keys.js';
@@ -82,13 +83,15 @@ function refusal(status: number, code: string, message: string, extra: Record<st
  */
 function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
   const base = t.procedure
-    .use(async ({ ctx, next }) => {
+    .use(async ({ ctx, next, getRawInput }) => {
       const { deps, req } = ctx;
       const access = await authorize(req, { tokens: deps.tokens, apiKeys: deps.store.apiKeys }, op.rule);
       if (!access.ok) {
         const { status, body } = access.refusal;
         throw refusal(status, body.error, body.message ?? 'Unauthorized');
       }
+      // As on REST: an input nested past the depth limit is refused before any schema walks it.
+      if (nestedDeeperThan(await getRawInput())) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
       const operation: OperationContext = {
         ...deps,
         principal: access.principal,

@@ -211,6 +211,26 @@ describe('tRPC facade at /trpc', () => {
     });
   });
 
+  test('an input nested 5,000 levels deep is 400 invalid_request, as on REST (no stack overflow)', async () => {
+    const deep = `${'{"a":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
+    const post = async (procedure: string, token: string, input: string) => {
+      const res = await fetch(`${app.baseUrl}/trpc/${procedure}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: input,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    for (const [procedure, token, input] of [
+      ['settings.patch', 'admin-secret', `{"revision":0,"review":${deep}}`],
+      ['commands.patch', 'bridge-secret', `{"id":"cmd_x","body":{"status":"succeeded","result":${deep}}}`],
+    ] as const) {
+      const { status, body } = await post(procedure, token, input);
+      expect(status).toBe(400);
+      expect(body.error.data).toMatchObject({ code: 'BAD_REQUEST', operatorCode: 'invalid_request' });
+    }
+  });
+
   test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
     const run = (env: Record<string, string>, args: string[] = []) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
