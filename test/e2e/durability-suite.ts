@@ -1,20 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createKnex } from '../../src/store/db.js';
 import { makeStoreConfig, type TestDialect } from '../helpers/store.js';
+import { freePort } from '../helpers/net.js';
 import { example, sign, TEST_SECRET } from '../helpers/webhooks.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `npm start`'s command line, run directly so that the SIGKILL reaches Verdict's own process. */
 function startArgv(): string[] {

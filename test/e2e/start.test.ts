@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/net.js';
 import { example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
 
 /**
@@ -17,16 +17,6 @@ function scriptArgv(name: string): string[] {
   const argv = scripts[name]!.split(/\s+/);
   expect(argv.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
   return [process.execPath, ...argv.slice(1)];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Every process a test started: a failed test's processes are killed after it, not left running. */
