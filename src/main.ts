@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from './config.js';
 import { createLogger, stopOnSignals } from './logger.js';
-import { createVerdict } from './runtime.js';
+import { createVerdict } from './compose/server.js';
 
 /** Process entry: config, store (migrated), server, in-process worker, smee forwarding. */
 async function main(): Promise<void> {

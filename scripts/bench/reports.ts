@@ -18,7 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { buildReport } from '../../src/reports/build.js';
 import { reportLimits } from '../../src/reports/limits.js';
 import { parseReportParams } from '../../src/reports/params.js';
-import { createVerdict } from '../../src/runtime.js';
+import { createVerdict } from '../../src/compose/server.js';
 import { openStore } from '../../src/store/index.js';
 
 const args = process.argv.slice(2);

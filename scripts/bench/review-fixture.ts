@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { requestReview } from '../../src/review/request.js';
 import type { RunRecord } from '../../src/store/runs.js';
-import { createVerdict, type Verdict } from '../../src/runtime.js';
+import { createVerdict, type Verdict } from '../../src/compose/server.js';
 
 /**
  * What the review benchmarks share: local fake servers (GitHub's API through `GHE_HOST`, an

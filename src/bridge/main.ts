@@ -1,7 +1,7 @@
 import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
-import { createCommandBridge, createScheduler, loadApp } from '../runtime.js';
+import { createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';
 import { openConfiguredStore } from '../store/index.js';
 
 /**

@@ -3,7 +3,7 @@ import { loadConfigOrExit } from '../config.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { openQueue } from '../queue/select.js';
-import { createReviewWorker, createWebhookWorker, loadApp, reviewEngineFor } from '../runtime.js';
+import { createReviewWorker, createWebhookWorker, loadApp, reviewEngineFor } from '../compose/parts.js';
 import { openConfiguredStore } from '../store/index.js';
 import type { QueueWorker } from './runner.js';
 

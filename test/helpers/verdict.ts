@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createVerdict, type RuntimeOptions, type Verdict } from '../../src/runtime.js';
+import { createVerdict, type RuntimeOptions, type Verdict } from '../../src/compose/server.js';
 import { TEST_SECRET } from './webhooks.js';
 
 export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promise<void> };

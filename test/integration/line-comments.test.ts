@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { retryPublish } from '../../src/publish/review-publisher.js';
-import { reviewPublisherFor } from '../../src/runtime.js';
+import { reviewPublisherFor } from '../../src/compose/parts.js';
 import type { GitHubClient } from '../../src/github/client.js';
 import {
   API,

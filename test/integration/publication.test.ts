@@ -4,7 +4,7 @@ import {
   NOT_ANALYSED_MESSAGE,
   retryPublish,
 } from '../../src/publish/review-publisher.js';
-import { reviewPublisherFor } from '../../src/runtime.js';
+import { reviewPublisherFor } from '../../src/compose/parts.js';
 import type { GitHubClient } from '../../src/github/client.js';
 import {
   API,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { systemClock, randomId } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config.js';
-import { bindJobs } from '../../src/runtime.js';
+import { bindJobs } from '../../src/queue/sql.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { QueueWorker, type JobContext } from '../../src/worker/runner.js';
 import type { QueueBackend } from '../../src/queue/types.js';

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { Router } from '../../src/http/router.js';
 import { HttpQueue, QueueHttpError } from '../../src/queue/http-client.js';
 import { registerQueueRoutes } from '../../src/queue/http-routes.js';
-import { bindJobs } from '../../src/runtime.js';
+import { bindJobs } from '../../src/queue/sql.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { createHttpServer } from '../../src/server.js';
 import { retryDelayMs } from '../../src/store/jobs.js';

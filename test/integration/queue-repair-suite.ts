@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { bindJobs } from '../../src/runtime.js';
+import { bindJobs } from '../../src/queue/sql.js';
 import { Router } from '../../src/http/router.js';
 import { registerQueueRepairRoutes } from '../../src/operator/queue-repair.js';
 import { ReadCache, StampedCache } from '../../src/operator/read-cache.js';

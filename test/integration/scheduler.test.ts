@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { createProbot } from '../../src/github/probot.js';
-import { createCommandBridge, createScheduler } from '../../src/runtime.js';
+import { createCommandBridge, createScheduler } from '../../src/compose/parts.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';

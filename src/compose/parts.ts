@@ -1,0 +1,204 @@
+/**
+ * The parts every process composes from (the server, `npm run worker`, `npm run bridge`): the Probot app,
+ * the review engine and publisher, the queue workers of both lanes, the command bridge and the scheduler.
+ * `server.ts` wires them into one HTTP server; the other entry points take the parts they run.
+ */
+import type { Logger } from 'pino';
+import type { Probot } from 'probot';
+import { verdictApp } from '../handlers/app.js';
+import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
+import { type Config } from '../config.js';
+import { WEBHOOK_QUEUE } from '../ingress/webhook-handler.js';
+import { ReplyPublisher } from '../publish/replies.js';
+import { ReviewPublisher } from '../publish/review-publisher.js';
+import { type Store } from '../store/index.js';
+import { REVIEW_QUEUE } from '../review/request.js';
+import type { QueueBackend } from '../queue/types.js';
+import { sqlQueue } from '../queue/sql.js';
+import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
+import { createReviewEngine } from '../review/engine.js';
+import type { GitHubClient } from '../github/client.js';
+import { selectProviders } from '../review/providers/index.js';
+import { QueueWorker } from '../worker/runner.js';
+import { dispatchStoredDelivery, webhookJobHandler } from '../worker/webhook-consumer.js';
+import { hostname } from 'node:os';
+import { CommandBridge } from '../bridge/command-bridge.js';
+import { commandExecutors, type AppGitHub } from '../bridge/executors.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { scheduledJobs } from '../scheduler/jobs.js';
+
+/**
+ * The command bridge with its executors: reviews through the store's queue, publication as the config
+ * says, replays into the Probot app, repository sync through the App's installations.
+ */
+export function createCommandBridge(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  opts: { clock?: Clock; id?: string; onReviewQueued?: () => void } = {},
+): CommandBridge {
+  const publisher = reviewPublisherFor(store, config, log);
+  const app: AppGitHub | null = config.github.hasCredentials
+    ? {
+        installations: async () => {
+          const octokit = (await probot.auth()) as GitHubClient;
+          const list = await octokit.paginate('GET /app/installations', { per_page: 100 });
+          return list.map((i) => ({
+            id: i.id,
+            account: (i.account as { login?: string } | null)?.login ?? null,
+            suspended: Boolean(i.suspended_at),
+          }));
+        },
+        repositories: async (installationId) => {
+          const octokit = (await probot.auth(installationId)) as GitHubClient;
+          const repos = await octokit.paginate('GET /installation/repositories', { per_page: 100 });
+          return repos.map((r) => r.full_name);
+        },
+      }
+    : null;
+  return new CommandBridge({
+    store,
+    authority: config.scheduler.authority,
+    id: opts.id ?? `bridge:${hostname()}:${process.pid}`,
+    log: log.child({ name: 'bridge' }),
+    clock: opts.clock ?? systemClock,
+    executors: commandExecutors({
+      store,
+      clock: opts.clock ?? systemClock,
+      log: log.child({ name: 'bridge' }),
+      publisher,
+      // Shadow publication records what would be published and never calls GitHub.
+      github:
+        config.publishMode === 'live'
+          ? async (installationId) => (await probot.auth(installationId)) as GitHubClient
+          : async () => ({}) as GitHubClient,
+      app,
+      dispatchDelivery: (deliveryId) => dispatchStoredDelivery(store, probot, deliveryId),
+      onReviewQueued: opts.onReviewQueued,
+    }),
+  });
+}
+
+/** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */
+export function createScheduler(
+  store: Store,
+  bridge: CommandBridge,
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+  fetchImpl?: typeof fetch,
+): Scheduler {
+  const scheduler: Scheduler = new Scheduler({
+    store: store.scheduler,
+    log: log.child({ name: 'scheduler' }),
+    clock,
+    jobs: scheduledJobs({
+      store,
+      bridge,
+      config: config.scheduler,
+      log: log.child({ name: 'scheduler' }),
+      clock,
+      productName: config.productName,
+      scheduler: () => scheduler,
+      fetch: fetchImpl,
+    }),
+  });
+  return scheduler;
+}
+
+/** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */
+export async function loadApp(probot: Probot, store: Store, config: Config, log: Logger): Promise<void> {
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
+  await probot.load(verdictApp({ store, config, log, replies }));
+}
+
+/**
+ * The production review engine: the configured model providers (a bad provider value or price table
+ * throws a ConfigError naming the variable), GitHub through the App's installations.
+ */
+export function reviewEngineFor(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  opts: { clock?: Clock; ids?: IdGenerator } = {},
+): ReviewExecutor {
+  return createReviewEngine({
+    store,
+    config: config.review,
+    providers: selectProviders(config.review.providerEnv),
+    github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
+    clock: opts.clock ?? systemClock,
+    ids: opts.ids ?? randomId,
+    log: log.child({ name: 'review' }),
+    publisher: reviewPublisherFor(store, config, log),
+  });
+}
+
+/** Publication as the config says: live with App credentials, shadow otherwise or when asked. */
+export function reviewPublisherFor(store: Store, config: Config, log: Logger): ReviewPublisher {
+  return new ReviewPublisher({
+    store,
+    mode: config.publishMode,
+    productName: config.productName,
+    checkName: config.checkName,
+    botHandle: config.botHandles[0] ?? 'verdict',
+    webUrl: config.github.webUrl,
+    log: log.child({ name: 'publish' }),
+  });
+}
+
+/**
+ * The worker of the `webhooks` lane: stored deliveries into the Probot app. Webhook handling is short, so
+ * its lease is at most 2 minutes (shorter when VERDICT_QUEUE_LEASE_SECONDS says so).
+ */
+export function createWebhookWorker(
+  store: Store,
+  probot: Probot,
+  config: Config,
+  log: Logger,
+  afterJob?: () => void,
+): QueueWorker {
+  const handle = webhookJobHandler(store, probot);
+  return new QueueWorker({
+    queue: sqlQueue(store),
+    queueName: WEBHOOK_QUEUE,
+    owner: `${config.worker.id}:${process.pid}`,
+    leaseMs: Math.min(config.worker.leaseMs, 120_000),
+    concurrency: 4,
+    // A webhook often queues a review: wake the review lane at once instead of at its next poll.
+    handler: async (job, ctx) => {
+      try {
+        return await handle(job, ctx);
+      } finally {
+        afterJob?.();
+      }
+    },
+    log,
+    pollMs: 1000,
+  });
+}
+
+/**
+ * The worker of the `reviews` lane: `VERDICT_WORKER_CONCURRENCY` reviews at once (capped by
+ * `VERDICT_WORKER_MAX_JOBS`), each under a lease of `VERDICT_QUEUE_LEASE_SECONDS` (or the timeout formula).
+ */
+export function createReviewWorker(
+  store: Store,
+  queue: QueueBackend,
+  executor: ReviewExecutor,
+  config: Config,
+  log: Logger,
+): QueueWorker {
+  return new QueueWorker({
+    queue,
+    queueName: REVIEW_QUEUE,
+    owner: `${config.worker.id}:${process.pid}`,
+    leaseMs: config.worker.leaseMs,
+    concurrency: Math.min(config.worker.concurrency, config.worker.maxJobs),
+    handler: reviewJobHandler(store, executor, log),
+    log,
+    pollMs: 1000,
+  });
+}

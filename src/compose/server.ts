@@ -1,0 +1,202 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Probot } from 'probot';
+import { verdictApp } from '../handlers/app.js';
+import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
+import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config.js';
+import { createProbot } from '../github/probot.js';
+import { BodyBudget, Router } from '../http/router.js';
+import { GroupCommitter } from '../ingress/group-commit.js';
+import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
+import { ReplyPublisher } from '../publish/replies.js';
+import { createHttpServer, type Mount } from '../server.js';
+import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
+import { openStore, type Store } from '../store/index.js';
+import { registerCommandRoutes } from '../operator/commands.js';
+import { registerFamilyRoutes } from '../operator/families.js';
+import { registerKeyRoutes } from '../operator/keys.js';
+import { registerOpenApiRoute } from '../operator/openapi.js';
+import { registerQueueRepairRoutes } from '../operator/queue-repair.js';
+import { registerReadRoutes } from '../operator/read-routes.js';
+import { registerSettingsRoutes } from '../operator/settings.js';
+import { registerReportRoutes } from '../operator/reports.js';
+import type { OperatorDeps } from '../operator/operation.js';
+import { ReadCache, StampedCache, watchShownWrites } from '../operator/read-cache.js';
+import { registerSnapshotRoutes } from '../operator/snapshot.js';
+import { trpcMount } from '../trpc/router.js';
+import { registerQueueRoutes } from '../queue/http-routes.js';
+import { sqlQueue } from '../queue/sql.js';
+import { type ReviewExecutor } from '../worker/review-consumer.js';
+import { QueueWorker } from '../worker/runner.js';
+import { CommandBridge } from '../bridge/command-bridge.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+
+import {
+  createCommandBridge,
+  createReviewWorker,
+  createScheduler,
+  createWebhookWorker,
+  reviewEngineFor,
+} from './parts.js';
+export type Verdict = {
+  config: Config;
+  store: Store;
+  probot: Probot;
+  server: Server;
+  /** The HTTP routes (the OpenAPI document is built from them). */
+  router: Router;
+  log: Logger;
+  webhookWorker: QueueWorker | null;
+  /** The in-process worker of the `reviews` lane (only when a review engine is given). */
+  reviewWorker: QueueWorker | null;
+  /** The command bridge (run every minute by the scheduler, or by `npm run bridge`). */
+  bridge: CommandBridge;
+  /** The scheduled jobs; started with the server unless `VERDICT_SCHEDULER=0`. */
+  scheduler: Scheduler;
+  /** Starts listening (and the inline worker); resolves with the bound port. */
+  listen(): Promise<number>;
+  stop(): Promise<void>;
+};
+
+export type RuntimeOptions = {
+  log: Logger;
+  clock?: Clock;
+  ids?: IdGenerator;
+  store?: Store;
+  /**
+   * Runs one review for the `reviews` lane. Absent: the review engine (model providers from the config,
+   * GitHub through the App's installation Octokit). `null`: no review lane in this process, so review jobs
+   * wait for a worker that has one.
+   */
+  reviewExecutor?: ReviewExecutor | null;
+};
+
+/** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
+export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
+  const clock = opts.clock ?? systemClock;
+  const ids = opts.ids ?? randomId;
+  const log = opts.log;
+  const store =
+    opts.store ??
+    (await openStore(config.store, {
+      clock,
+      ids,
+      dedupeTtlSeconds: config.dedupeTtlSeconds,
+    }));
+  const probot = createProbot(config.github, log);
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
+  let webhookWorker: QueueWorker | null = null;
+  await probot.load(verdictApp({ store, config, log, replies }));
+
+  const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
+    (items) => store.deliveries.recordBatch(items),
+    {
+      maxBatch: 200,
+      // SQLite has one connection, so one commit at a time (the next batch gathers meanwhile); PostgreSQL
+      // commits on several connections.
+      maxInFlight: store.db.dialect === 'pg' ? 4 : 1,
+    },
+  );
+  const router = new Router();
+  const ingress = createWebhookHandler({
+    secret: config.github.webhookSecret,
+    maxBytes: config.maxWebhookBytes,
+    budget: new BodyBudget(config.webhookInflightBytes),
+    botHandles: config.botHandles,
+    competitorLogins: config.competitorLogins,
+    record: (item) => committer.submit(item),
+    onEnqueued: () => webhookWorker?.kick(),
+    log,
+  });
+  for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  const operator: OperatorDeps = {
+    store,
+    tokens: config.tokens,
+    log,
+    now: () => clock.now(),
+    newId: (prefix) => ids(prefix),
+    publicUrl: config.publicUrl,
+    cache: new ReadCache(config.operatorCacheMs),
+    // Validated by a stamp before every hit, so it is on whenever the read cache is.
+    prCache: new StampedCache(config.operatorCacheMs > 0),
+  };
+  // One listener for both caches: it runs on every query, ingress writes included.
+  watchShownWrites(store.db.knex, () => {
+    operator.cache.invalidate();
+    operator.prCache.written();
+  });
+  registerQueueRepairRoutes(router, operator);
+  registerKeyRoutes(router, operator);
+  registerCommandRoutes(router, operator);
+  registerReadRoutes(router, operator);
+  registerSnapshotRoutes(router, operator);
+  registerFamilyRoutes(router, { operator });
+  registerSettingsRoutes(router, operator);
+  registerReportRoutes(router, operator);
+  registerOpenApiRoute(router);
+  registerQueueRoutes(router, {
+    queue: sqlQueue(store),
+    tokens: config.tokens,
+    defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
+    log,
+  });
+  const bridge = createCommandBridge(store, probot, config, log, {
+    clock,
+    onReviewQueued: () => reviewWorker?.kick(),
+  });
+  const scheduler = createScheduler(store, bridge, config, log, clock);
+  const mounts: Mount[] = [trpcMount(operator)];
+  const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
+
+  let reviewWorker: QueueWorker | null = null;
+  if (config.workerInline) {
+    webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick());
+    const executor =
+      opts.reviewExecutor === undefined
+        ? reviewEngineFor(store, probot, config, log, { clock, ids })
+        : opts.reviewExecutor;
+    if (executor) reviewWorker = createReviewWorker(store, sqlQueue(store), executor, config, log);
+  }
+  if (
+    store.db.dialect === 'sqlite' &&
+    config.store.client === 'sqlite' &&
+    config.store.filename === ':memory:'
+  ) {
+    log.warn(
+      { event: 'memory-queue' },
+      'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
+    );
+  }
+
+  return {
+    config,
+    store,
+    probot,
+    server,
+    router,
+    log,
+    webhookWorker,
+    reviewWorker,
+    bridge,
+    scheduler,
+    listen: () =>
+      new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          webhookWorker?.start();
+          reviewWorker?.start();
+          if (config.scheduler.enabled) scheduler.start();
+          resolve((server.address() as AddressInfo).port);
+        });
+      }),
+    stop: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await committer.drain();
+      await scheduler.stop();
+      await Promise.all([webhookWorker?.stop(), reviewWorker?.stop()]);
+      await store.close();
+    },
+  };
+}
