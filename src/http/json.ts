@@ -6,6 +6,41 @@ export const DEFAULT_JSON_LIMIT = 1024 * 1024;
 
 export type JsonResult<T> = { ok: true; value: T } | { ok: false };
 
+/** Why a request body is not a JSON value Verdict reads: the status, `error` code and message to answer. */
+export type JsonRefusal = {
+  status: 413 | 400;
+  error: 'payload_too_large' | 'invalid_json' | 'invalid_request';
+  message: string;
+};
+
+/**
+ * Reads a request body as JSON (an empty body is `{}`): the value, or the refusal: 413
+ * `payload_too_large` past `limit`, 400 `invalid_json`, 400 `invalid_request` when nested too deep.
+ */
+export async function readJsonValue(
+  req: IncomingMessage,
+  limit: number,
+): Promise<{ ok: true; value: unknown } | ({ ok: false } & JsonRefusal)> {
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      return { ok: false, status: 413, error: 'payload_too_large', message: 'Request body is too large' };
+    }
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+  } catch {
+    return { ok: false, status: 400, error: 'invalid_json', message: 'Request body is not valid JSON' };
+  }
+  if (nestedDeeperThan(value))
+    return { ok: false, status: 400, error: 'invalid_request', message: TOO_DEEP_MESSAGE };
+  return { ok: true, value };
+}
+
 /**
  * Reads and validates a JSON request body. On failure it has already answered: 413 `payload_too_large`,
  * 400 `invalid_json`, or 400 `invalid_request` with a message naming the first bad field.
@@ -16,28 +51,12 @@ export async function readJsonBody<S extends z.ZodType>(
   schema: S,
   limit = DEFAULT_JSON_LIMIT,
 ): Promise<JsonResult<z.infer<S>>> {
-  let raw: Buffer;
-  try {
-    raw = await readBody(req, limit);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) {
-      sendJson(res, 413, { ok: false, error: 'payload_too_large', message: 'Request body is too large' });
-      return { ok: false };
-    }
-    throw error;
-  }
-  let parsed: unknown;
-  try {
-    parsed = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-  } catch {
-    sendJson(res, 400, { ok: false, error: 'invalid_json', message: 'Request body is not valid JSON' });
+  const read = await readJsonValue(req, limit);
+  if (!read.ok) {
+    sendJson(res, read.status, { ok: false, error: read.error, message: read.message });
     return { ok: false };
   }
-  if (nestedDeeperThan(parsed)) {
-    sendJson(res, 400, { ok: false, error: 'invalid_request', message: TOO_DEEP_MESSAGE });
-    return { ok: false };
-  }
-  const result = schema.safeParse(parsed);
+  const result = schema.safeParse(read.value);
   if (!result.success) {
     sendJson(res, 400, { ok: false, error: 'invalid_request', message: describeIssue(result.error) });
     return { ok: false };

@@ -1,17 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authorize, type AccessRule, type Principal, type ServiceTokens } from '../http/auth.js';
-import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
+import { readJsonValue } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
-import {
-  BodyTooLargeError,
-  readBody,
-  sendJson,
-  sendJsonText,
-  type Params,
-  type Router,
-} from '../http/router.js';
+import { sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import type { ReadCache, StampedCache } from './read-cache.js';
 import { plainText } from '../http/text.js';
@@ -166,8 +159,7 @@ export function restOperation<S extends z.ZodType, O>(
       }
       try {
         const idempotencyKey = idempotencyKeyOf(req);
-        const raw = await restInput(req, res, params, url, source);
-        if (raw === ANSWERED) return;
+        const raw = await restInput(req, params, url, source);
         const parsed = op.input.safeParse(raw);
         if (!parsed.success) {
           const message = op.describe
@@ -197,11 +189,8 @@ export function restOperation<S extends z.ZodType, O>(
   );
 }
 
-const ANSWERED = Symbol('answered');
-
 async function restInput(
   req: IncomingMessage,
-  res: ServerResponse,
   params: Params,
   url: URL,
   source: RestInput,
@@ -213,22 +202,8 @@ async function restInput(
     for (const [key, value] of url.searchParams) if (!(key in query)) query[key] = value;
     return { ...query, ...params };
   }
-  let raw: Buffer;
-  try {
-    raw = await readBody(req, source.limit);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) {
-      throw new OperatorError(413, 'payload_too_large', 'Request body is too large');
-    }
-    throw error;
-  }
-  let body: unknown;
-  try {
-    body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-  } catch {
-    sendJson(res, 400, { ok: false, error: 'invalid_json', message: 'Request body is not valid JSON' });
-    return ANSWERED;
-  }
-  if (nestedDeeperThan(body)) throw new OperatorError(400, 'invalid_request', TOO_DEEP_MESSAGE);
+  const read = await readJsonValue(req, source.limit);
+  if (!read.ok) throw new OperatorError(read.status, read.error, read.message);
+  const body = read.value;
   return source.from === 'body' ? body : { ...params, body };
 }
