@@ -199,7 +199,7 @@ export const SCHEMA_ORDER = [
   'confidenceScore',
   'verdict',
   'mergeVerdict',
-] as const;
+] as const satisfies ReadonlyArray<(typeof REVIEW_OUTPUT_FIELDS)[number]>;
 
 /**
  * A zod schema as a JSON Schema for strict structured outputs: every object lists all its properties as

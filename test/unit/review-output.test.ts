@@ -193,6 +193,15 @@ describe('reviewOutputJsonSchema', () => {
     expect(schema.additionalProperties).toBe(false);
   });
 
+  test('the findings come before the conclusions in property order (structured outputs write in that order)', () => {
+    const fresh = reviewOutputJsonSchema(); // the shared one's `required` is sorted in place above
+    const order = Object.keys(fresh.properties as Json);
+    for (const conclusion of ['summary', 'verdict', 'confidenceScore', 'mergeVerdict']) {
+      expect(order.indexOf('findings')).toBeLessThan(order.indexOf(conclusion));
+    }
+    expect(fresh.required).toEqual(order);
+  });
+
   test('every object is strict with all its properties required (OpenAI structured outputs)', () => {
     const all = objects(schema);
     // top level, importantFiles item, finding, disposition, evidence item, competitorComparison
