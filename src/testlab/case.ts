@@ -1,0 +1,214 @@
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { FINDING_SEVERITIES } from '../review/output.schema.js';
+
+/**
+ * One Test Lab case (docs/testlab.md): a pull request served from files, and what a good review of it
+ * finds. A case is a folder `fixtures/testlab/<name>/` holding `case.yml`, `expected.yml`, the files at the
+ * base under `before/` and at the head under `after/`, and, for offline runs, the recorded model answers
+ * under `answers/`.
+ */
+
+/** The classes of bugs reviewers are judged on (issue 24), plus `logic` for a plain wrong result. */
+export const BUG_CATEGORIES = [
+  'injection',
+  'broken-authorization',
+  'off-by-one',
+  'null-dereference',
+  'race-condition',
+  'resource-leak',
+  'missing-await',
+  'swallowed-error',
+  'wrong-unit',
+  'overflow',
+  'n-plus-one',
+  'secret-in-code',
+  'unsafe-deserialization',
+  'logic',
+] as const;
+
+export const CASE_LANGUAGES = [
+  'typescript',
+  'javascript',
+  'python',
+  'go',
+  'java',
+  'rust',
+  'ruby',
+  'kotlin',
+  'csharp',
+  'php',
+] as const;
+
+const CASE_NAME = /^[a-z0-9][a-z0-9-]{0,79}$/;
+
+const nonBlank = z.string().trim().min(1, 'must not be blank');
+
+export const caseMetaSchema = z.strictObject({
+  title: nonBlank.max(256),
+  body: z.string().max(20_000).default(''),
+  language: z.enum(CASE_LANGUAGES),
+  /** The base branch the pull request targets. */
+  base: z
+    .string()
+    .regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name')
+    .default('main'),
+  /** The branch the pull request comes from. */
+  head: z
+    .string()
+    .regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name')
+    .default('feature'),
+  /** What kind of change it is (for the report: feature, fix, refactor, rename, docs, tests, deps, ...). */
+  kind: z.string().regex(/^[a-z-]{1,40}$/, 'must be a lower-case word'),
+});
+
+export const plantedBugSchema = z
+  .strictObject({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,59}$/, 'must be a lower-case slug'),
+    path: nonBlank.max(500),
+    /** New-side (head) lines of `path`, first and last, inclusive. */
+    lines: z.tuple([z.number().int().min(1), z.number().int().min(1)]),
+    category: z.enum(BUG_CATEGORIES),
+    severity: z.enum(FINDING_SEVERITIES),
+    /** Words a finding about this bug carries (any two match an unanchored finding; see scoring). */
+    keywords: z.array(nonBlank.max(60)).min(2).max(8),
+    /** One sentence: what is wrong (for the report and a judge model). */
+    description: nonBlank.max(1000),
+  })
+  .refine((b) => b.lines[0] <= b.lines[1], { message: 'lines must be [first, last] with first <= last' });
+
+export const expectedSchema = z.union([
+  z.strictObject({ clean: z.literal(true), note: z.string().max(1000).optional() }),
+  z.strictObject({ clean: z.literal(false).optional(), bugs: z.array(plantedBugSchema).min(1).max(10) }),
+]);
+
+export type CaseMeta = z.infer<typeof caseMetaSchema>;
+export type PlantedBug = z.infer<typeof plantedBugSchema>;
+export type Expected = z.infer<typeof expectedSchema>;
+
+/** A changed file of a case: the text at the base (null when added) and at the head (null when deleted). */
+export type CaseFile = { path: string; before: string | null; after: string | null };
+
+export type TestLabCase = {
+  name: string;
+  dir: string;
+  meta: CaseMeta;
+  /** Planted bugs; empty for a clean case. */
+  bugs: PlantedBug[];
+  clean: boolean;
+  /** Every file of the case in path order; `changed` is true when before and after differ. */
+  files: (CaseFile & { changed: boolean })[];
+  /** Recorded model answers by file name (`part-1.txt`, `synthesis.txt`, ...), for the replay provider. */
+  answers: Map<string, string>;
+};
+
+/** A case that cannot be read, naming the file and what is wrong with it. */
+export class CaseError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'CaseError';
+  }
+}
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const path = issue.path.map(String).join('.');
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+function readYaml<S extends z.ZodType>(file: string, schema: S): z.output<S> {
+  if (!existsSync(file)) throw new CaseError(file, 'missing');
+  let value: unknown;
+  try {
+    value = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new CaseError(file, `not valid YAML (${(error as Error).message.split('\n')[0]})`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new CaseError(file, describe(parsed.error));
+  return parsed.data;
+}
+
+/** Every file under `dir`, as `/`-separated paths relative to it. */
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const full = join(d, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) out.push(relative(dir, full).split(sep).join('/'));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+/** Reads and validates one case folder. */
+export function loadCase(dir: string): TestLabCase {
+  const name = dir.split(sep).filter(Boolean).pop()!;
+  if (!CASE_NAME.test(name)) {
+    throw new CaseError(dir, 'a case folder name is lower-case letters, digits and dashes');
+  }
+  const meta = readYaml(join(dir, 'case.yml'), caseMetaSchema);
+  const expected = readYaml(join(dir, 'expected.yml'), expectedSchema);
+  const beforePaths = listFiles(join(dir, 'before'));
+  const afterPaths = listFiles(join(dir, 'after'));
+  const paths = [...new Set([...beforePaths, ...afterPaths])].sort();
+  const read = (side: 'before' | 'after', path: string) => {
+    const file = join(dir, side, path);
+    return existsSync(file) ? readFileSync(file, 'utf8') : null;
+  };
+  const files = paths.map((path) => {
+    const before = read('before', path);
+    const after = read('after', path);
+    return { path, before, after, changed: before !== after };
+  });
+  if (!files.some((f) => f.changed)) {
+    throw new CaseError(join(dir, 'after'), 'the case changes no file (before/ and after/ are the same)');
+  }
+  const bugs = 'bugs' in expected ? expected.bugs : [];
+  const expectedFile = join(dir, 'expected.yml');
+  const ids = new Set<string>();
+  for (const [index, bug] of bugs.entries()) {
+    if (ids.has(bug.id)) throw new CaseError(expectedFile, `bugs.${index}.id: "${bug.id}" is used twice`);
+    ids.add(bug.id);
+    const file = files.find((f) => f.path === bug.path);
+    if (!file || file.after === null) {
+      throw new CaseError(expectedFile, `bugs.${index}.path: ${bug.path} is not a file of after/`);
+    }
+    if (!file.changed) {
+      throw new CaseError(expectedFile, `bugs.${index}.path: ${bug.path} is not changed by the pull request`);
+    }
+    const lineCount = file.after.split('\n').length;
+    if (bug.lines[1] > lineCount) {
+      throw new CaseError(
+        expectedFile,
+        `bugs.${index}.lines: ${bug.path} has ${lineCount} lines, the range ends at ${bug.lines[1]}`,
+      );
+    }
+  }
+  const answers = new Map<string, string>();
+  const answersDir = join(dir, 'answers');
+  for (const file of listFiles(answersDir)) answers.set(file, readFileSync(join(answersDir, file), 'utf8'));
+  return { name, dir, meta, bugs, clean: bugs.length === 0, files, answers };
+}
+
+/** Case folders under `root` (each holding a `case.yml`), in name order. */
+export function caseDirs(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((name) => statSync(join(root, name)).isDirectory() && existsSync(join(root, name, 'case.yml')))
+    .sort()
+    .map((name) => join(root, name));
+}
+
+/** Every case under `root`; the first malformed one stops the load with its error. */
+export function loadCorpus(root: string): TestLabCase[] {
+  return caseDirs(root).map(loadCase);
+}
