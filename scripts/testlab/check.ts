@@ -26,12 +26,17 @@ for (const dir of dirs) {
         continue;
       }
       for (const f of parsed.output.findings) {
-        if (!c.files.some((x) => x.path === f.path)) problems.push(`answers/${file}: finding path ${f.path} is not a file of the case`);
+        if (!c.files.some((x) => x.path === f.path))
+          problems.push(`answers/${file}: finding path ${f.path} is not a file of the case`);
       }
     }
     const changed = c.files.filter((f) => f.changed).length;
-    const label = c.clean ? 'clean' : c.bugs.map((b) => `${b.category}@${b.path}:${b.lines.join('-')}`).join(', ');
-    console.log(`${problems.length ? 'FAIL' : 'ok  '} ${c.name} [${c.meta.language}, ${changed} changed file(s)] ${label}`);
+    const label = c.clean
+      ? 'clean'
+      : c.bugs.map((b) => `${b.category}@${b.path}:${b.lines.join('-')}`).join(', ');
+    console.log(
+      `${problems.length ? 'FAIL' : 'ok  '} ${c.name} [${c.meta.language}, ${changed} changed file(s)] ${label}`,
+    );
     for (const p of problems) console.log(`     ${p}`);
     if (problems.length) failed++;
   } catch (error) {
