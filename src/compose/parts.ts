@@ -16,6 +16,7 @@ import { REVIEW_QUEUE } from '../review/request.js';
 import type { QueueBackend } from '../queue/types.js';
 import { sqlQueue } from '../queue/sql.js';
 import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
+import { reviewFlow } from '../worker/review-flow.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
 import { selectProviders } from '../review/providers/index.js';
@@ -114,8 +115,9 @@ export async function loadApp(probot: Probot, store: Store, config: Config, log:
 }
 
 /**
- * The production review engine: the configured model providers (a bad provider value or price table
- * throws a ConfigError naming the variable), GitHub through the App's installations.
+ * The production review job: the review engine with the configured model providers (a bad provider value
+ * or price table throws a ConfigError naming the variable) and GitHub through the App's installations,
+ * followed by publication (src/worker/review-flow.ts).
  */
 export function reviewEngineFor(
   store: Store,
@@ -124,7 +126,7 @@ export function reviewEngineFor(
   log: Logger,
   opts: { clock?: Clock; ids?: IdGenerator } = {},
 ): ReviewExecutor {
-  return createReviewEngine({
+  const engine = createReviewEngine({
     store,
     config: config.review,
     providers: selectProviders(config.review.providerEnv),
@@ -132,8 +134,8 @@ export function reviewEngineFor(
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
-    publisher: reviewPublisherFor(store, config, log),
   });
+  return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
 }
 
 /** Publication as the config says: live with App credentials, shadow otherwise or when asked. */

@@ -10,7 +10,7 @@ import type { ClaimedJob } from '../store/jobs.js';
 import type { RunRecord } from '../store/runs.js';
 import type { NewSpan } from '../store/traces.js';
 import type { JobContext } from '../worker/runner.js';
-import type { ReviewExecution, ReviewExecutor } from '../worker/review-consumer.js';
+import type { ReviewExecution } from '../worker/review-consumer.js';
 import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
 import {
   buildReviewInput,
@@ -65,8 +65,7 @@ import {
   type ProviderSelection,
 } from './providers/index.js';
 import { applyStrictness } from './strictness.js';
-import type { Publication } from './publication.js';
-import type { RunResult } from './run-result.js';
+import { runResultSchema, type RunResult } from './run-result.js';
 
 export type ReviewEngineDeps = {
   store: Store;
@@ -77,9 +76,30 @@ export type ReviewEngineDeps = {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
-  /** Publishes the analysis (review, check run, description); absent: nothing is published. */
-  publisher?: Publication;
 };
+
+/** The review engine: opens the review of one run (see ReviewSession). */
+export type ReviewEngine = { open(run: RunRecord, job: ClaimedJob, ctx: JobContext): ReviewSession };
+
+/** Admission decided: admitted (with the installation's client), or the run's final execution. */
+export type Admission =
+  { admitted: true; gh: GitHubClient; headSha: string } | { admitted: false; execution: ReviewExecution };
+
+/**
+ * One review of one run, in the steps its caller (the worker) sequences: `traced` holds the trace open
+ * around the whole flow; `admit` reads the pull request and decides admission before anything costs
+ * money; `analyse` gathers context, calls the model and stores the analysis, returning it; `step` runs
+ * one of the caller's own steps (publication) as a span of the same trace, never throwing for it.
+ * `admit` and `analyse` turn their failures into a failed execution (recorded on the run), except when
+ * the job's lease is lost or the worker stops: then they throw.
+ */
+export interface ReviewSession {
+  traced(flow: (session: ReviewSession) => Promise<ReviewExecution>): Promise<ReviewExecution>;
+  admit(): Promise<Admission>;
+  analyse(): Promise<ReviewExecution>;
+  /** Runs `fn` as a span named `name` of kind `publish`: resolves with its error message, or null. */
+  step(name: string, fn: () => Promise<unknown>): Promise<string | null>;
+}
 
 /** How one model pass over all chunks went (primary or shadow). */
 type PassResult = {
@@ -146,11 +166,25 @@ function errorText(error: unknown): string {
  * applied and repeated findings marked still open; coverage, findings and the result are stored in one
  * transaction. Nothing is published here (the publication issue does that from the stored analysis).
  */
-export function createReviewEngine(deps: ReviewEngineDeps): ReviewExecutor {
-  return (run, job, ctx) => new ReviewJob(deps, run, job, ctx).execute();
+export function createReviewEngine(deps: ReviewEngineDeps): ReviewEngine {
+  return { open: (run, job, ctx) => new ReviewJob(deps, run, job, ctx) };
 }
 
-class ReviewJob {
+/** What admission read, for the analysis that follows it. */
+type Admitted = {
+  gh: GitHubClient;
+  pr: PullRequestFacts;
+  policy: ReviewPolicy;
+  standalone: ReturnType<typeof resolveRepoConfig>['config'];
+  files: ChangedFile[] | null;
+  gatherStart: number;
+  /** Admission's notes (kept in the result). */
+  notes: string[];
+};
+
+class ReviewJob implements ReviewSession {
+  private admitted: Admitted | null = null;
+
   private readonly traceId: string;
   private readonly rootSpanId: string;
   private readonly startedAt: number;
@@ -186,7 +220,7 @@ class ReviewJob {
     }
   }
 
-  async execute(): Promise<ReviewExecution> {
+  async traced(flow: (session: ReviewSession) => Promise<ReviewExecution>): Promise<ReviewExecution> {
     const { store } = this.deps;
     await store.traces.start({
       id: this.traceId,
@@ -209,15 +243,13 @@ class ReviewJob {
       );
     let outcome: ReviewExecution;
     try {
-      outcome = await this.review();
+      outcome = await flow(this);
     } catch (error) {
       if (this.ctx.signal.aborted) {
         await this.finishTrace('error', { error: 'aborted: the job lease was lost or the worker stopped' });
         throw error;
       }
-      const retry = error instanceof GatherError ? error.retryable : true;
-      outcome = { status: 'failed', error: errorText(error), retry };
-      await this.recordFailure(outcome.error);
+      outcome = await this.failure(error);
     }
     await this.finishTrace(outcome.status === 'failed' ? 'error' : 'ok', {
       outcome: outcome.status,
@@ -239,6 +271,40 @@ class ReviewJob {
       attributes,
     }).catch(() => undefined);
     await store.traces.finish(this.traceId, status, attributes).catch(() => undefined);
+  }
+
+  /** A failure of a step as the run's failed execution (retried unless it cannot succeed later). */
+  private async failure(error: unknown): Promise<ReviewExecution> {
+    const retry = error instanceof GatherError ? error.retryable : true;
+    const outcome = { status: 'failed' as const, error: errorText(error), retry };
+    await this.recordFailure(outcome.error);
+    return outcome;
+  }
+
+  /** Runs a step; an error other than an abort becomes the run's failed execution. */
+  private async guarded<T>(step: () => Promise<T>, failed: (e: ReviewExecution) => T): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (this.ctx.signal.aborted) throw error;
+      return failed(await this.failure(error));
+    }
+  }
+
+  admit(): Promise<Admission> {
+    return this.guarded(
+      () => this.admission(),
+      (execution) => ({ admitted: false, execution }),
+    );
+  }
+
+  analyse(): Promise<ReviewExecution> {
+    const admitted = this.admitted;
+    if (!admitted) throw new Error('analyse() before a successful admit()');
+    return this.guarded(
+      () => this.analysis(admitted),
+      (execution) => execution,
+    );
   }
 
   private async recordFailure(error: string) {
@@ -269,13 +335,13 @@ class ReviewJob {
     }
   }
 
-  private async review(): Promise<ReviewExecution> {
-    const { store, clock, config } = this.deps;
+  private async admission(): Promise<Admission> {
+    const { store, clock } = this.deps;
     const run = this.run;
     if (run.installationId === null) {
       const error = `run ${run.reviewKey} has no installation id: the pull request cannot be read`;
       await this.recordFailure(error);
-      return { status: 'failed', error, retry: false };
+      return { admitted: false, execution: { status: 'failed', error, retry: false } };
     }
     // 1. Read the pull request and decide admission before anything costs money.
     const gatherStart = clock.now();
@@ -286,9 +352,13 @@ class ReviewJob {
       throw gatherError(`authenticating as installation ${run.installationId}`, error);
     }
     const pr = await getPullRequest(gh, this.owner, this.repo, run.prNumber);
-    if (pr.state !== 'open') return this.refuse('pull_request_closed', `the pull request is ${pr.state}`);
+    const refuse = async (reason: string, detail: string): Promise<Admission> => ({
+      admitted: false,
+      execution: await this.refuse(reason, detail),
+    });
+    if (pr.state !== 'open') return refuse('pull_request_closed', `the pull request is ${pr.state}`);
     if (pr.headSha !== this.headSha) {
-      return this.refuse(
+      return refuse(
         'head_moved',
         `the pull request head moved to ${pr.headSha.slice(0, 12)}; that head gets its own review`,
       );
@@ -338,12 +408,15 @@ class ReviewJob {
       policy,
       budget: () => this.budget(),
     });
-    if (!decision.admitted) return this.refuse(decision.reason, decision.detail);
-    // The check run shows the review in progress from here on.
-    await this.withPublisher('start-check', async (p) => {
-      await this.ctx.assertLease();
-      await p.startCheck(gh, (await store.runs.get(run.id)) ?? run, this.headSha);
-    });
+    if (!decision.admitted) return refuse(decision.reason, decision.detail);
+    this.admitted = { gh, pr, policy, standalone, files, gatherStart, notes: decision.notes };
+    return { admitted: true, gh, headSha: this.headSha };
+  }
+
+  private async analysis(admitted: Admitted): Promise<ReviewExecution> {
+    const { store, clock, config } = this.deps;
+    const run = this.run;
+    const { gh, pr, policy, standalone, files, gatherStart, notes } = admitted;
     const changed =
       files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber, pr.changedFiles));
 
@@ -468,11 +541,6 @@ class ReviewJob {
         [],
         store.findings,
       );
-      if (!primary.retryable || lastAttempt) {
-        await this.withPublisher('fail-check', async (p) =>
-          p.failCheck(gh, (await store.runs.get(run.id)) ?? run, error),
-        );
-      }
       return { status: 'failed', error, retry: primary.retryable };
     }
     const warnings = [
@@ -573,14 +641,14 @@ class ReviewJob {
     const resolved = new Set(disposition.accepted.map((d) => d.fingerprint));
     const raised = new Set(findings.map((f) => f.fingerprint));
     const degraded = primary.failed.size > 0 || !usable;
-    const result: RunResult = {
+    const built: RunResult = {
       headSha: this.headSha,
       provider: this.deps.providers.primary.name,
       model: this.deps.providers.primary.model,
       output,
       coverage,
       warnings,
-      admission: { notes: decision.notes },
+      admission: { notes },
       priorFindings: {
         supplied: prior.length,
         resolved: disposition.accepted.map((d) => {
@@ -621,6 +689,8 @@ class ReviewJob {
       },
       degraded,
     };
+    // What is stored and handed back is checked against its schema (a defect here fails the run loudly).
+    const result = runResultSchema.parse(built);
     await this.ctx.assertLease();
     await store.runs.recordAnalysis(
       this.findingOwner(),
@@ -655,11 +725,6 @@ class ReviewJob {
         degraded,
       },
     });
-    // Publication: its failures are recorded on the run and in the ledger, never on the analysis.
-    await this.withPublisher('publish', async (p) => {
-      const analysed = await store.runs.get(run.id);
-      if (analysed) await p.publish(gh, analysed, () => this.ctx.assertLease());
-    });
     this.log.info(
       {
         event: 'review-analysed',
@@ -670,17 +735,15 @@ class ReviewJob {
       },
       `review ${run.reviewKey} analysed: ${output.verdict}, ${findings.length} finding(s)${degraded ? ' (degraded)' : ''}`,
     );
-    return { status: 'completed' };
+    return { status: 'completed', analysis: result };
   }
 
-  /** Runs a publication step in its own span; an error is logged and recorded, the review goes on. */
-  private async withPublisher(name: string, step: (p: Publication) => Promise<void>): Promise<void> {
-    const publisher = this.deps.publisher;
-    if (!publisher) return;
+  async step(name: string, fn: () => Promise<unknown>): Promise<string | null> {
     const startedAt = this.deps.clock.now();
     try {
-      await step(publisher);
+      await fn();
       await this.span({ kind: 'publish', name, status: 'ok', startedAt, endedAt: this.deps.clock.now() });
+      return null;
     } catch (error) {
       if (this.ctx.signal.aborted) throw error;
       const message = errorText(error);
@@ -688,9 +751,6 @@ class ReviewJob {
         { event: 'publish-step-failed', step: name, err: message },
         `publication step ${name} failed`,
       );
-      await this.deps.store.runs
-        .update(this.run.id, { publishStatus: 'failed', publishError: `${name}: ${message}` })
-        .catch(() => undefined);
       await this.span({
         kind: 'publish',
         name,
@@ -699,6 +759,7 @@ class ReviewJob {
         endedAt: this.deps.clock.now(),
         attributes: { error: message },
       });
+      return message;
     }
   }
 

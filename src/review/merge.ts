@@ -95,34 +95,8 @@ export function fallbackOutput(error: string): ReviewOutput {
 
 export type FileCoverageStatus = 'analysed' | 'skipped' | 'failed';
 
-export type FileCoverage = {
-  path: string;
-  status: FileCoverageStatus;
-  /** Why a file was skipped or failed; for an analysed file, set when its diff was clipped. */
-  reason: string | null;
-  /** Analysed in part: its diff was clipped to fit the budget. */
-  partial: boolean;
-};
-
-/** Semantic coverage of one run (the review issue, item 4): what was analysed at which head. */
-export type SemanticCoverage = {
-  headSha: string;
-  /** Every changed file analysed in full: none skipped, failed or clipped. */
-  complete: boolean;
-  totalFiles: number;
-  analysed: number;
-  partial: number;
-  skipped: number;
-  failed: number;
-  /** GitHub lists at most 3,000 files: true when the PR has more than were listed. */
-  truncatedByGitHub: boolean;
-  /**
-   * A review in several parts: how they were combined, by the synthesis call or, when it failed, by the
-   * deterministic merge (the overview is then part 1's). Absent with one part.
-   */
-  partsCombinedBy?: 'synthesis' | 'deterministic merge';
-  files: FileCoverage[];
-};
+import type { FileCoverage, SemanticCoverage } from './run-result.js';
+export type { FileCoverage, SemanticCoverage };
 
 /**
  * Coverage from the review input and which chunks failed. A file in a failed chunk is `failed`; a file

@@ -2,17 +2,8 @@ import { clipPatch, fileHeader, type ReviewChunk } from './context.js';
 import { COMPETITOR_ARRAY_FIELDS, REVIEW_OUTPUT_FIELDS } from './output.schema.js';
 
 /** A finding of an earlier review that the model is asked to dispose of (review-engine 2.4). */
-export type PriorFinding = {
-  priorReviewKey: string;
-  fingerprint: string;
-  severity: string;
-  category: string;
-  path: string | null;
-  /** Its anchor when it had one (runs recorded before anchors existed have none). */
-  line?: number | null;
-  title: string;
-  headSha: string | null;
-};
+import type { PriorFinding } from './run-result.js';
+export type { PriorFinding };
 
 export type PromptContext = {
   repo: string;

@@ -1,57 +1,120 @@
-import type { ReviewPlan } from './incremental.js';
-import type { SemanticCoverage } from './merge.js';
-import type { ReviewOutput } from './output.schema.js';
-import type { PriorFinding } from './prompt.js';
+import { z } from 'zod';
+import { reviewOutputSchema } from './output.schema.js';
 
-/** What the engine stores as the run's `result` (review-engine 2.8). */
-export type RunResult = {
-  headSha: string;
-  provider: string;
-  model: string;
-  output: ReviewOutput;
-  coverage: SemanticCoverage;
-  warnings: string[];
-  admission: { notes: string[] };
-  priorFindings: {
-    supplied: number;
-    resolved: Array<{
-      fingerprint: string;
-      disposition: string;
-      explanation: string;
-      title?: string | null;
-      path?: string | null;
-    }>;
-    rejected: Array<{ fingerprint: string; reason: string }>;
+/**
+ * What the engine returns and stores as a run's `result` (review-engine 2.8): the analysis. It is a zod
+ * schema so that the engine checks what it hands over and publication reads a stored result through the
+ * same definition (a result that does not parse is not an analysis).
+ */
+
+export const fileCoverageSchema = z.object({
+  path: z.string(),
+  status: z.enum(['analysed', 'skipped', 'failed']),
+  /** Why a file was skipped or failed; for an analysed file, set when its diff was clipped. */
+  reason: z.string().nullable(),
+  /** Analysed in part: its diff was clipped to fit the budget. */
+  partial: z.boolean(),
+});
+
+/** Semantic coverage of one run: what was analysed at which head. */
+export const semanticCoverageSchema = z.object({
+  headSha: z.string(),
+  /** Every changed file analysed in full: none skipped, failed or clipped. */
+  complete: z.boolean(),
+  totalFiles: z.number().int(),
+  analysed: z.number().int(),
+  partial: z.number().int(),
+  skipped: z.number().int(),
+  failed: z.number().int(),
+  /** GitHub lists at most 3,000 files: true when the PR has more than were listed. */
+  truncatedByGitHub: z.boolean(),
+  /**
+   * A review in several parts: how they were combined, by the synthesis call or, when it failed, by the
+   * deterministic merge (the overview is then part 1's). Absent with one part.
+   */
+  partsCombinedBy: z.enum(['synthesis', 'deterministic merge']).optional(),
+  files: z.array(fileCoverageSchema),
+});
+
+/** A finding of an earlier review of the same pull request, as the next review is given it. */
+export const priorFindingSchema = z.object({
+  priorReviewKey: z.string(),
+  fingerprint: z.string(),
+  severity: z.string(),
+  category: z.string(),
+  path: z.string().nullable(),
+  /** Its anchor when it had one (runs recorded before anchors existed have none). */
+  line: z.number().int().nullable().optional(),
+  title: z.string(),
+  headSha: z.string().nullable(),
+});
+
+export const runResultSchema = z.object({
+  headSha: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  output: reviewOutputSchema,
+  coverage: semanticCoverageSchema,
+  warnings: z.array(z.string()),
+  admission: z.object({ notes: z.array(z.string()) }),
+  priorFindings: z.object({
+    supplied: z.number().int(),
+    resolved: z.array(
+      z.object({
+        fingerprint: z.string(),
+        disposition: z.string(),
+        explanation: z.string(),
+        title: z.string().nullable().optional(),
+        path: z.string().nullable().optional(),
+      }),
+    ),
+    rejected: z.array(z.object({ fingerprint: z.string(), reason: z.string() })),
     /** Prior findings neither disposed of with evidence nor raised again: the next review is given them. */
-    carriedOpen: PriorFinding[];
-  };
-  strictness: { level: string; dropped: number };
+    carriedOpen: z.array(priorFindingSchema),
+  }),
+  strictness: z.object({ level: z.string(), dropped: z.number().int() }),
   /** Findings the model gave that could not be read even after the repair attempt (counted, said). */
-  unreadableFindings: number;
-  chunks: {
-    total: number;
-    failed: number;
-    errors: Array<{ chunk: number; error: string }>;
+  unreadableFindings: z.number().int(),
+  chunks: z.object({
+    total: z.number().int(),
+    failed: z.number().int(),
+    errors: z.array(z.object({ chunk: z.number().int(), error: z.string() })),
     /** Parts split in two because an answer was cut at the output token limit. */
-    splits?: number;
-  };
+    splits: z.number().int().optional(),
+  }),
   /**
    * A review in several parts: how they were combined (the synthesis call, or the deterministic merge
    * when it failed), and how many findings were the same issue seen twice. Null with one part.
    */
-  synthesis: { status: 'synthesised' | 'failed'; merged: number; error: string | null } | null;
+  synthesis: z
+    .object({
+      status: z.enum(['synthesised', 'failed']),
+      merged: z.number().int(),
+      error: z.string().nullable(),
+    })
+    .nullable(),
   /** The repository instruction files the prompt quoted (from the base branch). */
-  instructions?: { files: string[] };
+  instructions: z.object({ files: z.array(z.string()) }).optional(),
   /** Full or incremental (NAMES.md), why, and since which reviewed head. */
-  review: { kind: ReviewPlan['kind']; reason: string; sinceSha: string | null; files: number };
+  review: z.object({
+    kind: z.enum(['full', 'incremental']),
+    reason: z.string(),
+    sinceSha: z.string().nullable(),
+    files: z.number().int(),
+  }),
   /** The base branch reviewed against (a changed base gives the next run a full review). */
-  baseRef: string;
+  baseRef: z.string(),
   /** Line anchors checked against the diff: kept, removed (the findings stay), suggestions dropped. */
-  anchors: {
-    kept: number;
-    removed: number;
-    suggestionsDropped: number;
-    problems: Array<{ path: string; title: string; reason: string }>;
-  };
-  degraded: boolean;
-};
+  anchors: z.object({
+    kept: z.number().int(),
+    removed: z.number().int(),
+    suggestionsDropped: z.number().int(),
+    problems: z.array(z.object({ path: z.string(), title: z.string(), reason: z.string() })),
+  }),
+  degraded: z.boolean(),
+});
+
+export type FileCoverage = z.infer<typeof fileCoverageSchema>;
+export type SemanticCoverage = z.infer<typeof semanticCoverageSchema>;
+export type PriorFinding = z.infer<typeof priorFindingSchema>;
+export type RunResult = z.infer<typeof runResultSchema>;

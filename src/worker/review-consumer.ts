@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ReviewJobPayload } from '../review/request.js';
+import type { RunResult } from '../review/run-result.js';
 import type { Store } from '../store/index.js';
 import type { ClaimedJob } from '../store/jobs.js';
 import type { RunRecord } from '../store/runs.js';
@@ -7,7 +8,8 @@ import type { JobContext, JobHandler, JobOutcome } from './runner.js';
 
 /** What the review engine reports for one run: the run's final status, and why when it did not review. */
 export type ReviewExecution =
-  | { status: 'completed' }
+  /** Analysed: the analysis as stored (absent for an executor that does not hand it back). */
+  | { status: 'completed'; analysis?: RunResult }
   | { status: 'skipped'; reason: string }
   | { status: 'failed'; error: string; retry: boolean };
 

@@ -1,4 +1,5 @@
 import nock from 'nock';
+import { runResultSchema } from '../../src/review/run-result.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
 import { requestReview } from '../../src/review/request.js';
 import {
@@ -75,6 +76,9 @@ describe('the review engine', () => {
       }),
     });
     const result = run.result as any;
+    // The stored analysis is exactly what the result schema describes (zod, src/review/run-result.ts).
+    expect(runResultSchema.parse(result)).toEqual(result);
+    expect(runResultSchema.safeParse({ ...result, coverage: undefined }).success).toBe(false);
     // The unsupplied contextId was removed; the supplied one kept.
     expect(result.output.findings[0].contextIds).toEqual(['mem-1']);
     expect(result.warnings.join(' ')).toMatch(/unsupported contextId/);

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import type { GitHubClient } from '../github/client.js';
+import type { ReviewPublisher } from '../publish/review-publisher.js';
+import type { ReviewEngine } from '../review/engine.js';
+import type { Store } from '../store/index.js';
+import type { RunRecord } from '../store/runs.js';
+import type { ReviewExecution, ReviewExecutor } from './review-consumer.js';
+
+/** What the flow asks of publication (ReviewPublisher in production). */
+export type Publication = {
+  startCheck: ReviewPublisher['startCheck'];
+  failCheck: ReviewPublisher['failCheck'];
+  publish(gh: GitHubClient, run: RunRecord, assertLease: () => Promise<void>): Promise<unknown>;
+};
+
+/**
+ * One review job, as the worker runs it: the engine admits the run, the check run shows it in progress,
+ * the engine analyses, then publication publishes the stored analysis (or fails the check run when the
+ * review failed for good). The engine never publishes and publication never reviews; each publication
+ * step is a span of the review's trace, and its failure is recorded on the run (`publishStatus: failed`)
+ * and logged, never turned into a failed review. Without a publication, nothing is published.
+ */
+export function reviewFlow(deps: {
+  engine: ReviewEngine;
+  publication: Publication | null;
+  store: Store;
+  log: Logger;
+}): ReviewExecutor {
+  const { engine, publication, store } = deps;
+  return (run, job, ctx) =>
+    engine.open(run, job, ctx).traced(async (session): Promise<ReviewExecution> => {
+      const admission = await session.admit();
+      if (!admission.admitted) return admission.execution;
+      const { gh, headSha } = admission;
+      const stored = async () => (await store.runs.get(run.id)) ?? run;
+      const publish = async (name: string, step: (p: Publication, gh: GitHubClient) => Promise<unknown>) => {
+        if (!publication) return;
+        const error = await session.step(name, () => step(publication, gh));
+        if (error === null) return;
+        await store.runs
+          .update(run.id, { publishStatus: 'failed', publishError: `${name}: ${error}` })
+          .catch(() => undefined);
+      };
+      await publish('start-check', async (p) => {
+        await ctx.assertLease();
+        await p.startCheck(gh, await stored(), headSha);
+      });
+      const execution = await session.analyse();
+      if (execution.status === 'completed') {
+        // Its failures are recorded on the run and in the ledger, never on the analysis.
+        await publish('publish', async (p) => p.publish(gh, await stored(), () => ctx.assertLease()));
+      } else if (execution.status === 'failed' && (!execution.retry || job.attempts >= job.maxAttempts)) {
+        await publish('fail-check', async (p) => p.failCheck(gh, await stored(), execution.error));
+      }
+      return execution;
+    });
+}

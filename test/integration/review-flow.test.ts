@@ -1,0 +1,157 @@
+import pino from 'pino';
+import type { GitHubClient } from '../../src/github/client.js';
+import type { Admission, ReviewEngine, ReviewSession } from '../../src/review/engine.js';
+import { requestReview, REVIEW_QUEUE } from '../../src/review/request.js';
+import type { ClaimedJob } from '../../src/store/jobs.js';
+import type { RunRecord } from '../../src/store/runs.js';
+import type { ReviewExecution } from '../../src/worker/review-consumer.js';
+import { reviewFlow, type Publication } from '../../src/worker/review-flow.js';
+import type { JobContext } from '../../src/worker/runner.js';
+import { openTestStore, type TestStore } from '../helpers/store.js';
+
+const gh = { marker: 'installation client' } as unknown as GitHubClient;
+const HEAD = 'a'.repeat(40);
+
+/**
+ * The worker's review flow: the engine admits and analyses, the worker calls publication around it.
+ * The engine here is scripted (its admission and analysis are given); the store and the flow are real.
+ */
+describe('review flow (the worker calls publication, the engine only analyses)', () => {
+  let t: TestStore;
+  let calls: string[];
+  let admission: Admission;
+  let analysis: ReviewExecution | (() => Promise<ReviewExecution>);
+  let failing: Set<string>;
+  let steps: Array<{ name: string; error: string | null }>;
+
+  beforeEach(async () => {
+    t = await openTestStore('sqlite');
+    calls = [];
+    failing = new Set();
+    steps = [];
+    admission = { admitted: true, gh, headSha: HEAD };
+    analysis = { status: 'completed' };
+  });
+  afterEach(() => t.cleanup());
+
+  const engine: ReviewEngine = {
+    open(): ReviewSession {
+      const session: ReviewSession = {
+        traced: (flow) => flow(session),
+        admit: async () => {
+          calls.push('admit');
+          return admission;
+        },
+        analyse: async () => {
+          calls.push('analyse');
+          return typeof analysis === 'function' ? analysis() : analysis;
+        },
+        step: async (name, fn) => {
+          try {
+            await fn();
+            steps.push({ name, error: null });
+            return null;
+          } catch (error) {
+            steps.push({ name, error: (error as Error).message });
+            return (error as Error).message;
+          }
+        },
+      };
+      return session;
+    },
+  };
+
+  const publication: Publication = {
+    startCheck: async (client, run, headSha) => {
+      expect(client).toBe(gh);
+      calls.push(`start-check ${run.reviewKey} ${headSha.slice(0, 4)}`);
+      if (failing.has('start-check')) throw new Error('checks API down');
+    },
+    failCheck: async (_client, _run, error) => {
+      calls.push(`fail-check: ${error}`);
+    },
+    publish: async (_client, run) => {
+      calls.push(`publish ${run.status}`);
+      if (failing.has('publish')) throw new Error('reviews API down');
+      return null;
+    },
+  };
+
+  async function job(attempts = 1, maxAttempts = 3): Promise<{ run: RunRecord; job: ClaimedJob }> {
+    const { run } = await requestReview(t.store, {
+      owner: 'acme',
+      repo: 'api',
+      number: 7,
+      installationId: 5,
+      headSha: HEAD,
+      trigger: 'opened',
+    });
+    const claimed = await t.store.jobs.claim(REVIEW_QUEUE, 'w:1', 60_000);
+    if (!claimed) throw new Error('no job');
+    return { run, job: { ...claimed, attempts, maxAttempts } };
+  }
+  const ctx: JobContext = { signal: new AbortController().signal, assertLease: async () => undefined };
+  const flow = (p: Publication | null = publication) =>
+    reviewFlow({ engine, publication: p, store: t.store, log: pino({ level: 'silent' }) });
+
+  test('admitted and analysed: the check starts before the analysis, publication follows it', async () => {
+    const { run, job: j } = await job();
+    const out = await flow()(run, j, ctx);
+    expect(out).toEqual({ status: 'completed' });
+    expect(calls).toEqual(['admit', `start-check ${run.reviewKey} aaaa`, 'analyse', 'publish queued']);
+    expect(steps.map((s) => s.name)).toEqual(['start-check', 'publish']);
+  });
+
+  test('not admitted: nothing is published, the engine does not analyse', async () => {
+    const { run, job: j } = await job();
+    admission = { admitted: false, execution: { status: 'skipped', reason: 'draft' } };
+    expect(await flow()(run, j, ctx)).toEqual({ status: 'skipped', reason: 'draft' });
+    expect(calls).toEqual(['admit']);
+  });
+
+  test('a failure that will be retried leaves the check in progress; the last attempt fails the check', async () => {
+    const first = await job(1, 3);
+    analysis = { status: 'failed', error: 'model timed out', retry: true };
+    await flow()(first.run, first.job, ctx);
+    expect(calls).not.toContainEqual(expect.stringContaining('fail-check'));
+    calls = [];
+    await flow()(first.run, { ...first.job, attempts: 3 }, ctx);
+    expect(calls).toEqual([
+      'admit',
+      expect.stringMatching(/^start-check/),
+      'analyse',
+      'fail-check: model timed out',
+    ]);
+  });
+
+  test('a failure that cannot succeed later fails the check at once', async () => {
+    const { run, job: j } = await job(1, 3);
+    analysis = { status: 'failed', error: 'bad model name', retry: false };
+    await flow()(run, j, ctx);
+    expect(calls.at(-1)).toBe('fail-check: bad model name');
+  });
+
+  test('a publication step that fails is recorded on the run, and the review stays completed', async () => {
+    const { run, job: j } = await job();
+    failing.add('publish');
+    expect(await flow()(run, j, ctx)).toEqual({ status: 'completed' });
+    expect(steps.at(-1)).toEqual({ name: 'publish', error: 'reviews API down' });
+    const stored = await t.store.runs.get(run.id);
+    expect(stored).toMatchObject({ publishStatus: 'failed', publishError: 'publish: reviews API down' });
+  });
+
+  test('a failed start of the check is recorded and the analysis still runs and is published', async () => {
+    const { run, job: j } = await job();
+    failing.add('start-check');
+    await flow()(run, j, ctx);
+    expect(calls.slice(2)).toEqual(['analyse', 'publish queued']);
+    expect((await t.store.runs.get(run.id))?.publishError).toBe('start-check: checks API down');
+  });
+
+  test('without a publication the analysis runs and nothing is published', async () => {
+    const { run, job: j } = await job();
+    expect(await flow(null)(run, j, ctx)).toEqual({ status: 'completed' });
+    expect(calls).toEqual(['admit', 'analyse']);
+    expect(steps).toEqual([]);
+  });
+});
