@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { caseDirs, loadCase, type TestLabCase } from '../../src/testlab/case.js';
 import { parseReviewOutput } from '../../src/review/parse-output.js';
+import { parseSynthesis } from '../../src/review/synthesis.js';
 
 const root = join(process.cwd(), 'fixtures/testlab');
 const prefixes = process.argv.slice(2);
@@ -20,6 +21,11 @@ for (const dir of dirs) {
     const problems: string[] = [];
     if (c.answers.size === 0) problems.push('no recorded answer under answers/');
     for (const [file, text] of c.answers) {
+      if (file === 'synthesis.txt') {
+        const synthesis = parseSynthesis(text);
+        if (!synthesis.ok) problems.push(`answers/${file}: ${synthesis.error}`);
+        continue;
+      }
       const parsed = parseReviewOutput(text, { suppliedContextIds: new Set() });
       if (!parsed.ok) {
         problems.push(`answers/${file}: ${parsed.error}`);

@@ -8,6 +8,7 @@ import { requeueReview, RequeueError } from '../review/requeue.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { usageWindow, type UsageReport, type UsageTotals } from '../store/usage.js';
+import { TESTLAB_HELP, testLabCommand, type TestLabCliOptions } from './testlab.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -30,6 +31,13 @@ const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   name: { type: 'string' },
+  provider: { type: 'string' },
+  model: { type: 'string' },
+  cases: { type: 'string' },
+  concurrency: { type: 'string' },
+  'judge-provider': { type: 'string' },
+  'judge-model': { type: 'string' },
+  corpus: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -44,7 +52,7 @@ type Options = {
   to?: string;
   name?: string;
   help?: boolean;
-};
+} & TestLabCliOptions;
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
   --init             create and migrate the store when --db names a file that does not exist
@@ -62,6 +70,7 @@ Commands:
   usage                model and chat usage for a UTC date range
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
+  testlab run|compare  review the Test Lab corpus and score it; compare two Test Lab records
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -112,6 +121,7 @@ a baseline that the Test Lab routes list. This writes to the store.
 Options:
   --name <name>      a label for the record (default: the review key)
 ${COMMON}`,
+  testlab: TESTLAB_HELP,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
@@ -225,6 +235,10 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         );
         return 0;
       }
+      case 'testlab':
+        return await testLabCommand(args, opts, io, store, paint, (message) => {
+          throw new CliError(message);
+        });
       case 'harness': {
         expectArgs(1, 'review key');
         const run = await requireRun(store, args[0]!);

@@ -18,6 +18,7 @@ import { RepositoryStore } from './repositories.js';
 import { RunStore } from './runs.js';
 import { SchedulerStore } from './scheduler.js';
 import { HarnessStore } from './harness.js';
+import { TestLabStore } from './testlab.js';
 import { ReviewThreadStore } from './review-threads.js';
 import { OperatorReadModels } from './operator-reads.js';
 
@@ -41,6 +42,7 @@ export type Store = {
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
   harness: HarnessStore;
+  testLab: TestLabStore;
   reviewThreads: ReviewThreadStore;
   /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
   reads: OperatorReadModels;
@@ -70,6 +72,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),
+    testLab: new TestLabStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
     reads: new OperatorReadModels(db.knex, db.dialect),
     close: () => db.close(),

@@ -77,12 +77,30 @@ export const plantedBugSchema = z
     /** One sentence: what is wrong (for the report and a judge model). */
     description: nonBlank.max(1000),
   })
-  .refine((b) => b.lines[0] <= b.lines[1], { message: 'lines must be [first, last] with first <= last' });
+  .refine((b) => b.lines[0] <= b.lines[1], {
+    message: 'lines must be [first, last] with first <= last',
+    path: ['lines'],
+  });
 
-export const expectedSchema = z.union([
-  z.strictObject({ clean: z.literal(true), note: z.string().max(1000).optional() }),
-  z.strictObject({ clean: z.literal(false).optional(), bugs: z.array(plantedBugSchema).min(1).max(10) }),
-]);
+const cleanSchema = z.strictObject({ clean: z.literal(true), note: z.string().max(1000).optional() });
+const bugsSchema = z.strictObject({
+  clean: z.literal(false).optional(),
+  bugs: z.array(plantedBugSchema).min(1).max(10),
+});
+
+/** `clean: true`, or planted bugs; the branch is chosen by `clean` so an error names the failing key. */
+export const expectedSchema = z
+  .unknown()
+  .transform((value, ctx): z.infer<typeof cleanSchema> | z.infer<typeof bugsSchema> => {
+    const schema =
+      value !== null && typeof value === 'object' && (value as { clean?: unknown }).clean === true
+        ? cleanSchema
+        : bugsSchema;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue } as never);
+    return z.NEVER;
+  });
 
 export type CaseMeta = z.infer<typeof caseMetaSchema>;
 export type PlantedBug = z.infer<typeof plantedBugSchema>;

@@ -8,6 +8,8 @@ import { CANONICAL_PREFIX, LEGACY_PREFIX, type Env } from '../../config.js';
 /** Exactly four provider values exist (review-engine 4.6); there is no other implementation. */
 export const PROVIDER_NAMES = ['openrouter', 'openai', 'anthropic', 'codex'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
+/** Who answered a call: one of the four providers, or the Test Lab's `replay` of recorded answers. */
+export type ProviderId = ProviderName | 'replay';
 
 export type ModelMessage = { role: 'user' | 'assistant'; content: string };
 
@@ -39,7 +41,7 @@ export type ModelResponse = {
   usage: ModelUsage;
   /** Null when the rate or the usage is unknown, never 0 for unknown. */
   costUsd: number | null;
-  provider: ProviderName;
+  provider: ProviderId;
   model: string;
   durationMs: number;
   /** The answer was cut at the output token limit (`finish_reason: length`, `stop_reason: max_tokens`). */
@@ -51,7 +53,7 @@ export type ModelResponse = {
 };
 
 export interface ModelProvider {
-  readonly name: ProviderName;
+  readonly name: ProviderId;
   readonly model: string;
   /** The output cap its calls send (`max_tokens`), or null when none is sent. */
   readonly maxTokens?: number | null;

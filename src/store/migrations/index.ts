@@ -15,6 +15,7 @@ import * as m014 from './014-compressed-payloads.js';
 import * as m015 from './015-lz4-payloads.js';
 import * as m016 from './016-lean-delivery-writes.js';
 import * as m017 from './017-line-comments.js';
+import * as m018 from './018-testlab-runs.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -36,6 +37,7 @@ const migrations: Array<[string, Migration]> = [
   ['015-lz4-payloads', m015],
   ['016-lean-delivery-writes', m016],
   ['017-line-comments', m017],
+  ['018-testlab-runs', m018],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

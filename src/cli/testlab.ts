@@ -1,0 +1,147 @@
+import { resolve } from 'node:path';
+import pino from 'pino';
+import type { Store } from '../store/index.js';
+import { compareRecords, saveTestLabRun, scoreLine } from '../testlab/record.js';
+import { runTestLab, type TestLabRun } from '../testlab/runner.js';
+import type { CaseResult } from '../testlab/score.js';
+import { table, type Painter } from './table.js';
+
+export const TESTLAB_HELP = `Usage: verdict testlab run [--provider <p>] [--model <m>] [--cases <glob>] [--concurrency <n>]
+                           [--judge-provider <p>] [--judge-model <m>] [--corpus <dir>] [--name <name>] [--db <path>] [--json]
+       verdict testlab compare <a> <b> [--db <path>] [--json]
+
+run: reviews the Test Lab corpus (fixtures/testlab) through the real pipeline against a local GitHub
+API, scores the findings against the planted bugs, prints a table and saves a Test Lab record.
+The provider and model default to VERDICT_RUNNER_PROVIDER / VERDICT_RUNNER_MODEL; "replay" answers
+from the recorded answers of each case, offline.
+
+compare: the planted bugs one record caught and the other missed.
+
+Options:
+  --provider <p>        openrouter, openai, anthropic, codex or replay
+  --model <m>           the model
+  --cases <glob>        case names, comma-separated globs (e.g. "py-*,go-*")
+  --concurrency <n>     cases reviewed at once (1 to 32, default 4)
+  --judge-provider <p>  a model that decides matches the rules cannot (optional)
+  --judge-model <m>     its model
+  --corpus <dir>        the corpus folder (default fixtures/testlab)
+  --name <name>         a label for the record
+  --db <path>           the store the record is saved to (default VERDICT_DB_PATH; DATABASE_URL selects PostgreSQL)
+  --json                machine-readable output`;
+
+export type TestLabCliOptions = {
+  provider?: string;
+  model?: string;
+  cases?: string;
+  concurrency?: string;
+  'judge-provider'?: string;
+  'judge-model'?: string;
+  corpus?: string;
+  name?: string;
+  json?: boolean;
+};
+
+const pct = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
+
+function caseRows(cases: CaseResult[]): string[][] {
+  return cases.map((c) => [
+    c.name,
+    c.language,
+    c.clean ? 'clean' : `${c.bugs.filter((b) => b.finding !== null).length}/${c.bugs.length}`,
+    c.clean ? String(c.falseFindings) : c.bugs.map((b) => b.matchedBy ?? 'missed').join(','),
+    String(c.findings.length),
+    c.status,
+    String(c.tokens.input + c.tokens.output),
+    `${(c.wallMs / 1000).toFixed(1)}s`,
+  ]);
+}
+
+/** A run as a table of cases, then its scores, tokens, cost and time. */
+export function renderRun(run: TestLabRun, paint: Painter): string {
+  return [
+    table(
+      ['case', 'lang', 'caught', 'match / false', 'findings', 'status', 'tokens', 'time'],
+      caseRows(run.cases),
+      paint,
+      (col, v) => (col === 5 && v !== 'analysed' ? 'red' : col === 3 && /missed/.test(v) ? 'yellow' : null),
+    ),
+    '',
+    `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
+    `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
+  ].join('\n');
+}
+
+/** `verdict testlab run|compare`: resolves with the exit code. */
+export async function testLabCommand(
+  args: string[],
+  opts: TestLabCliOptions,
+  io: { stdout: (t: string) => void; env: NodeJS.ProcessEnv },
+  store: Store,
+  paint: Painter,
+  fail: (message: string) => never,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'run') {
+    if (rest.length > 0) fail('run takes no arguments');
+    const concurrency = opts.concurrency === undefined ? 4 : Number(opts.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) {
+      fail('--concurrency must be an integer from 1 to 32');
+    }
+    const run = await runTestLab({
+      corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
+      cases: opts.cases,
+      concurrency,
+      env: io.env,
+      provider: opts.provider,
+      model: opts.model,
+      judgeProvider: opts['judge-provider'],
+      judgeModel: opts['judge-model'],
+      log: pino({ level: io.env.LOG_LEVEL ?? 'warn' }),
+    });
+    const record = await saveTestLabRun(store, run, {
+      name: opts.name,
+      actor: `cli:${io.env.USER ?? 'operator'}`,
+    });
+    if (opts.json) {
+      io.stdout(JSON.stringify({ record: { id: record.id, ...run } }, null, 2));
+    } else {
+      io.stdout(`${renderRun(run, paint)}\n${paint('saved', 'green')} Test Lab record ${record.id}`);
+    }
+    return run.scores.failedCases > 0 ? 1 : 0;
+  }
+  if (sub === 'compare') {
+    if (rest.length !== 2) fail('compare needs two Test Lab record ids');
+    const [a, b] = await Promise.all(rest.map((id) => store.testLab.get(id)));
+    if (!a) fail(`no Test Lab record ${rest[0]}`);
+    if (!b) fail(`no Test Lab record ${rest[1]}`);
+    const cmp = compareRecords(a!, b!);
+    if (opts.json) {
+      io.stdout(JSON.stringify(cmp, null, 2));
+      return 0;
+    }
+    const list = (items: typeof cmp.onlyA) =>
+      items.length === 0
+        ? '  (none)'
+        : items
+            .map((d) => `  ${d.case}: ${d.bug} (${d.category}, ${d.path}:${d.lines.join('-')})`)
+            .join('\n');
+    const lines = [
+      `${a!.id} ${a!.provider}/${a!.model}: recall ${pct(a!.scores.recall as number | null)}`,
+      `${b!.id} ${b!.provider}/${b!.model}: recall ${pct(b!.scores.recall as number | null)}`,
+      '',
+      `Caught by ${a!.id}, missed by ${b!.id}:`,
+      list(cmp.onlyA),
+      `Caught by ${b!.id}, missed by ${a!.id}:`,
+      list(cmp.onlyB),
+    ];
+    if (cmp.falseFindings.length > 0) {
+      lines.push('False findings on clean cases that differ:');
+      for (const f of cmp.falseFindings) lines.push(`  ${f.case}: ${f.a} vs ${f.b}`);
+    }
+    if (cmp.notInBoth.length > 0) lines.push(`Reviewed by only one run: ${cmp.notInBoth.join(', ')}`);
+    io.stdout(lines.join('\n'));
+    return 0;
+  }
+  fail('needs a subcommand: run or compare');
+  return 1;
+}

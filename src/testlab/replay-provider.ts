@@ -1,0 +1,67 @@
+import { SYNTHESIS_SYSTEM } from '../review/synthesis.js';
+import {
+  ModelCallError,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+} from '../review/providers/index.js';
+import { estimateTokens } from '../review/budget.js';
+import type { TestLabCase } from './case.js';
+import { TESTLAB_OWNER } from './github-server.js';
+
+/** The model name the replay provider reports. */
+export const REPLAY_MODEL = 'recorded';
+
+/**
+ * The Test Lab's offline provider (`VERDICT_RUNNER_PROVIDER=replay`): it answers each call with the answer
+ * recorded for that case and part in `fixtures/testlab/<case>/answers/`, so the whole corpus is reviewed
+ * without a network. The case is the repository named in the prompt (`testlab/<case>`), the part the
+ * prompt's `## Part n of m` (part 1 when there is one); the call that combines several parts gets
+ * `synthesis.txt`, and a repair request `part-<n>.repair.txt` when one was recorded. A call with no recorded
+ * answer fails as a model call would (code `empty`), so a missing recording is a failed part, never a
+ * made-up review. Token counts are estimates of the prompt and answer; the cost is 0.
+ */
+export class ReplayProvider implements ModelProvider {
+  readonly name = 'replay' as const;
+  readonly model = REPLAY_MODEL;
+  readonly maxTokens = null;
+  private readonly cases: Map<string, TestLabCase>;
+  /** Calls answered, by `case/file`. */
+  readonly served: string[] = [];
+
+  constructor(cases: readonly TestLabCase[]) {
+    this.cases = new Map(cases.map((c) => [c.name, c]));
+  }
+
+  async complete(req: ModelRequest): Promise<ModelResponse> {
+    const prompt = req.messages.map((m) => m.content).join('\n');
+    const first = req.messages[0]?.content ?? '';
+    const repo = new RegExp(`${TESTLAB_OWNER}/([a-z0-9][a-z0-9-]*)#`).exec(first);
+    const c = repo ? this.cases.get(repo[1]!) : undefined;
+    if (!c) {
+      throw new ModelCallError('empty', 'replay: the prompt names no Test Lab case', { retryable: false });
+    }
+    const part = /^## Part (\d+) of \d+$/m.exec(first)?.[1] ?? '1';
+    const synthesis = req.system === SYNTHESIS_SYSTEM;
+    const repair = !synthesis && req.messages.length > 1;
+    const file = synthesis ? 'synthesis.txt' : repair ? `part-${part}.repair.txt` : `part-${part}.txt`;
+    const text = c.answers.get(file);
+    if (text === undefined) {
+      throw new ModelCallError('empty', `replay: no recorded answer ${c.name}/answers/${file}`, {
+        retryable: false,
+      });
+    }
+    this.served.push(`${c.name}/${file}`);
+    return {
+      text,
+      usage: {
+        inputTokens: estimateTokens('openai', req.system) + estimateTokens('openai', prompt),
+        outputTokens: estimateTokens('openai', text),
+      },
+      costUsd: 0,
+      provider: 'replay',
+      model: REPLAY_MODEL,
+      durationMs: 0,
+    };
+  }
+}

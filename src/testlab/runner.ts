@@ -1,0 +1,287 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { randomId, systemClock } from '../clock.js';
+import { createReviewWorker, reviewPublisherFor } from '../compose/parts.js';
+import { loadConfig, type Env } from '../config.js';
+import type { GitHubClient } from '../github/client.js';
+import { createProbot } from '../github/probot.js';
+import { sqlQueue } from '../queue/sql.js';
+import { createReviewEngine } from '../review/engine.js';
+import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
+import { requestReview } from '../review/request.js';
+import { openConfiguredStore, type Store } from '../store/index.js';
+import { reviewFlow } from '../worker/review-flow.js';
+import { loadCorpus, type TestLabCase } from './case.js';
+import {
+  CaseGitHubServer,
+  TESTLAB_INSTALLATION_ID,
+  TESTLAB_OWNER,
+  TESTLAB_PR_NUMBER,
+} from './github-server.js';
+import { modelJudge } from './judge.js';
+import { ReplayProvider } from './replay-provider.js';
+import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
+
+export type TestLabRunOptions = {
+  /** The corpus folder (`fixtures/testlab`). */
+  corpus: string;
+  /** Case names to run: comma-separated globs (`*` and `?`); all when absent. */
+  cases?: string;
+  /** Cases reviewed at once (the review worker's concurrency). */
+  concurrency: number;
+  /** The environment provider selection reads (`VERDICT_RUNNER_PROVIDER`, keys, base URLs, prices). */
+  env: Env;
+  /** Overrides `VERDICT_RUNNER_PROVIDER` / `VERDICT_RUNNER_MODEL`; `replay` answers from the recordings. */
+  provider?: string;
+  model?: string;
+  /** An optional judge model for the matches the rules cannot decide. */
+  judgeProvider?: string;
+  judgeModel?: string;
+  log: Logger;
+  /** Called as each case finishes. */
+  onCase?: (result: CaseResult) => void;
+  /** The longest a case may take before it is recorded as not finished (default 15 minutes). */
+  caseTimeoutMs?: number;
+};
+
+export type TestLabRun = {
+  provider: string;
+  model: string;
+  judge: { provider: string; model: string } | null;
+  scores: Scores;
+  cases: CaseResult[];
+  /** Requests the local GitHub API did not know (empty when the engine read only what it serves). */
+  unknownRequests: string[];
+};
+
+/** Case names matching comma-separated globs. */
+export function selectCases(cases: readonly TestLabCase[], globs: string | undefined): TestLabCase[] {
+  if (!globs || globs.trim() === '') return [...cases];
+  const patterns = globs
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean)
+    .map(
+      (g) =>
+        new RegExp(
+          `^${g
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '.*')
+            .replace(/\?/g, '.')}$`,
+        ),
+    );
+  return cases.filter((c) => patterns.some((p) => p.test(c.name)));
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'skipped', 'superseded', 'abandoned']);
+
+/**
+ * Reviews Test Lab cases through the real pipeline: a local GitHub API serves each case as a pull request
+ * (`testlab/<case>#1`), a Probot App authenticates against it with a key made for the run, review jobs go
+ * through the job table and the review worker, the engine calls the configured provider (or the replay
+ * of recorded answers), and publication runs in shadow mode. Everything lives in a scratch store that is
+ * deleted afterwards; the caller saves the returned run as a Test Lab record.
+ */
+export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
+  const all = loadCorpus(opts.corpus);
+  const cases = selectCases(all, opts.cases);
+  if (cases.length === 0) throw new Error(`no Test Lab case matches "${opts.cases ?? ''}" in ${opts.corpus}`);
+  const providerName = (opts.provider ?? opts.env.VERDICT_RUNNER_PROVIDER ?? '').trim().toLowerCase();
+  const replay = providerName === 'replay';
+  const github = new CaseGitHubServer(cases);
+  const base = await github.start();
+  const scratch = mkdtempSync(join(tmpdir(), 'verdict-testlab-'));
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const env: Env = {
+    ...opts.env,
+    DATABASE_URL: undefined,
+    APP_ID: '1',
+    PRIVATE_KEY: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+    PRIVATE_KEY_PATH: undefined,
+    GHE_HOST: new URL(base).host,
+    GHE_PROTOCOL: 'http',
+    VERDICT_DB_PATH: join(scratch, 'testlab.sqlite'),
+    VERDICT_QUEUE_DB_PATH: undefined,
+    VERDICT_QUEUE_URL: undefined,
+    VERDICT_QUEUE_TOKEN: undefined,
+    VERDICT_PUBLISH_MODE: 'shadow',
+    VERDICT_WORKER_CONCURRENCY: String(opts.concurrency),
+    VERDICT_WORKER_MAX_JOBS: String(opts.concurrency),
+    ...(opts.provider && !replay ? { VERDICT_RUNNER_PROVIDER: opts.provider } : {}),
+    ...(opts.model ? { VERDICT_RUNNER_MODEL: opts.model } : {}),
+    // Replay: the part split the recordings were made with (a large case is reviewed in several parts).
+    ...(replay ? { VERDICT_RUNNER_PROVIDER: undefined, VERDICT_REVIEW_CHUNK_TOKENS: '12000' } : {}),
+  };
+  const config = loadConfig(env);
+  const log = opts.log;
+  let store: Store | null = null;
+  let worker: ReturnType<typeof createReviewWorker> | null = null;
+  try {
+    const providers: ProviderSelection = replay
+      ? { primary: new ReplayProvider(cases), shadow: null }
+      : { primary: selectProviders(config.review.providerEnv).primary, shadow: null };
+    const judge = judgeFor(opts, config.review.providerEnv, replay);
+    store = await openConfiguredStore(config);
+    const probot = createProbot(config.github, log.child({ name: 'probot' }));
+    const engine = createReviewEngine({
+      store,
+      config: config.review,
+      providers,
+      github: async (id) => (await probot.auth(id)) as GitHubClient,
+      clock: systemClock,
+      ids: randomId,
+      log: log.child({ name: 'review' }),
+    });
+    const executor = reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
+    worker = createReviewWorker(store, sqlQueue(store), executor, config, log);
+    worker.start();
+    const started = Date.now();
+    const queued: Array<{ c: TestLabCase; runId: string }> = [];
+    for (const c of cases) {
+      // As an installation and an operator would: the repository is installed and enabled.
+      const fullName = `${TESTLAB_OWNER}/${c.name}`;
+      await store.repositories.upsertInstalled(fullName, TESTLAB_INSTALLATION_ID);
+      await store.repositories.configure(
+        fullName,
+        { enabled: true },
+        { actor: 'testlab', reason: 'Test Lab case' },
+      );
+      const { run } = await requestReview(store, {
+        owner: TESTLAB_OWNER,
+        repo: c.name,
+        number: TESTLAB_PR_NUMBER,
+        installationId: TESTLAB_INSTALLATION_ID,
+        headSha: github.headSha(c.name),
+        trigger: 'opened',
+      });
+      queued.push({ c, runId: run.id });
+    }
+    worker.kick();
+    const s = store;
+    const results = await Promise.all(
+      queued.map(async ({ c, runId }) => {
+        const result = await caseResult(s, c, runId, opts.caseTimeoutMs ?? 15 * 60_000, judge?.judge);
+        opts.onCase?.(result);
+        return result;
+      }),
+    );
+    const scores = { ...overallScores(results), wallMs: Date.now() - started };
+    return {
+      provider: providers.primary.name,
+      model: providers.primary.model,
+      judge: judge ? { provider: judge.provider.name, model: judge.provider.model } : null,
+      scores,
+      cases: results,
+      unknownRequests: [...new Set(github.requests.unknown)],
+    };
+  } finally {
+    await worker?.stop(5_000).catch(() => undefined);
+    await store?.close().catch(() => undefined);
+    await github.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function judgeFor(
+  opts: TestLabRunOptions,
+  env: Readonly<Env>,
+  replay: boolean,
+): { provider: ModelProvider; judge: Judge } | null {
+  if (!opts.judgeProvider && !opts.judgeModel) return null;
+  if (replay && (opts.judgeProvider ?? 'replay') === 'replay') {
+    throw new Error('the replay provider cannot judge: name a real --judge-provider');
+  }
+  const provider = selectProviders({
+    ...env,
+    VERDICT_RUNNER_PROVIDER: opts.judgeProvider ?? env.VERDICT_RUNNER_PROVIDER,
+    VERDICT_RUNNER_MODEL: opts.judgeModel ?? env.VERDICT_RUNNER_MODEL,
+    VERDICT_RUNNER_SHADOW_MODEL: undefined,
+  }).primary;
+  return { provider, judge: modelJudge(provider) };
+}
+
+async function caseResult(
+  store: Store,
+  c: TestLabCase,
+  runId: string,
+  timeoutMs: number,
+  judge?: Judge,
+): Promise<CaseResult> {
+  const deadline = Date.now() + timeoutMs;
+  let run = await store.runs.get(runId);
+  while (run && !TERMINAL.has(run.status) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    run = await store.runs.get(runId);
+  }
+  const base: CaseResult = {
+    name: c.name,
+    language: c.meta.language,
+    kind: c.meta.kind,
+    clean: c.clean,
+    status: 'error',
+    error: null,
+    findings: [],
+    bugs: [],
+    falseFindings: 0,
+    tokens: { input: 0, output: 0 },
+    costUsd: null,
+    wallMs: 0,
+    parts: 0,
+  };
+  if (!run) return { ...base, error: 'the review run disappeared' };
+  const traces = await store.traces.list({ runId, limit: 10 });
+  const spans = (await Promise.all(traces.map((t) => store.traces.get(t.traceId)))).flatMap(
+    (t) => t?.spans ?? [],
+  );
+  // The model calls: the spans that carry token counts.
+  const models = spans.filter((s) => s.inputTokens !== null || s.outputTokens !== null);
+  const costs = models.map((s) => s.costUsd);
+  const trace = traces[0];
+  const usage = {
+    tokens: {
+      input: models.reduce((n, s) => n + (s.inputTokens ?? 0), 0),
+      output: models.reduce((n, s) => n + (s.outputTokens ?? 0), 0),
+    },
+    costUsd:
+      costs.length === 0 || costs.some((x) => x === null)
+        ? null
+        : costs.reduce<number>((n, x) => n + (x ?? 0), 0),
+    wallMs: trace?.durationMs ?? 0,
+    parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
+  };
+  if (!TERMINAL.has(run.status)) {
+    return {
+      ...base,
+      ...usage,
+      status: 'error',
+      error: `not finished within ${Math.round(timeoutMs / 1000)} s`,
+    };
+  }
+  const stored = await store.findings.listForRun(runId);
+  const findings = stored.map((f) => ({
+    severity: f.severity,
+    category: f.category,
+    path: f.path,
+    line: f.line,
+    endLine: f.endLine,
+    title: f.title,
+    body: f.body,
+  }));
+  const score = await scoreCase(c, findings, judge);
+  return {
+    ...base,
+    ...usage,
+    status: run.analysisStatus === 'pending' ? run.status : run.analysisStatus,
+    error:
+      run.error ??
+      (run.analysisStatus === 'refused'
+        ? `not reviewed: ${JSON.stringify((run.result as { admission?: unknown } | null)?.admission ?? run.reason)}`
+        : null),
+    findings: findings.map((f, i) => ({ ...f, caught: score.matches[i] ?? null })),
+    bugs: score.bugs,
+    falseFindings: score.falseFindings,
+  };
+}

@@ -1,0 +1,140 @@
+import type { TestLabCase } from '../../src/testlab/case.js';
+import { overallScores, scoreCase, type CaseResult, type ScoredFinding } from '../../src/testlab/score.js';
+
+const bugCase = (bugs: TestLabCase['bugs']): TestLabCase => ({
+  name: 'x',
+  dir: '/x',
+  meta: { title: 't', body: '', language: 'go', base: 'main', head: 'feature', kind: 'fix' },
+  bugs,
+  clean: bugs.length === 0,
+  files: [],
+  answers: new Map(),
+});
+const bug = {
+  id: 'sql',
+  path: 'src/db.ts',
+  lines: [40, 42] as [number, number],
+  category: 'injection' as const,
+  severity: 'high' as const,
+  keywords: ['sql', 'injection', 'parameter'],
+  description: 'interpolated',
+};
+const finding = (over: Partial<ScoredFinding>): ScoredFinding => ({
+  severity: 'high',
+  category: 'security',
+  path: 'src/db.ts',
+  line: null,
+  endLine: null,
+  title: 'A problem',
+  body: 'Something is wrong.',
+  ...over,
+});
+
+describe('Test Lab scoring rules', () => {
+  test('an anchored finding on the bug path matches within ±3 lines, not beyond', async () => {
+    const c = bugCase([bug]);
+    expect((await scoreCase(c, [finding({ line: 45, endLine: 45 })])).bugs[0]!.matchedBy).toBe('anchor');
+    expect((await scoreCase(c, [finding({ line: 37 })])).bugs[0]!.matchedBy).toBe('anchor');
+    expect((await scoreCase(c, [finding({ line: 46 })])).bugs[0]!.finding).toBeNull();
+    expect((await scoreCase(c, [finding({ line: 41, path: 'src/other.ts' })])).bugs[0]!.finding).toBeNull();
+  });
+
+  test('an unanchored finding matches by two keywords; an anchored one far away never by keywords', async () => {
+    const c = bugCase([bug]);
+    const words = { title: 'SQL injection', body: 'Use a bound parameter.' };
+    expect((await scoreCase(c, [finding(words)])).bugs[0]!.matchedBy).toBe('keywords');
+    expect((await scoreCase(c, [finding({ title: 'SQL is slow' })])).bugs[0]!.finding).toBeNull();
+    expect((await scoreCase(c, [finding({ ...words, line: 90 })])).bugs[0]!.finding).toBeNull();
+  });
+
+  test('severity agreement and exact anchors are judged on the catching finding', async () => {
+    const c = bugCase([bug]);
+    const near = (await scoreCase(c, [finding({ line: 44, severity: 'medium' })])).bugs[0]!;
+    expect(near).toMatchObject({ severityAgrees: false, anchorExact: false });
+    const exact = (await scoreCase(c, [finding({ line: 41, endLine: 42 })])).bugs[0]!;
+    expect(exact).toMatchObject({ severityAgrees: true, anchorExact: true });
+  });
+
+  test('of several findings near the lines, the one about the bug catches it; the others stay false', async () => {
+    const c = bugCase([bug]);
+    const score = await scoreCase(c, [
+      finding({ line: 40, severity: 'medium', title: 'Naming' }),
+      finding({ line: 41, title: 'SQL injection', body: 'bind a parameter' }),
+    ]);
+    expect(score.bugs[0]!.finding).toBe(1);
+    expect(score.matches).toEqual([null, 'sql']);
+    expect(score.falseFindings).toBe(1);
+  });
+
+  test('on a clean case, findings of medium or above are false findings; low ones are not', async () => {
+    const score = await scoreCase(bugCase([]), [
+      finding({ severity: 'medium' }),
+      finding({ severity: 'blocker' }),
+      finding({ severity: 'low' }),
+    ]);
+    expect(score.falseFindings).toBe(2);
+  });
+
+  test('a judge decides only what the rules left unmatched, and its matches are marked', async () => {
+    const c = bugCase([bug, { ...bug, id: 'other', lines: [100, 101] }]);
+    const asked: string[] = [];
+    const score = await scoreCase(
+      c,
+      [finding({ line: 41 }), finding({ line: 7, title: 'Something else' })],
+      async (_c, b, open) => {
+        asked.push(`${b.id}:${open.length}`);
+        return 0;
+      },
+    );
+    expect(asked).toEqual(['other:1']);
+    expect(score.bugs.map((b) => b.matchedBy)).toEqual(['anchor', 'judge']);
+  });
+
+  test('overall scores: recall, precision, false findings per clean case', () => {
+    const result = (over: Partial<CaseResult>): CaseResult => ({
+      name: 'c',
+      language: 'go',
+      kind: 'fix',
+      clean: false,
+      status: 'analysed',
+      error: null,
+      findings: [],
+      bugs: [],
+      falseFindings: 0,
+      tokens: { input: 10, output: 5 },
+      costUsd: 0.5,
+      wallMs: 100,
+      parts: 1,
+      ...over,
+    });
+    const caughtBug = {
+      id: 'a',
+      path: 'p',
+      lines: [1, 1] as [number, number],
+      category: 'logic',
+      severity: 'high',
+    };
+    const scores = overallScores([
+      result({
+        bugs: [
+          { ...caughtBug, finding: 0, matchedBy: 'anchor', severityAgrees: true, anchorExact: true },
+          { ...caughtBug, id: 'b', finding: null, matchedBy: null, severityAgrees: null, anchorExact: null },
+        ],
+        findings: [{ ...finding({}), caught: 'a' }],
+      }),
+      result({ clean: true, falseFindings: 3, findings: [], costUsd: null }),
+    ]);
+    expect(scores).toMatchObject({
+      cases: 2,
+      bugs: 2,
+      caught: 1,
+      recall: 0.5,
+      precision: 0.25,
+      falseFindingsPerCleanCase: 3,
+      severityAgreement: 1,
+      anchorAccuracy: 1,
+      costUsd: null,
+      tokens: { input: 20, output: 10 },
+    });
+  });
+});
