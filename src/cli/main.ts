@@ -38,6 +38,12 @@ const OPTIONS = {
   'judge-provider': { type: 'string' },
   'judge-model': { type: 'string' },
   corpus: { type: 'string' },
+  record: { type: 'boolean' },
+  'from-pr': { type: 'string' },
+  bug: { type: 'string', multiple: true },
+  severity: { type: 'string' },
+  keywords: { type: 'string' },
+  language: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -70,7 +76,7 @@ Commands:
   usage                model and chat usage for a UTC date range
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
-  testlab run|compare  review the Test Lab corpus and score it; compare two Test Lab records
+  testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 

@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import pino from 'pino';
+import { loadConfig } from '../config.js';
+import type { GitHubClient } from '../github/client.js';
+import { createProbot } from '../github/probot.js';
+import { FINDING_SEVERITIES } from '../review/output.schema.js';
 import type { Store } from '../store/index.js';
+import { capturePullRequest, parseBugSpec, type BugSpec } from '../testlab/capture.js';
+import { CASE_LANGUAGES } from '../testlab/case.js';
 import { compareRecords, saveTestLabRun, scoreLine } from '../testlab/record.js';
 import { runTestLab, type TestLabRun } from '../testlab/runner.js';
 import type { CaseResult } from '../testlab/score.js';
@@ -9,6 +15,8 @@ import { table, type Painter } from './table.js';
 export const TESTLAB_HELP = `Usage: verdict testlab run [--provider <p>] [--model <m>] [--cases <glob>] [--concurrency <n>]
                            [--judge-provider <p>] [--judge-model <m>] [--corpus <dir>] [--name <name>] [--db <path>] [--json]
        verdict testlab compare <a> <b> [--db <path>] [--json]
+       verdict testlab add --from-pr <owner/repo#N> [--bug <path:line[-line]:category>]... [--name <case>]
+                           [--severity <s>] [--keywords <a,b,...>] [--language <l>] [--corpus <dir>]
 
 run: reviews the Test Lab corpus (fixtures/testlab) through the real pipeline against a local GitHub
 API, scores the findings against the planted bugs, prints a table and saves a Test Lab record.
@@ -16,6 +24,10 @@ The provider and model default to VERDICT_RUNNER_PROVIDER / VERDICT_RUNNER_MODEL
 from the recorded answers of each case, offline.
 
 compare: the planted bugs one record caught and the other missed.
+
+add: captures a pull request through the App's credentials (APP_ID, PRIVATE_KEY) into a new case:
+its title, body and the changed files at base and head, and each --bug as a planted bug (none: a
+clean case). Record its answers with "testlab run --cases <case> --provider <p> --record".
 
 Options:
   --provider <p>        openrouter, openai, anthropic, codex or replay
@@ -25,7 +37,8 @@ Options:
   --judge-provider <p>  a model that decides matches the rules cannot (optional)
   --judge-model <m>     its model
   --corpus <dir>        the corpus folder (default fixtures/testlab)
-  --name <name>         a label for the record
+  --record              write the provider's answers into each case's answers/ (for replay)
+  --name <name>         a label for the record (add: the case folder name)
   --db <path>           the store the record is saved to (default VERDICT_DB_PATH; DATABASE_URL selects PostgreSQL)
   --json                machine-readable output`;
 
@@ -39,6 +52,12 @@ export type TestLabCliOptions = {
   corpus?: string;
   name?: string;
   json?: boolean;
+  record?: boolean;
+  'from-pr'?: string;
+  bug?: string[];
+  severity?: string;
+  keywords?: string;
+  language?: string;
 };
 
 const pct = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
@@ -96,6 +115,7 @@ export async function testLabCommand(
       model: opts.model,
       judgeProvider: opts['judge-provider'],
       judgeModel: opts['judge-model'],
+      record: opts.record === true,
       log: pino({ level: io.env.LOG_LEVEL ?? 'warn' }),
     });
     const record = await saveTestLabRun(store, run, {
@@ -142,6 +162,58 @@ export async function testLabCommand(
     io.stdout(lines.join('\n'));
     return 0;
   }
-  fail('needs a subcommand: run or compare');
+  if (sub === 'add') {
+    if (rest.length > 0) fail('add takes no arguments (use --from-pr)');
+    const ref = /^([A-Za-z0-9][A-Za-z0-9-]*)\/([A-Za-z0-9._-]+)#(\d+)$/.exec(opts['from-pr'] ?? '');
+    if (!ref) fail('--from-pr must be owner/repo#number');
+    const [, owner, repo, number] = ref!;
+    const severity = opts.severity ?? 'high';
+    if (!(FINDING_SEVERITIES as readonly string[]).includes(severity)) {
+      fail(`--severity must be one of ${FINDING_SEVERITIES.join(', ')}`);
+    }
+    const language = opts.language;
+    if (language !== undefined && !(CASE_LANGUAGES as readonly string[]).includes(language)) {
+      fail(`--language must be one of ${CASE_LANGUAGES.join(', ')}`);
+    }
+    let bugs: BugSpec[];
+    try {
+      bugs = (opts.bug ?? []).map(parseBugSpec);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    const config = loadConfig(io.env);
+    if (!config.github.hasCredentials)
+      fail('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
+    const probot = createProbot(config.github, pino({ level: 'silent' }));
+    const app = await probot.auth();
+    const { data: installation } = await app.rest.apps.getRepoInstallation({ owner: owner!, repo: repo! });
+    const gh = (await probot.auth(installation.id)) as GitHubClient;
+    const created = await capturePullRequest({
+      gh,
+      owner: owner!,
+      repo: repo!,
+      number: Number(number),
+      bugs: bugs!,
+      corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
+      name: opts.name,
+      severity: severity as (typeof FINDING_SEVERITIES)[number],
+      keywords: opts.keywords
+        ?.split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+      language: language as (typeof CASE_LANGUAGES)[number] | undefined,
+    });
+    const changed = created.files.filter((f) => f.changed).length;
+    if (opts.json)
+      io.stdout(
+        JSON.stringify({ case: created.name, dir: created.dir, changed, bugs: created.bugs }, null, 2),
+      );
+    else
+      io.stdout(
+        `${paint('added', 'green')} case ${created.name} (${created.meta.language}, ${changed} changed file(s), ${created.clean ? 'clean' : `${created.bugs.length} planted bug(s)`}) in ${created.dir}`,
+      );
+    return 0;
+  }
+  fail('needs a subcommand: run, compare or add');
   return 1;
 }

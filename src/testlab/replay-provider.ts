@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SYNTHESIS_SYSTEM } from '../review/synthesis.js';
 import {
   ModelCallError,
@@ -8,6 +10,56 @@ import {
 import { estimateTokens } from '../review/budget.js';
 import type { TestLabCase } from './case.js';
 import { TESTLAB_OWNER } from './github-server.js';
+
+/**
+ * Which recorded answer a call is: the case is the repository named in the prompt (`testlab/<case>`), the
+ * part the prompt's `## Part n of m` (part 1 when there is one); the call that combines several parts is
+ * `synthesis.txt`, a repair request `part-<n>.repair.txt`.
+ */
+export function answerFileOf(req: ModelRequest): { caseName: string | null; file: string } {
+  const first = req.messages[0]?.content ?? '';
+  const repo = new RegExp(`${TESTLAB_OWNER}/([a-z0-9][a-z0-9-]*)#`).exec(first);
+  const part = /^## Part (\d+) of \d+$/m.exec(first)?.[1] ?? '1';
+  const synthesis = req.system === SYNTHESIS_SYSTEM;
+  const repair = !synthesis && req.messages.length > 1;
+  return {
+    caseName: repo?.[1] ?? null,
+    file: synthesis ? 'synthesis.txt' : repair ? `part-${part}.repair.txt` : `part-${part}.txt`,
+  };
+}
+
+/**
+ * Records what a real provider answers, per case and part, into the case's `answers/` (what `verdict
+ * testlab run --record` does): the replay provider then answers the same from those files.
+ */
+export class RecordingProvider implements ModelProvider {
+  readonly name: ModelProvider['name'];
+  readonly model: string;
+  readonly maxTokens: number | null | undefined;
+  /** `case/file` of every answer written. */
+  readonly recorded: string[] = [];
+
+  constructor(
+    private readonly inner: ModelProvider,
+    private readonly cases: ReadonlyMap<string, TestLabCase>,
+  ) {
+    this.name = inner.name;
+    this.model = inner.model;
+    this.maxTokens = inner.maxTokens;
+  }
+
+  async complete(req: ModelRequest): Promise<ModelResponse> {
+    const res = await this.inner.complete(req);
+    const { caseName, file } = answerFileOf(req);
+    const c = caseName === null ? undefined : this.cases.get(caseName);
+    if (c) {
+      mkdirSync(join(c.dir, 'answers'), { recursive: true });
+      writeFileSync(join(c.dir, 'answers', file), res.text);
+      this.recorded.push(`${c.name}/${file}`);
+    }
+    return res;
+  }
+}
 
 /** The model name the replay provider reports. */
 export const REPLAY_MODEL = 'recorded';
@@ -34,17 +86,12 @@ export class ReplayProvider implements ModelProvider {
   }
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
-    const prompt = req.messages.map((m) => m.content).join('\n');
-    const first = req.messages[0]?.content ?? '';
-    const repo = new RegExp(`${TESTLAB_OWNER}/([a-z0-9][a-z0-9-]*)#`).exec(first);
-    const c = repo ? this.cases.get(repo[1]!) : undefined;
+    const { caseName, file } = answerFileOf(req);
+    const c = caseName === null ? undefined : this.cases.get(caseName);
     if (!c) {
       throw new ModelCallError('empty', 'replay: the prompt names no Test Lab case', { retryable: false });
     }
-    const part = /^## Part (\d+) of \d+$/m.exec(first)?.[1] ?? '1';
-    const synthesis = req.system === SYNTHESIS_SYSTEM;
-    const repair = !synthesis && req.messages.length > 1;
-    const file = synthesis ? 'synthesis.txt' : repair ? `part-${part}.repair.txt` : `part-${part}.txt`;
+    const prompt = req.messages.map((m) => m.content).join('\n');
     const text = c.answers.get(file);
     if (text === undefined) {
       throw new ModelCallError('empty', `replay: no recorded answer ${c.name}/answers/${file}`, {

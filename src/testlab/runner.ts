@@ -22,7 +22,7 @@ import {
   TESTLAB_PR_NUMBER,
 } from './github-server.js';
 import { modelJudge } from './judge.js';
-import { ReplayProvider } from './replay-provider.js';
+import { RecordingProvider, ReplayProvider } from './replay-provider.js';
 import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
 
 export type TestLabRunOptions = {
@@ -43,6 +43,8 @@ export type TestLabRunOptions = {
   log: Logger;
   /** Called as each case finishes. */
   onCase?: (result: CaseResult) => void;
+  /** Write what the provider answers into each case's `answers/` (a real provider only). */
+  record?: boolean;
   /** The longest a case may take before it is recorded as not finished (default 15 minutes). */
   caseTimeoutMs?: number;
 };
@@ -123,6 +125,10 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
     const providers: ProviderSelection = replay
       ? { primary: new ReplayProvider(cases), shadow: null }
       : { primary: selectProviders(config.review.providerEnv).primary, shadow: null };
+    if (opts.record) {
+      if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
+      providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
+    }
     const judge = judgeFor(opts, config.review.providerEnv, replay);
     store = await openConfiguredStore(config);
     const probot = createProbot(config.github, log.child({ name: 'probot' }));
