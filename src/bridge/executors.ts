@@ -5,7 +5,7 @@ import type { GitHubClient } from '../github/client.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
 import type { Store } from '../store/index.js';
 import { CommandFailure, type CommandExecutors } from './command-bridge.js';
-import { replayRefusal } from '../operator/replay-rule.js';
+import { replayRefusal } from '../services/webhooks.js';
 
 /** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
 export type AppGitHub = {
