@@ -9,6 +9,7 @@ import { idempotencyKeyOf, originOf, type OperatorDeps } from '../operator/rest.
 import { analyticsOperations } from '../services/analytics.js';
 import { commandOperations } from '../services/commands.js';
 import { keyOperations } from '../services/keys.js';
+import { memoryOperations } from '../services/memory.js';
 import { OperatorError, type Operation, type OperationContext } from '../services/operation.js';
 import { queueRepairOperations } from '../services/queue-repair.js';
 import { repoOperations } from '../services/repos.js';
@@ -154,9 +155,34 @@ export const appRouter = t.router({
     audit: query(settingsOperations.audit),
     usage: query(settingsOperations.usage),
   }),
+  memory: t.router({
+    integrations: t.router({
+      list: query(memoryOperations.integrations),
+      preview: mutation(memoryOperations.previewIntegration),
+    }),
+    contexts: t.router({
+      list: query(memoryOperations.contexts),
+      get: query(memoryOperations.context),
+      create: mutation(memoryOperations.createContext),
+      update: mutation(memoryOperations.updateContext),
+      delete: mutation(memoryOperations.deleteContext),
+    }),
+    clusters: t.router({
+      list: query(memoryOperations.clusters),
+      create: mutation(memoryOperations.createCluster),
+      update: mutation(memoryOperations.updateCluster),
+      delete: mutation(memoryOperations.deleteCluster),
+    }),
+    knowledge: t.router({
+      list: query(memoryOperations.knowledge),
+      document: query(memoryOperations.knowledgeDocument),
+      putDocument: mutation(memoryOperations.putKnowledgeDocument),
+    }),
+  }),
   scm: t.router({
     get: query(scmOperations.view),
     sync: mutation(scmOperations.sync),
+    dismissAlert: mutation(scmOperations.dismissAlert),
   }),
   testLab: t.router({
     list: query(testLabOperations.list),
