@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import { defineOperation, notFound, REPO_PATTERN, text } from './operation.js';
+import {
+  defineOperation,
+  notFound,
+  OperatorError,
+  REPO_PATTERN,
+  text,
+  type ServiceContext,
+} from './operation.js';
 
 /** Repository list: the read token, or an API key with `read`; configuration: the admin token. */
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
@@ -64,3 +71,55 @@ export const repoOperations = {
     },
   }),
 };
+
+/** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
+export type AppGitHub = {
+  /** Every installation of the App (`GET /app/installations`, all pages). */
+  installations(): Promise<Array<{ id: number; account: string | null; suspended: boolean }>>;
+  /** The repositories one installation can reach (`GET /installation/repositories`, all pages). */
+  repositories(installationId: number): Promise<string[]>;
+};
+
+/**
+ * Repository sync (the `sync-repositories` command the bridge runs): every repository of every installation
+ * that is not suspended is recorded as installed with its installation; once every listing has succeeded,
+ * an installed repository GitHub no longer lists is marked uninstalled. Without App credentials (`app`
+ * null) it is refused with `app_credentials_missing`.
+ */
+export async function syncRepositories(ctx: ServiceContext, app: AppGitHub | null) {
+  if (!app) {
+    throw new OperatorError(
+      503,
+      'app_credentials_missing',
+      'repository sync needs the GitHub App credentials (APP_ID and PRIVATE_KEY)',
+    );
+  }
+  const { store } = ctx;
+  const installations = await app.installations();
+  const seen = new Map<string, number>();
+  for (const installation of installations) {
+    if (installation.suspended) continue;
+    for (const fullName of await app.repositories(installation.id)) {
+      seen.set(fullName, installation.id);
+    }
+  }
+  const before = await store.repositories.list();
+  const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
+  for (const [fullName, installationId] of seen) {
+    await store.repositories.upsertInstalled(fullName, installationId);
+  }
+  // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
+  const removed = [...known].filter((name) => !seen.has(name));
+  await store.repositories.markUninstalled(removed);
+  const added = [...seen.keys()].filter((name) => !known.has(name));
+  ctx.log.info(
+    { event: 'repositories-synced', installations: installations.length, repositories: seen.size },
+    `repository sync: ${seen.size} repositories in ${installations.length} installations`,
+  );
+  return {
+    installations: installations.length,
+    repositories: seen.size,
+    added: added.sort(),
+    removed: removed.sort(),
+  };
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import { defineOperation, notFound } from './operation.js';
+import type { HarnessRecord } from '../store/harness.js';
+import { defineOperation, notFound, OperatorError, type ServiceContext } from './operation.js';
 
 /** Test Lab reads: the read token, or an API key with `read` (operator-api 5.2 rule 2). */
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
@@ -26,3 +27,52 @@ export const testLabOperations = {
     },
   }),
 };
+
+/**
+ * Saves an analysed run as a harness record (the CLI's `harness`; the Test Lab lists it): its verdict,
+ * confidence, statuses, coverage head and completeness, and each finding's fingerprint, severity,
+ * category, location and title. An unknown review key is 404 `not_found`; a run that is not analysed is
+ * 409 `not_analyzed`. The record's actor is the caller.
+ */
+export async function saveHarnessRecord(
+  ctx: ServiceContext,
+  input: { reviewKey: string; name?: string | undefined },
+): Promise<HarnessRecord> {
+  const { store } = ctx;
+  const run = await store.runs.getByKey(input.reviewKey);
+  if (!run) throw notFound(`no run with review key ${input.reviewKey}`);
+  if (!['analysed', 'degraded'].includes(run.analysisStatus)) {
+    throw new OperatorError(
+      409,
+      'not_analyzed',
+      `run ${run.reviewKey} is not analyzed (analysis ${run.analysisStatus})`,
+    );
+  }
+  const findings = await store.findings.listForRun(run.id);
+  const coverage = (run.result as { coverage?: { complete?: unknown; headSha?: unknown } } | null)?.coverage;
+  return store.harness.save({
+    id: ctx.newId('harness'),
+    name: input.name ?? run.reviewKey,
+    reviewKey: run.reviewKey,
+    runId: run.id,
+    repo: run.repo,
+    prNumber: run.prNumber,
+    actor: ctx.principal.actor,
+    record: {
+      verdict: run.verdict,
+      confidence: run.confidence,
+      analysisStatus: run.analysisStatus,
+      publishStatus: run.publishStatus,
+      headSha: run.headSha,
+      coverage: coverage ? { complete: coverage.complete ?? null, headSha: coverage.headSha ?? null } : null,
+      findings: findings.map((f) => ({
+        fingerprint: f.fingerprint,
+        severity: f.severity,
+        category: f.category,
+        path: f.path,
+        line: f.line,
+        title: f.title,
+      })),
+    },
+  });
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import { defineOperation, limitParam, notFound } from './operation.js';
+import { defineOperation, limitParam, notFound, OperatorError, type ServiceContext } from './operation.js';
 
 const DELIVERY_STATUSES = ['queued', 'ignored', 'processed', 'failed'] as const;
 
@@ -58,4 +58,38 @@ export function replayRefusal(
     };
   }
   return null;
+}
+
+/**
+ * Replays a stored delivery (what the bridge does for `replay-webhook`, review-engine 7.5): an unknown
+ * delivery is 404 `delivery_not_found`, the replay rule's refusals are 409 with their codes; otherwise the
+ * delivery is dispatched into the Probot app again by `dispatch` and its status before and after is told.
+ */
+export async function replayDelivery(
+  ctx: ServiceContext,
+  input: { deliveryId: string; force: boolean },
+  dispatch: (deliveryId: string) => Promise<void>,
+) {
+  const { deliveryId: id, force } = input;
+  const delivery = await ctx.store.deliveries.get(id);
+  if (!delivery) {
+    throw new OperatorError(
+      404,
+      'delivery_not_found',
+      `webhook delivery ${id} is not recorded in this store`,
+    );
+  }
+  const refusal = replayRefusal(id, delivery.status, force);
+  if (refusal) throw new OperatorError(409, refusal.code, refusal.message);
+  await dispatch(id);
+  const after = await ctx.store.deliveries.get(id);
+  return {
+    deliveryId: id,
+    event: delivery.event,
+    action: delivery.action,
+    previousStatus: delivery.status,
+    status: after?.status ?? null,
+    outcome: after?.outcome ?? null,
+    forced: force,
+  };
 }
