@@ -1,19 +1,14 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import { randomId, type Clock } from '../clock.js';
 import { RetryPublishError, retryPublish, type ReviewPublisher } from '../publish/review-publisher.js';
 import type { GitHubClient } from '../github/client.js';
-import { requeueReview, RequeueError } from '../review/requeue.js';
+import { OperatorError, type ServiceContext } from '../services/operation.js';
+import { syncRepositories, type AppGitHub } from '../services/repos.js';
+import { requeue } from '../services/requeue.js';
+import { replayDelivery } from '../services/webhooks.js';
+import type { Command } from '../store/commands.js';
 import type { Store } from '../store/index.js';
 import { CommandFailure, type CommandExecutors } from './command-bridge.js';
-import { replayRefusal } from '../operator/replay-rule.js';
-
-/** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
-export type AppGitHub = {
-  /** Every installation of the App (`GET /app/installations`, all pages). */
-  installations(): Promise<Array<{ id: number; account: string | null; suspended: boolean }>>;
-  /** The repositories one installation can reach (`GET /installation/repositories`, all pages). */
-  repositories(installationId: number): Promise<string[]>;
-};
 
 export type ExecutorDeps = {
   store: Store;
@@ -34,33 +29,45 @@ function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
-/** What each command kind does when the bridge executes it (operator-api 2.3, review-engine 3.5, 7.5). */
+/** A service's refusal as the command's failure: its code and message. */
+function failure(error: unknown, code?: (code: string) => string): unknown {
+  if (error instanceof OperatorError)
+    return new CommandFailure(code?.(error.code) ?? error.code, error.message);
+  return error;
+}
+
+/**
+ * What each command kind does when the bridge executes it (operator-api 2.3, review-engine 3.5, 7.5): the
+ * command's payload is read here, and the service that holds the rule does the work (requeue, delivery
+ * replay, repository sync), on behalf of the command's actor.
+ */
 export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
   const { store } = deps;
+  const context = (command: Command): ServiceContext => ({
+    store,
+    log: deps.log,
+    now: () => deps.clock.now(),
+    newId: randomId,
+    principal: { kind: 'local', actor: command.actor },
+  });
   return {
     requeue: async (command) => {
       try {
-        const result = await requeueReview(
-          store,
+        const result = await requeue(
+          context(command),
           {
             reviewKey: str(command.payload.reviewKey) ?? command.reviewKey,
             repo: str(command.payload.repo) ?? command.repo,
             prNumber: Number(command.payload.number ?? command.prNumber),
           },
-          { variant: str(command.payload.variant), now: deps.clock.now() },
+          { variant: str(command.payload.variant) },
         );
         deps.onReviewQueued?.();
         return result;
       } catch (error) {
-        if (error instanceof RequeueError) {
-          throw new CommandFailure(
-            error.code === 'invalid_request' || error.code === 'invalid_variant'
-              ? 'invalid_command'
-              : error.code,
-            error.message,
-          );
-        }
-        throw error;
+        throw failure(error, (code) =>
+          code === 'invalid_request' || code === 'invalid_variant' ? 'invalid_command' : code,
+        );
       }
     },
 
@@ -93,64 +100,23 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
     'replay-webhook': async (command) => {
       const id = str(command.payload.deliveryId) ?? command.deliveryId;
       if (!id) throw new CommandFailure('invalid_command', 'replay-webhook needs a deliveryId');
-      const force = command.payload.force === true;
-      const delivery = await store.deliveries.get(id);
-      if (!delivery) {
-        throw new CommandFailure(
-          'delivery_not_found',
-          `webhook delivery ${id} is not recorded in this store`,
+      try {
+        return await replayDelivery(
+          context(command),
+          { deliveryId: id, force: command.payload.force === true },
+          deps.dispatchDelivery,
         );
+      } catch (error) {
+        throw failure(error);
       }
-      const refusal = replayRefusal(id, delivery.status, force);
-      if (refusal) throw new CommandFailure(refusal.code, refusal.message);
-      const before = delivery.status;
-      await deps.dispatchDelivery(id);
-      const after = await store.deliveries.get(id);
-      return {
-        deliveryId: id,
-        event: delivery.event,
-        action: delivery.action,
-        previousStatus: before,
-        status: after?.status ?? null,
-        outcome: after?.outcome ?? null,
-        forced: force,
-      };
     },
 
-    'sync-repositories': async () => {
-      if (!deps.app) {
-        throw new CommandFailure(
-          'app_credentials_missing',
-          'repository sync needs the GitHub App credentials (APP_ID and PRIVATE_KEY)',
-        );
+    'sync-repositories': async (command) => {
+      try {
+        return await syncRepositories(context(command), deps.app);
+      } catch (error) {
+        throw failure(error);
       }
-      const installations = await deps.app.installations();
-      const seen = new Map<string, number>();
-      for (const installation of installations) {
-        if (installation.suspended) continue;
-        for (const fullName of await deps.app.repositories(installation.id)) {
-          seen.set(fullName, installation.id);
-        }
-      }
-      const before = await store.repositories.list();
-      const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
-      for (const [fullName, installationId] of seen) {
-        await store.repositories.upsertInstalled(fullName, installationId);
-      }
-      // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
-      const removed = [...known].filter((name) => !seen.has(name));
-      await store.repositories.markUninstalled(removed);
-      const added = [...seen.keys()].filter((name) => !known.has(name));
-      deps.log.info(
-        { event: 'repositories-synced', installations: installations.length, repositories: seen.size },
-        `repository sync: ${seen.size} repositories in ${installations.length} installations`,
-      );
-      return {
-        installations: installations.length,
-        repositories: seen.size,
-        added: added.sort(),
-        removed: removed.sort(),
-      };
     },
   };
 }

@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createLogger } from '../logger.js';
 import { openQueue } from '../queue/select.js';
-import { HarnessError, saveHarnessRecord } from '../review/harness.js';
-import { requeueReview, RequeueError } from '../review/requeue.js';
+import { localContext, OperatorError, runLocally, type OperationContext } from '../services/operation.js';
+import { requeue } from '../services/requeue.js';
+import { settingsOperations } from '../services/settings.js';
+import { saveHarnessRecord } from '../services/test-lab.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
-import { usageWindow, type UsageReport, type UsageTotals } from '../store/usage.js';
+import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { TESTLAB_HELP, testLabCommand, type TestLabCliOptions } from './testlab.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
@@ -173,10 +176,7 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
     return await dispatch(command, args, opts, io);
   } catch (error) {
     const message =
-      error instanceof CliError ||
-      error instanceof RequeueError ||
-      error instanceof HarnessError ||
-      error instanceof ConfigError
+      error instanceof CliError || error instanceof OperatorError || error instanceof ConfigError
         ? error.message
         : `${(error as Error)?.message ?? String(error)}`;
     io.stderr(`verdict ${command}: ${message.split('\n')[0]}`);
@@ -200,7 +200,12 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const paint = painter(io.isTty && !opts.json);
   const print = (json: unknown, human: () => string) =>
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
-  const { store } = await openCliStore(opts, io.env);
+  const { store, config } = await openCliStore(opts, io.env);
+  // What the CLI shares with the operator API runs as the same service, for the local operator.
+  const ctx = localContext(
+    { store, log: createLogger(config.logLevel, process.stderr) },
+    `cli:${io.env.USER ?? 'operator'}`,
+  );
   try {
     switch (command) {
       case 'runs': {
@@ -221,20 +226,21 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'usage': {
         expectArgs(0, '');
-        const window = usageWindow(Date.now(), {
-          from: opts.from !== undefined ? utcDay(opts.from, '--from') : undefined,
-          to: opts.to !== undefined ? utcDay(opts.to, '--to') : undefined,
+        const from = opts.from !== undefined ? utcDay(opts.from, '--from') : undefined;
+        const to = opts.to !== undefined ? utcDay(opts.to, '--to') : undefined;
+        if (from !== undefined && to !== undefined && from > to) {
+          throw new CliError('--from must not be after --to');
+        }
+        const { notes: _notes, ...usage } = await runLocally(settingsOperations.usage, ctx, {
+          from: opts.from,
+          to: opts.to,
         });
-        if (window.from > window.to) throw new CliError('--from must not be after --to');
-        const { from, to } = window;
-        const report = await store.reads.usage(from, window.toExclusive);
-        const range = { from: dayOf(from), to: dayOf(to) };
-        print({ ...range, ...report }, () => usageText(range, report, paint));
+        print(usage, () => usageText({ from: usage.from, to: usage.to }, usage, paint));
         return 0;
       }
       case 'requeue': {
         expectArgs(1, 'review key');
-        const result = await requeue(store, args[0]!, opts);
+        const result = await requeueCommand(ctx, args[0]!, opts);
         print(
           result,
           () => `${paint('queued', 'green')} ${result.reviewKey} (run ${result.runId}, ${result.outcome})`,
@@ -247,14 +253,10 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         });
       case 'harness': {
         expectArgs(1, 'review key');
-        const run = await requireRun(store, args[0]!);
-        const record = await saveHarnessRecord(store, run, {
-          name: opts.name,
-          actor: `cli:${io.env.USER ?? 'operator'}`,
-        });
+        const record = await saveHarnessRecord(ctx, { reviewKey: args[0]!, name: opts.name });
         print(
           { harness: record },
-          () => `${paint('saved', 'green')} harness record ${record.id} for ${run.reviewKey}`,
+          () => `${paint('saved', 'green')} harness record ${record.id} for ${record.reviewKey}`,
         );
         return 0;
       }
@@ -320,27 +322,30 @@ async function requireRun(store: Store, key: string): Promise<RunRecord> {
   return run;
 }
 
-/** `requeue`: a new variant of a stored head, into the store's job table or the `--queue-db` queue file. */
-async function requeue(store: Store, key: string, opts: Options) {
+/**
+ * `requeue`: the requeue service (as the bridge's `requeue` command runs it) for a new variant of a stored
+ * head, into the store's job table or the `--queue-db` queue file.
+ */
+async function requeueCommand(ctx: OperationContext, key: string, opts: Options) {
   const queueDb = opts['queue-db'];
   const queue = queueDb
     ? await openQueue(
         { kind: 'sqlite', filename: queueDb },
-        { store, clock: systemClock, ids: randomId, log: silentLog },
+        { store: ctx.store, clock: systemClock, ids: randomId, log: silentLog },
       )
     : null;
   try {
-    const { outcome, reviewKey, runId, jobId } = await requeueReview(
-      store,
+    const { outcome, reviewKey, runId, jobId } = await requeue(
+      ctx,
       { reviewKey: key },
-      { variant: opts.variant, now: Date.now(), queue: queue?.backend },
+      { variant: opts.variant, queue: queue?.backend },
     );
     return { outcome, reviewKey, runId, jobId, ...(queueDb ? { queueDb } : {}) };
   } catch (error) {
-    if (error instanceof RequeueError && error.code === 'invalid_variant') {
+    if (error instanceof OperatorError && error.code === 'invalid_variant') {
       throw new CliError('--variant must be 1 to 100 letters, digits, dots, dashes or underscores');
     }
-    if (error instanceof RequeueError && error.code === 'review_exists') {
+    if (error instanceof OperatorError && error.code === 'review_exists') {
       throw new CliError(`${error.message}: choose another --variant`);
     }
     throw error;

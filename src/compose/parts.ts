@@ -24,7 +24,8 @@ import { QueueWorker } from '../worker/runner.js';
 import { dispatchStoredDelivery, webhookJobHandler } from '../worker/webhook-consumer.js';
 import { hostname } from 'node:os';
 import { CommandBridge } from '../bridge/command-bridge.js';
-import { commandExecutors, type AppGitHub } from '../bridge/executors.js';
+import { commandExecutors } from '../bridge/executors.js';
+import type { AppGitHub } from '../services/repos.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 

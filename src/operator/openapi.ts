@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { sendJson, type Router } from '../http/router.js';
 import { ackBody, claimBody, enqueueBody, failBody, releaseBody, renewBody } from '../queue/http-routes.js';
-import { revisionBody } from './families.js';
-import { releaseLeaseBody, requeueDeadBody } from './queue-repair.js';
 
 const MAX_LEASE_MS = 7 * 86_400_000;
 
@@ -12,10 +10,6 @@ const MAX_LEASE_MS = 7 * 86_400_000;
  * the routes validate with.
  */
 export const REQUEST_BODIES: Record<string, z.ZodType> = {
-  'POST /operator/api/queue/requeue-dead': requeueDeadBody,
-  'POST /operator/api/queue/release-lease': releaseLeaseBody,
-  'POST /operator/api/scm/sync': z.strictObject({}),
-  'DELETE /operator/api/scm/alerts/:id': revisionBody,
   'POST /queue/enqueue': enqueueBody,
   'POST /queue/claim': claimBody(MAX_LEASE_MS),
   'POST /queue/renew': renewBody(MAX_LEASE_MS),

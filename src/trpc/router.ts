@@ -5,22 +5,21 @@ import { z } from 'zod';
 import { authorize } from '../http/auth.js';
 import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
-import { commandOperations } from '../operator/commands.js';
-import { keyOperations } from '../operator/keys.js';
-import {
-  idempotencyKeyOf,
-  OperatorError,
-  originOf,
-  type Operation,
-  type OperationContext,
-  type OperatorDeps,
-} from '../operator/operation.js';
-import { familyOperations } from '../operator/families.js';
-import { queueRepairOperations } from '../operator/queue-repair.js';
-import { readOperations } from '../operator/read-routes.js';
-import { reportOperations } from '../operator/reports.js';
-import { settingsOperations } from '../operator/settings.js';
-import { snapshotOperations } from '../operator/snapshot.js';
+import { idempotencyKeyOf, originOf, type OperatorDeps } from '../operator/rest.js';
+import { analyticsOperations } from '../services/analytics.js';
+import { commandOperations } from '../services/commands.js';
+import { keyOperations } from '../services/keys.js';
+import { memoryOperations } from '../services/memory.js';
+import { OperatorError, type Operation, type OperationContext } from '../services/operation.js';
+import { queueRepairOperations } from '../services/queue-repair.js';
+import { repoOperations } from '../services/repos.js';
+import { reportOperations } from '../services/reports.js';
+import { scmOperations } from '../services/scm.js';
+import { settingsOperations } from '../services/settings.js';
+import { snapshotOperations } from '../services/snapshot.js';
+import { testLabOperations } from '../services/test-lab.js';
+import { traceOperations } from '../services/traces.js';
+import { webhookOperations } from '../services/webhooks.js';
 import type { Mount } from '../server.js';
 
 export const TRPC_PREFIX = '/trpc';
@@ -128,19 +127,19 @@ export const appRouter = t.router({
   snapshot: query(snapshotOperations.snapshot),
   pullRequest: query(snapshotOperations.pullRequest),
   repos: t.router({
-    list: query(readOperations.repos),
-    configure: mutation(readOperations.configureRepo),
+    list: query(repoOperations.list),
+    configure: mutation(repoOperations.configure),
   }),
   webhooks: t.router({
-    list: query(readOperations.webhooks),
-    get: query(readOperations.webhook),
+    list: query(webhookOperations.list),
+    get: query(webhookOperations.get),
   }),
-  analytics: query(readOperations.analytics),
+  analytics: query(analyticsOperations.analytics),
   /** The report of operator-api 2.7 (same parameters, rule and bounds as `GET /operator/api/reports`). */
   reports: query(reportOperations.report),
   traces: t.router({
-    list: query(readOperations.traces),
-    get: query(readOperations.trace),
+    list: query(traceOperations.list),
+    get: query(traceOperations.get),
   }),
   commands: t.router({
     list: query(commandOperations.list),
@@ -156,13 +155,38 @@ export const appRouter = t.router({
     audit: query(settingsOperations.audit),
     usage: query(settingsOperations.usage),
   }),
+  memory: t.router({
+    integrations: t.router({
+      list: query(memoryOperations.integrations),
+      preview: mutation(memoryOperations.previewIntegration),
+    }),
+    contexts: t.router({
+      list: query(memoryOperations.contexts),
+      get: query(memoryOperations.context),
+      create: mutation(memoryOperations.createContext),
+      update: mutation(memoryOperations.updateContext),
+      delete: mutation(memoryOperations.deleteContext),
+    }),
+    clusters: t.router({
+      list: query(memoryOperations.clusters),
+      create: mutation(memoryOperations.createCluster),
+      update: mutation(memoryOperations.updateCluster),
+      delete: mutation(memoryOperations.deleteCluster),
+    }),
+    knowledge: t.router({
+      list: query(memoryOperations.knowledge),
+      document: query(memoryOperations.knowledgeDocument),
+      putDocument: mutation(memoryOperations.putKnowledgeDocument),
+    }),
+  }),
   scm: t.router({
-    get: query(familyOperations.scm),
-    sync: mutation(familyOperations.scmSync),
+    get: query(scmOperations.view),
+    sync: mutation(scmOperations.sync),
+    dismissAlert: mutation(scmOperations.dismissAlert),
   }),
   testLab: t.router({
-    list: query(familyOperations.testLabRuns),
-    get: query(familyOperations.testLabRun),
+    list: query(testLabOperations.list),
+    get: query(testLabOperations.get),
   }),
   queue: t.router({
     requeueDead: mutation(queueRepairOperations.requeueDead),

@@ -388,9 +388,9 @@ describe('Test Lab', () => {
     const list = (await (
       await fetch(`${app.baseUrl}/operator/api/test-lab`, { headers: read })
     ).json()) as any;
-    expect(list).toEqual({ ok: true, runs: [saved] });
+    expect(list).toEqual({ ok: true, runs: [{ kind: 'harness', ...saved }] });
     const one = await fetch(`${app.baseUrl}/operator/api/test-lab/harness_1`, { headers: read });
-    expect(await one.json()).toEqual({ ok: true, run: saved });
+    expect(await one.json()).toEqual({ ok: true, run: { kind: 'harness', ...saved } });
     expect((await fetch(`${app.baseUrl}/operator/api/test-lab/nope`, { headers: read })).status).toBe(404);
   });
 });

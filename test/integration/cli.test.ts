@@ -167,6 +167,8 @@ describe('verdict CLI', () => {
       (await cli(['usage', '--db', db, '--json', '--from', TODAY, '--to', TODAY])).stdout,
     );
     expect(json).toMatchObject({ from: TODAY, to: TODAY });
+    // The settings usage service answers it; the CLI's JSON keeps its own shape (no API notes).
+    expect(json.notes).toBeUndefined();
     expect(json.model).toMatchObject({
       calls: 2,
       inputTokens: 2000,
@@ -223,6 +225,8 @@ describe('verdict CLI', () => {
     expect(saved.code).toBe(0);
     const record = JSON.parse(saved.stdout).harness;
     expect(record).toMatchObject({ name: 'baseline', reviewKey: KEY, repo: 'acme/web', prNumber: 12 });
+    // Saved by the Test Lab service for the local operator (no USER in this environment).
+    expect(record.actor).toBe('cli:operator');
     expect(record.record).toMatchObject({
       verdict: 'needs-attention',
       confidence: 4,

@@ -4,8 +4,8 @@ import {
   pullRequestDetailStamp,
   pullRequestDetailText,
   pullRequestItems,
-} from '../../src/operator/snapshot.js';
-import { analytics } from '../../src/operator/read-routes.js';
+} from '../../src/services/snapshot.js';
+import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
 import { createVerdictClient, operatorCodeOf } from '../../src/trpc/client.js';
+import { appRouter } from '../../src/trpc/router.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
 
@@ -209,6 +210,105 @@ describe('tRPC facade at /trpc', () => {
       httpStatus: 404,
       operatorCode: 'not_found',
     });
+  });
+
+  test('the memory family: the same reads as REST, mutations refused with 501 after authentication', async () => {
+    const read = client('read-secret');
+    const same = async (answer: Promise<unknown>, path: string) =>
+      expect(await answer).toEqual({ ...(await rest(path, 'read-secret')), ok: undefined });
+    await same(read.memory.integrations.list.query({}), '/operator/api/memory/integrations');
+    await same(read.memory.contexts.list.query({}), '/operator/api/memory/contexts');
+    await same(read.memory.clusters.list.query({}), '/operator/api/memory/clusters');
+    await same(read.memory.knowledge.list.query({}), '/operator/api/memory/knowledge');
+    await same(
+      read.memory.knowledge.document.query({ repo: 'acme/api', path: 'docs/a.md' }),
+      '/operator/api/memory/knowledge/document?repo=acme/api&path=docs/a.md',
+    );
+    expect(await read.memory.knowledge.document.query({})).toEqual({
+      document: null,
+      repo: null,
+      path: null,
+    });
+    expect(await refusal(read.memory.contexts.get.query({ id: 'c1' }))).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+
+    const admin = client('admin-secret');
+    const restRefusal = (await (
+      await fetch(`${app.baseUrl}/operator/api/memory/contexts`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).json()) as any;
+    const notBuilt = {
+      code: 'NOT_IMPLEMENTED',
+      httpStatus: 501,
+      operatorCode: 'not_implemented',
+    };
+    const created = await refusal(admin.memory.contexts.create.mutate({}));
+    expect(created).toMatchObject(notBuilt);
+    expect(created.data.operatorStatus).toBe(501);
+    expect(restRefusal).toMatchObject({ ok: false, error: 'not_implemented' });
+    await expect(admin.memory.contexts.create.mutate({})).rejects.toThrow(restRefusal.message);
+    for (const call of [
+      admin.memory.integrations.preview.mutate({}),
+      admin.memory.contexts.update.mutate({ id: 'c1' }),
+      admin.memory.contexts.delete.mutate({ id: 'c1' }),
+      admin.memory.clusters.create.mutate({}),
+      admin.memory.clusters.update.mutate({ id: 'k1' }),
+      admin.memory.clusters.delete.mutate({ id: 'k1' }),
+      admin.memory.knowledge.putDocument.mutate({}),
+    ]) {
+      expect(await refusal(call)).toMatchObject(notBuilt);
+    }
+    // Authentication first: other token classes are 401, keys by scope (the preview never opens to a key).
+    expect(await refusal(read.memory.contexts.create.mutate({}))).toMatchObject({ httpStatus: 401 });
+    expect(await refusal(client('command-secret').memory.contexts.list.query({}))).toMatchObject({
+      httpStatus: 401,
+    });
+    const { store } = app.verdict;
+    const writer = client(
+      (await store.apiKeys.create({ name: 'w', scopes: ['memory:write'], actor: 't' })).token,
+    );
+    const reader = client((await store.apiKeys.create({ name: 'r', scopes: ['read'], actor: 't' })).token);
+    expect(await refusal(writer.memory.clusters.delete.mutate({ id: 'k1' }))).toMatchObject(notBuilt);
+    expect(await refusal(writer.memory.integrations.preview.mutate({}))).toMatchObject({
+      code: 'FORBIDDEN',
+      operatorCode: 'forbidden',
+    });
+    expect(await refusal(writer.memory.contexts.list.query({}))).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await reader.memory.contexts.list.query({})).contexts).toEqual([]);
+    expect(await refusal(reader.memory.contexts.create.mutate({}))).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  test('scm.dismissAlert: the body is checked, then 404 as on REST (no alert is recorded)', async () => {
+    const admin = client('admin-secret');
+    expect(await refusal(admin.scm.dismissAlert.mutate({ id: 'a1', body: { revision: 3 } }))).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+    const invalid = await refusal(admin.scm.dismissAlert.mutate({ id: 'a1', body: {} } as any));
+    expect(invalid).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(
+      await refusal(client('read-secret').scm.dismissAlert.mutate({ id: 'a1', body: { revision: 3 } })),
+    ).toMatchObject({ httpStatus: 401 });
+  });
+
+  test('every operator REST route is an operation the facade serves too (the same input schema)', () => {
+    const procedures = Object.values(
+      (appRouter as unknown as { _def: { procedures: Record<string, { _def: { inputs: unknown[] } }> } })._def
+        .procedures,
+    );
+    const served = new Set(procedures.flatMap((p) => p._def.inputs));
+    const routes = app.verdict.router.list().filter((r) => r.pattern.startsWith('/operator/api/'));
+    const unserved = routes
+      .filter((r) => r.pattern !== '/operator/api/openapi.json')
+      .filter((r) => !r.meta || !served.has(r.meta.input))
+      .map((r) => `${r.method} ${r.pattern}`);
+    expect(unserved).toEqual([]);
+    expect(routes.length).toBeGreaterThan(40);
   });
 
   test('an input nested 5,000 levels deep is 400 invalid_request, as on REST (no stack overflow)', async () => {

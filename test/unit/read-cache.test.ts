@@ -1,5 +1,5 @@
 import knexFactory from 'knex';
-import { ReadCache, StampedCache, watchShownWrites } from '../../src/operator/read-cache.js';
+import { ReadCache, StampedCache, watchShownWrites } from '../../src/services/read-cache.js';
 
 describe('ReadCache', () => {
   let now = 0;

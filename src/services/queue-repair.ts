@@ -1,14 +1,7 @@
 import { z } from 'zod';
 import { plainText } from '../http/text.js';
-import type { Router } from '../http/router.js';
 import type { RepairResult } from '../store/jobs.js';
-import {
-  defineOperation,
-  OperatorError,
-  restOperation,
-  type OperationContext,
-  type OperatorDeps,
-} from './operation.js';
+import { defineOperation, OperatorError, type OperationContext } from './operation.js';
 
 /** Free text (a reason may span lines): tab, newline and CR allowed, other control characters not. */
 const text = (max: number) => plainText(max, { whitespace: true });
@@ -104,23 +97,3 @@ export const queueRepairOperations = {
     },
   }),
 };
-
-export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): void {
-  const body = { from: 'body', limit: 64 * 1024 } as const;
-  restOperation(
-    router,
-    'POST',
-    '/operator/api/queue/requeue-dead',
-    queueRepairOperations.requeueDead,
-    deps,
-    body,
-  );
-  restOperation(
-    router,
-    'POST',
-    '/operator/api/queue/release-lease',
-    queueRepairOperations.releaseLease,
-    deps,
-    body,
-  );
-}

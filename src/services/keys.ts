@@ -1,24 +1,26 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import type { Router } from '../http/router.js';
-import { API_KEY_SCOPES } from '../store/api-keys.js';
-import { defineOperation, notFound, restOperation, searchParam, type OperatorDeps } from './operation.js';
 import { plainText } from '../http/text.js';
+import { API_KEY_SCOPES } from '../store/api-keys.js';
+import { defineOperation, notFound, searchParam } from './operation.js';
 
 export const createKeyBody = z.strictObject({
   name: plainText(200, { trim: true, min: 1 }),
   scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).default(['read']),
 });
 
+/**
+ * Key management (operator-api 4.6, 5.2): operator admin token only; a generated key can never manage
+ * keys. The token is returned once, at creation. Creation and revocation are audited.
+ */
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 
 export const keyOperations = {
-  /** `POST /keys`: 201 with the key's metadata, its token (shown once) and `apiBaseUrl`; audited. */
+  /** `POST /keys` (201): the key's metadata, its token (shown once) and `apiBaseUrl`; audited. */
   create: defineOperation({
     rule: ADMIN,
     type: 'mutation',
     input: createKeyBody,
-    status: () => 201,
     async run(ctx, body) {
       const actor = ctx.principal.actor;
       const { key, token } = await ctx.store.apiKeys.create({ ...body, actor });
@@ -62,18 +64,3 @@ export const keyOperations = {
     },
   }),
 };
-
-/**
- * Key management (operator-api 4.6, 5.2): operator admin token only; a generated key can never manage
- * keys (it gets 403). The token is returned once, at creation. Creation and revocation are audited.
- */
-export function registerKeyRoutes(router: Router, deps: OperatorDeps): void {
-  restOperation(router, 'POST', '/operator/api/keys', keyOperations.create, deps, {
-    from: 'body',
-    limit: 64 * 1024,
-  });
-  restOperation(router, 'GET', '/operator/api/keys', keyOperations.list, deps, { from: 'query' });
-  restOperation(router, 'POST', '/operator/api/keys/:id/revoke', keyOperations.revoke, deps, {
-    from: 'params',
-  });
-}

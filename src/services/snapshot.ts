@@ -1,18 +1,10 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import type { Router } from '../http/router.js';
 import type { Store } from '../store/index.js';
 import type { PullRequestFilter } from '../store/operator-reads.js';
-import {
-  defineOperation,
-  notFound,
-  REPO_PATTERN,
-  restOperation,
-  searchParam,
-  type OperationContext,
-  type OperatorDeps,
-} from './operation.js';
-import { analytics } from './read-routes.js';
+import { analytics } from './analytics.js';
+import { memorySnapshot } from './memory.js';
+import { defineOperation, notFound, REPO_PATTERN, searchParam, type OperationContext } from './operation.js';
 
 export const OPERATOR_SCHEMA = 'verdict.operator.v1';
 export const SNAPSHOT_TTL_SECONDS = 15;
@@ -198,7 +190,7 @@ async function snapshot(store: Store, now: number, input: SnapshotInput) {
       data = await analytics(store, now);
       break;
     case 'memory':
-      data = { items: [], note: 'memory contexts are not recorded by this version' };
+      data = memorySnapshot();
       break;
     case 'settings':
       data = { available: false, note: 'the review policy is served by /operator/api/settings' };
@@ -211,11 +203,4 @@ async function snapshot(store: Store, now: number, input: SnapshotInput) {
     view,
     data,
   };
-}
-
-export function registerSnapshotRoutes(router: Router, deps: OperatorDeps): void {
-  restOperation(router, 'GET', '/operator/api/snapshot', snapshotOperations.snapshot, deps, {
-    from: 'query',
-  });
-  restOperation(router, 'GET', '/operator/api/pr', snapshotOperations.pullRequest, deps, { from: 'query' });
 }

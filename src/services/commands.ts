@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import type { Router } from '../http/router.js';
 import { VARIANT_PATTERN } from '../review/requeue.js';
 import { COMMAND_STATUSES, type CommandKind, type NewCommand } from '../store/commands.js';
 import {
@@ -11,12 +10,10 @@ import {
   notFound,
   OperatorError,
   REPO_PATTERN,
-  restOperation,
   text,
   type OperationContext,
-  type OperatorDeps,
 } from './operation.js';
-import { replayRefusal } from './replay-rule.js';
+import { replayRefusal } from './webhooks.js';
 
 /** `{owner}/{repo}#{pr}@{headSha}` with an optional `:{variant}` (NAMES.md). */
 export const REVIEW_KEY_PATTERN =
@@ -93,8 +90,8 @@ type Described = Omit<NewCommand, 'id' | 'kind' | 'actor' | 'reason' | 'requeste
 
 /**
  * Command creation (operator-api 2.3, 4.3). The command id is the `Idempotency-Key` header, else the
- * body's `commandId`, else generated; an existing id answers 200 `created: false` with the stored command
- * (its payload is not compared).
+ * body's `commandId`, else generated; an existing id answers `created: false` with the stored command
+ * (its payload is not compared; REST answers it 200, a new command 202).
  */
 function createOperation<S extends z.ZodType>(
   kind: CommandKind,
@@ -107,7 +104,6 @@ function createOperation<S extends z.ZodType>(
     rule: COMMAND,
     type: 'mutation',
     input: schema,
-    status: (out: { created: boolean }) => (out.created ? 202 : 200),
     async run(ctx, body) {
       if (ctx.idempotencyKey === 'invalid') {
         throw badRequest(
@@ -227,26 +223,3 @@ export const commandOperations = {
     },
   }),
 };
-
-/** Command creation, update and reads (operator-api 2.3, 3, 4.1, 4.3) as REST routes. */
-export function registerCommandRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = commandOperations;
-  restOperation(router, 'POST', '/operator/api/commands/requeue', ops.requeue, deps, {
-    from: 'body',
-    limit: 64 * 1024,
-  });
-  restOperation(router, 'POST', '/operator/api/commands/retry-publish', ops.retryPublish, deps, {
-    from: 'body',
-    limit: 64 * 1024,
-  });
-  restOperation(router, 'POST', '/operator/api/commands/replay-webhook', ops.replayWebhook, deps, {
-    from: 'body',
-    limit: 64 * 1024,
-  });
-  restOperation(router, 'PATCH', '/operator/api/commands/:id', ops.patch, deps, {
-    from: 'params+body',
-    limit: 128 * 1024,
-  });
-  restOperation(router, 'GET', '/operator/api/commands', ops.list, deps, { from: 'query' });
-  restOperation(router, 'GET', '/operator/api/commands/:id', ops.get, deps, { from: 'params' });
-}

@@ -1,16 +1,8 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import type { Router } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
 import { usageWindow, UsageTooLargeError } from '../store/usage.js';
-import {
-  defineOperation,
-  limitParam,
-  OperatorError,
-  restOperation,
-  searchParam,
-  type OperatorDeps,
-} from './operation.js';
+import { defineOperation, limitParam, OperatorError, searchParam } from './operation.js';
 
 const READ: AccessRule = { classes: ['operatorRead'] };
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
@@ -68,12 +60,6 @@ export const settingsOperations = {
     rule: ADMIN,
     type: 'mutation',
     input: settingsPatchBody,
-    describe: (error) => {
-      const issue = error.issues[0];
-      const field =
-        issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
-      return `Unknown or invalid field: ${field}`;
-    },
     async run(ctx, body) {
       if (Buffer.byteLength(JSON.stringify(body.settings ?? null)) > POLICY_MAX_BODY_BYTES) {
         throw new OperatorError(413, 'payload_too_large', 'Request body is too large');
@@ -170,17 +156,3 @@ export const settingsOperations = {
     },
   }),
 };
-
-/**
- * The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
- */
-export function registerSettingsRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = settingsOperations;
-  restOperation(router, 'GET', '/operator/api/settings', ops.get, deps, { from: 'query' });
-  restOperation(router, 'PATCH', '/operator/api/settings', ops.patch, deps, {
-    from: 'body',
-    limit: POLICY_MAX_BODY_BYTES,
-  });
-  restOperation(router, 'GET', '/operator/api/settings/audit', ops.audit, deps, { from: 'query' });
-  restOperation(router, 'GET', '/operator/api/settings/usage', ops.usage, deps, { from: 'query' });
-}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { AccessRule } from '../http/auth.js';
+import type { Store } from '../store/index.js';
+import { defineOperation } from './operation.js';
+
+export const MAX_FAILURE_REASONS = 100;
+
+export type { FailureReason } from '../store/operator-reads.js';
+
+/**
+ * The analytics projection: queue lanes by status with the oldest waiting job's age, deliveries, runs and
+ * commands by status, and the most frequent failure reasons (at most 100), read from indexed columns.
+ */
+export async function analytics(store: Store, now: number) {
+  const lanes = new Map<string, Record<string, number>>();
+  for (const { queue, status, count } of await store.jobs.stats()) {
+    const lane = lanes.get(queue) ?? { waiting: 0, running: 0, done: 0, dead: 0 };
+    lane[status] = count;
+    lanes.set(queue, lane);
+  }
+  const oldestByQueue = await store.reads.oldestWaitingRunAt();
+  const failureReasons = await store.reads.failureReasons(MAX_FAILURE_REASONS);
+  return {
+    generatedAt: new Date(now).toISOString(),
+    queue: {
+      lanes: [...lanes.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([queue, counts]) => ({
+          queue,
+          ...counts,
+          oldestWaitingAgeMs: oldestByQueue.has(queue) ? Math.max(0, now - oldestByQueue.get(queue)!) : null,
+        })),
+    },
+    deliveries: await store.reads.countByStatus('deliveries'),
+    runs: await store.reads.countByStatus('runs'),
+    commands: await store.reads.countByStatus('operator_commands'),
+    failureReasons: failureReasons.slice(0, MAX_FAILURE_REASONS).map((f) => ({
+      ...f,
+      reason: f.reason.length > 500 ? `${f.reason.slice(0, 500)}…` : f.reason,
+    })),
+    scheduler: await schedulerProjection(store),
+  };
+}
+
+/**
+ * Scheduled jobs with their heartbeats, and the watchdog's last messages (review-engine 6.4): `watchdog`
+ * is null until the watchdog has run.
+ */
+async function schedulerProjection(store: Store) {
+  const records = await store.scheduler.list();
+  const watchdog = records.find((r) => r.name === 'watchdog');
+  const artifact = watchdog?.artifact as { generatedAt?: unknown; messages?: unknown } | null | undefined;
+  return {
+    jobs: records.map((r) => ({
+      name: r.name,
+      expression: r.expression,
+      lastStartedAt: r.lastStartedAt,
+      lastFinishedAt: r.lastFinishedAt,
+      lastStatus: r.lastStatus,
+      lastError: r.lastError,
+      runs: r.runs,
+    })),
+    watchdog: artifact
+      ? {
+          generatedAt: typeof artifact.generatedAt === 'string' ? artifact.generatedAt : null,
+          messages: Array.isArray(artifact.messages) ? artifact.messages.map(String) : [],
+        }
+      : null,
+  };
+}
+
+/** The analytics projection: the operator read token only (operator-api 5.2 rule 2). */
+const READ: AccessRule = { classes: ['operatorRead'] };
+
+export const analyticsOperations = {
+  analytics: defineOperation({
+    rule: READ,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { analytics: await analytics(ctx.store, ctx.now()) };
+    },
+  }),
+};

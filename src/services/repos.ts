@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { AccessRule } from '../http/auth.js';
+import {
+  defineOperation,
+  notFound,
+  OperatorError,
+  REPO_PATTERN,
+  text,
+  type ServiceContext,
+} from './operation.js';
+
+/** Repository list: the read token, or an API key with `read`; configuration: the admin token. */
+const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+const branchList = z.array(text(255).min(1)).max(100);
+
+/** The repository configuration PATCH body (operator-api 2.8): unknown fields at any level are refused. */
+export const repoConfigPatch = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    branches: z.strictObject({ include: branchList.optional(), exclude: branchList.optional() }).optional(),
+    validation: z
+      .strictObject({
+        provider: z.enum(['local', 'executor_a', 'executor_b', 'shadow']).optional(),
+        codeChangesOnly: z.boolean().optional(),
+      })
+      .optional(),
+    model: z
+      .strictObject({
+        provider: text(100).min(1).optional(),
+        model: text(200).min(1).optional(),
+        fallbackProvider: text(100).min(1).optional(),
+        fallbackModel: text(200).min(1).optional(),
+        reasoningEffort: text(50).min(1).optional(),
+      })
+      .optional(),
+    alerts: z.strictObject({ telegram: z.boolean().optional(), target: text(300).optional() }).optional(),
+    reason: text(1000).optional(),
+  })
+  .refine((b) => Object.keys(b).some((k) => k !== 'reason'), {
+    message: 'give at least one configuration field',
+    path: ['enabled'],
+  });
+
+export const repoOperations = {
+  list: defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({}),
+    async run(ctx) {
+      return { repos: await ctx.store.repositories.list() };
+    },
+  }),
+
+  /** `PATCH /operator/api/repos/:encodedRepo` (operator-api 2.8), audited with the change. */
+  configure: defineOperation({
+    rule: ADMIN,
+    type: 'mutation',
+    input: z.strictObject({
+      repo: z.string().regex(REPO_PATTERN, 'use one URL-encoded owner%2Fname segment'),
+      body: repoConfigPatch,
+    }),
+    async run(ctx, { repo: fullName, body }) {
+      const { reason, ...patch } = body;
+      const repo = await ctx.store.repositories.configure(fullName, patch, {
+        actor: ctx.principal.actor,
+        reason: reason ?? null,
+      });
+      if (!repo) throw notFound(`No repository ${fullName}`);
+      return { repo };
+    },
+  }),
+};
+
+/** The App-level GitHub calls repository sync needs (an App-authenticated and an installation Octokit). */
+export type AppGitHub = {
+  /** Every installation of the App (`GET /app/installations`, all pages). */
+  installations(): Promise<Array<{ id: number; account: string | null; suspended: boolean }>>;
+  /** The repositories one installation can reach (`GET /installation/repositories`, all pages). */
+  repositories(installationId: number): Promise<string[]>;
+};
+
+/**
+ * Repository sync (the `sync-repositories` command the bridge runs): every repository of every installation
+ * that is not suspended is recorded as installed with its installation; once every listing has succeeded,
+ * an installed repository GitHub no longer lists is marked uninstalled. Without App credentials (`app`
+ * null) it is refused with `app_credentials_missing`.
+ */
+export async function syncRepositories(ctx: ServiceContext, app: AppGitHub | null) {
+  if (!app) {
+    throw new OperatorError(
+      503,
+      'app_credentials_missing',
+      'repository sync needs the GitHub App credentials (APP_ID and PRIVATE_KEY)',
+    );
+  }
+  const { store } = ctx;
+  const installations = await app.installations();
+  const seen = new Map<string, number>();
+  for (const installation of installations) {
+    if (installation.suspended) continue;
+    for (const fullName of await app.repositories(installation.id)) {
+      seen.set(fullName, installation.id);
+    }
+  }
+  const before = await store.repositories.list();
+  const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
+  for (const [fullName, installationId] of seen) {
+    await store.repositories.upsertInstalled(fullName, installationId);
+  }
+  // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
+  const removed = [...known].filter((name) => !seen.has(name));
+  await store.repositories.markUninstalled(removed);
+  const added = [...seen.keys()].filter((name) => !known.has(name));
+  ctx.log.info(
+    { event: 'repositories-synced', installations: installations.length, repositories: seen.size },
+    `repository sync: ${seen.size} repositories in ${installations.length} installations`,
+  );
+  return {
+    installations: installations.length,
+    repositories: seen.size,
+    added: added.sort(),
+    removed: removed.sort(),
+  };
+}
