@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { openQueue } from '../queue/select.js';
 import { HarnessError, saveHarnessRecord } from '../review/harness.js';
 import { requeueReview, RequeueError } from '../review/requeue.js';
