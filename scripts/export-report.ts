@@ -7,7 +7,7 @@
  *       [--security all|true|false|unknown] [--url http://127.0.0.1:8787]
  *
  * Without `--url` it reads the store the server uses, from the same environment (`VERDICT_DB_PATH`, or
- * `DATABASE_URL` for PostgreSQL; `loadConfig` in src/config.ts), so no server needs to run. With `--url`
+ * `DATABASE_URL` for PostgreSQL; `loadConfig` in src/config/), so no server needs to run. With `--url`
  * it downloads `GET /operator/api/reports/export` from a running server with the token in
  * `VERDICT_OPERATOR_READ_TOKEN` (or `--token`; a `vdt_…` key with the `read` scope works too). Either
  * way the same parameters, rules and bounds apply. The file is written beside `--out` and renamed into
@@ -18,7 +18,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config/index.js';
 import { ReportError } from '../src/reports/errors.js';
 import { buildZip } from '../src/reports/export.js';
 import { reportLimits } from '../src/reports/limits.js';

@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from './config.js';
+import { loadConfigOrExit } from './config/index.js';
 import { createLogger, stopOnSignals } from './logger.js';
 import { createVerdict } from './compose/server.js';
 

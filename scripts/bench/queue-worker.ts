@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomId, systemClock } from '../../src/clock.js';
-import type { StoreConfig } from '../../src/config.js';
+import type { StoreConfig } from '../../src/config/index.js';
 import { openStore } from '../../src/store/index.js';
 
 const config = JSON.parse(process.env.STORE_CONFIG ?? '{}') as StoreConfig;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import { randomId, systemClock } from '../../src/clock.js';
-import type { StoreConfig } from '../../src/config.js';
+import type { StoreConfig } from '../../src/config/index.js';
 import { openStore } from '../../src/store/index.js';
 
 const args = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';

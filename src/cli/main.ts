@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { createLogger } from '../logger.js';
 import { openQueue } from '../queue/select.js';
 import { localContext, OperatorError, runLocally, type OperationContext } from '../services/operation.js';
@@ -200,7 +200,12 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const paint = painter(io.isTty && !opts.json);
   const print = (json: unknown, human: () => string) =>
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
-  const { store, config } = await openCliStore(opts, io.env);
+  // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
+  const replay = command === 'testlab' && io.env.VERDICT_RUNNER_PROVIDER?.trim().toLowerCase() === 'replay';
+  const { store, config } = await openCliStore(
+    opts,
+    replay ? { ...io.env, VERDICT_RUNNER_PROVIDER: undefined } : io.env,
+  );
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
     { store, log: createLogger(config.logLevel, process.stderr) },

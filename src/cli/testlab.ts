@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/index.js';
 import type { GitHubClient } from '../github/client.js';
 import { createProbot } from '../github/probot.js';
 import { FINDING_SEVERITIES } from '../review/output.schema.js';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Probot } from 'probot';
 import { verdictApp } from '../handlers/app.js';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
-import { type Config } from '../config.js';
+import { type Config } from '../config/index.js';
 import { WEBHOOK_QUEUE } from '../ingress/webhook-handler.js';
 import { ReplyPublisher } from '../publish/replies.js';
 import { ReviewPublisher } from '../publish/review-publisher.js';
@@ -130,7 +130,7 @@ export function reviewEngineFor(
   const engine = createReviewEngine({
     store,
     config: config.review,
-    providers: selectProviders(config.review.providerEnv),
+    providers: selectProviders(config.review.providers),
     github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,

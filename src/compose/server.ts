@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Probot } from 'probot';
 import { verdictApp } from '../handlers/app.js';
 import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
-import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config.js';
+import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { BodyBudget, Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';

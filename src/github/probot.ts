@@ -1,6 +1,6 @@
 import { Probot, ProbotOctokit } from 'probot';
 import type { Logger } from 'pino';
-import type { GithubConfig } from '../config.js';
+import type { GithubConfig } from '../config/index.js';
 
 export class ShadowModeError extends Error {
   constructor(url: string) {

@@ -1,6 +1,6 @@
 import type { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import type { ReplyPublisher } from '../publish/replies.js';
 import { handlePullRequest } from './pull-request.js';

@@ -16,17 +16,6 @@ export type TokenClass =
   | 'queueEnqueue'
   | 'queueWorker';
 
-/** The environment variable (after `VERDICT_` / `REVIEWBOT_`) of each class. */
-export const TOKEN_VARIABLES: Record<TokenClass, string> = {
-  operatorRead: 'OPERATOR_READ_TOKEN',
-  operatorAdmin: 'OPERATOR_ADMIN_TOKEN',
-  operatorCommand: 'OPERATOR_COMMAND_TOKEN',
-  operatorBridge: 'OPERATOR_BRIDGE_TOKEN',
-  queueAdmin: 'QUEUE_ADMIN_TOKEN',
-  queueEnqueue: 'QUEUE_ENQUEUE_TOKEN',
-  queueWorker: 'QUEUE_WORKER_TOKEN',
-};
-
 /** Configured tokens; null (or empty) means the class is closed: nothing authenticates as it. */
 export type ServiceTokens = Partial<Record<TokenClass, string | null>>;
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../clock.js';
-import type { QueueSelection } from '../config.js';
+import type { QueueSelection } from '../config/index.js';
 import { openDb } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { JobStore } from '../store/jobs.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../clock.js';
 import { resolveRepoConfig } from '../repo-config/schema.js';
-import type { ReviewConfig } from '../config.js';
+import type { ReviewConfig } from '../config/index.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { Store } from '../store/index.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { SchedulerConfig } from '../config.js';
+import type { SchedulerConfig } from '../config/index.js';
 import type { CommandBridge } from '../bridge/command-bridge.js';
 import type { Store } from '../store/index.js';
 import type { ScheduledJob, Scheduler } from './scheduler.js';

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import type { StoreConfig } from '../config.js';
+import type { StoreConfig } from '../config/index.js';
 import { migrationSource } from './migrations/index.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that

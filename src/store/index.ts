@@ -3,7 +3,7 @@ import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import { CommandStore } from './commands.js';
 import { PolicyStore } from './policy.js';
-import type { Config, StoreConfig } from '../config.js';
+import type { Config, StoreConfig } from '../config/index.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';

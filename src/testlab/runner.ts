@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomId, systemClock } from '../clock.js';
 import { createReviewWorker, reviewPublisherFor } from '../compose/parts.js';
-import { loadConfig, type Env } from '../config.js';
+import { loadConfig } from '../config/index.js';
 import type { GitHubClient } from '../github/client.js';
 import { createProbot } from '../github/probot.js';
 import { sqlQueue } from '../queue/sql.js';
@@ -24,6 +24,9 @@ import {
 import { modelJudge } from './judge.js';
 import { RecordingProvider, ReplayProvider } from './replay-provider.js';
 import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
+
+/** An environment as the configuration reads it. */
+export type Env = Record<string, string | undefined>;
 
 export type TestLabRunOptions = {
   /** The corpus folder (`fixtures/testlab`). */
@@ -124,12 +127,12 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
   try {
     const providers: ProviderSelection = replay
       ? { primary: new ReplayProvider(cases), shadow: null }
-      : { primary: selectProviders(config.review.providerEnv).primary, shadow: null };
+      : { primary: selectProviders(config.review.providers).primary, shadow: null };
     if (opts.record) {
       if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
       providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
     }
-    const judge = judgeFor(opts, config.review.providerEnv, replay);
+    const judge = judgeFor(opts, env, replay);
     store = await openConfiguredStore(config);
     const probot = createProbot(config.github, log.child({ name: 'probot' }));
     const engine = createReviewEngine({
@@ -193,19 +196,20 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
 
 function judgeFor(
   opts: TestLabRunOptions,
-  env: Readonly<Env>,
+  env: Env,
   replay: boolean,
 ): { provider: ModelProvider; judge: Judge } | null {
   if (!opts.judgeProvider && !opts.judgeModel) return null;
   if (replay && (opts.judgeProvider ?? 'replay') === 'replay') {
     throw new Error('the replay provider cannot judge: name a real --judge-provider');
   }
-  const provider = selectProviders({
+  const judgeEnv = {
     ...env,
-    VERDICT_RUNNER_PROVIDER: opts.judgeProvider ?? env.VERDICT_RUNNER_PROVIDER,
-    VERDICT_RUNNER_MODEL: opts.judgeModel ?? env.VERDICT_RUNNER_MODEL,
+    VERDICT_RUNNER_PROVIDER: opts.judgeProvider ?? opts.env.VERDICT_RUNNER_PROVIDER,
+    VERDICT_RUNNER_MODEL: opts.judgeModel ?? opts.env.VERDICT_RUNNER_MODEL,
     VERDICT_RUNNER_SHADOW_MODEL: undefined,
-  }).primary;
+  };
+  const provider = selectProviders(loadConfig(judgeEnv).review.providers).primary;
   return { provider, judge: modelJudge(provider) };
 }
 

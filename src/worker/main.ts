@@ -1,5 +1,5 @@
 import { randomId, systemClock } from '../clock.js';
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
 import { openQueue } from '../queue/select.js';

@@ -140,5 +140,11 @@ describe('the real process (npm start entry point)', () => {
     const proc = start({ PORT: 'not-a-port', VERDICT_DB_PATH: join(dir, 'x.sqlite') });
     expect(await proc.exited).toBe(1);
     expect(proc.output().trim()).toBe('Invalid configuration: PORT must be an integer (got "not-a-port")');
+    // Provider selection is part of the configuration: a bad provider stops start-up the same way.
+    const provider = start({ VERDICT_RUNNER_PROVIDER: 'gateway', VERDICT_DB_PATH: join(dir, 'x.sqlite') });
+    expect(await provider.exited).toBe(1);
+    expect(provider.output().trim()).toBe(
+      'Invalid configuration: VERDICT_RUNNER_PROVIDER must be one of openrouter, openai, anthropic, codex (got "gateway"; use "openrouter")',
+    );
   }, 60_000);
 });

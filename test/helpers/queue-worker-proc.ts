@@ -9,7 +9,7 @@
  */
 import pino from 'pino';
 import { randomId, systemClock } from '../../src/clock.js';
-import type { StoreConfig } from '../../src/config.js';
+import type { StoreConfig } from '../../src/config/index.js';
 import { bindJobs } from '../../src/queue/sql.js';
 import { openStore } from '../../src/store/index.js';
 import { QueueWorker } from '../../src/worker/runner.js';

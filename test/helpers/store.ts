@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { ManualClock, randomId, type Clock } from '../../src/clock.js';
-import type { StoreConfig } from '../../src/config.js';
+import type { StoreConfig } from '../../src/config/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { migrationNames, migrationSource } from '../../src/store/migrations/index.js';
 

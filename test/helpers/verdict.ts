@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Env } from '../../src/config.js';
+import { loadConfig, type ProcessEnv } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createVerdict, type RuntimeOptions, type Verdict } from '../../src/compose/server.js';
 import { TEST_SECRET } from './webhooks.js';
@@ -14,7 +14,7 @@ export type RunningVerdict = { verdict: Verdict; baseUrl: string; stop(): Promis
  * explicitly for the production review engine.
  */
 export async function startVerdict(
-  env: Env = {},
+  env: ProcessEnv = {},
   opts: Omit<RuntimeOptions, 'log'> & { log?: RuntimeOptions['log'] } = {},
 ): Promise<RunningVerdict> {
   const dir = mkdtempSync(join(tmpdir(), 'verdict-it-'));

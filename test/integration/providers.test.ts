@@ -5,10 +5,10 @@ import nock from 'nock';
 import {
   ModelCallError,
   OpenAICompatibleProvider,
-  selectProviders,
   type ModelProvider,
   type ModelRequest,
 } from '../../src/review/providers/index.js';
+import { providersFor } from '../helpers/providers.js';
 
 /**
  * The four model providers against nock'd APIs (bodies shaped like the real OpenAI, Anthropic and
@@ -124,7 +124,7 @@ describe('openai', () => {
       .post('/v1/chat/completions', (body) => ((sent = body), true))
       .matchHeader('authorization', 'Bearer sk-test')
       .reply(200, completion(ANSWER));
-    const { primary } = selectProviders(env);
+    const { primary } = providersFor(env);
     const res = await primary.complete(request());
     expect(scope.isDone()).toBe(true);
     expect(sent).toEqual({
@@ -156,7 +156,7 @@ describe('openai', () => {
       .post('/proxy/v1/chat/completions', (body) => ((sent = body), true))
       .matchHeader('authorization', 'Bearer alias-key')
       .reply(200, completion(ANSWER));
-    const { primary } = selectProviders({
+    const { primary } = providersFor({
       VERDICT_RUNNER_PROVIDER: 'openai',
       VERDICT_RUNNER_MODEL: 'gpt-4.1-mini',
       VERDICT_OPENAI_API_KEY: 'alias-key',
@@ -172,25 +172,25 @@ describe('openai', () => {
 
   test('unknown model or missing usage: cost null, never 0', async () => {
     nock(OPENAI).post('/v1/chat/completions').reply(200, completion(ANSWER));
-    const unknown = await selectProviders({ ...env, VERDICT_RUNNER_MODEL: 'gpt-99' }).primary.complete(
+    const unknown = await providersFor({ ...env, VERDICT_RUNNER_MODEL: 'gpt-99' }).primary.complete(
       request(),
     );
     expect(unknown.usage).toEqual({ inputTokens: 1000, outputTokens: 500 });
     expect(unknown.costUsd).toBeNull();
 
     nock(OPENAI).post('/v1/chat/completions').reply(200, completion(ANSWER, null));
-    const noUsage = await selectProviders(env).primary.complete(request());
+    const noUsage = await providersFor(env).primary.complete(request());
     expect(noUsage.usage).toEqual({ inputTokens: null, outputTokens: null });
     expect(noUsage.costUsd).toBeNull();
   });
 
   test('a 200 without text is code empty', async () => {
     nock(OPENAI).post('/v1/chat/completions').reply(200, completion(null));
-    const error = await failure(selectProviders(env).primary);
+    const error = await failure(providersFor(env).primary);
     expect(error).toMatchObject({ code: 'empty', retryable: false });
     expect(error.message).toBe('model call succeeded but returned no review text');
     nock(OPENAI).post('/v1/chat/completions').reply(200, completion('   '));
-    expect((await failure(selectProviders(env).primary)).code).toBe('empty');
+    expect((await failure(providersFor(env).primary)).code).toBe('empty');
   });
 
   test.each([
@@ -209,14 +209,14 @@ describe('openai', () => {
     nock(OPENAI)
       .post('/v1/chat/completions')
       .reply(status, { error: { message: 'nope', type: 'invalid_request_error', param: null, code: null } });
-    const error = await failure(selectProviders(env).primary);
+    const error = await failure(providersFor(env).primary);
     expect(error).toMatchObject({ code: 'http', status, retryable });
     expect(error.message).toContain(`status ${status}`);
   });
 
   test('a network error is code http, retryable, without a status', async () => {
     nock(OPENAI).post('/v1/chat/completions').replyWithError('socket hang up');
-    const error = await failure(selectProviders(env).primary);
+    const error = await failure(providersFor(env).primary);
     expect(error).toMatchObject({ code: 'http', retryable: true });
     expect(error.status).toBeUndefined();
   });
@@ -228,7 +228,7 @@ describe('openai', () => {
       .delay(3000)
       .reply(200, completion(ANSWER));
     const started = Date.now();
-    const error = await failure(selectProviders(env).primary, request({ timeoutMs: 200 }));
+    const error = await failure(providersFor(env).primary, request({ timeoutMs: 200 }));
     expect(Date.now() - started).toBeLessThan(2500);
     expect(error).toMatchObject({ code: 'timeout', retryable: true });
     expect(error.message).toBe('chat completion timeout after 200 ms');
@@ -241,7 +241,7 @@ describe('openai', () => {
     nock(OPENAI).post('/v1/chat/completions').delay(3000).reply(200, completion(ANSWER));
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const error = await failure(selectProviders(env).primary, request({ signal: controller.signal }));
+    const error = await failure(providersFor(env).primary, request({ signal: controller.signal }));
     expect(error).toMatchObject({ code: 'timeout', retryable: true, message: 'chat completion aborted' });
   });
 });
@@ -272,7 +272,7 @@ describe('openrouter', () => {
       .matchHeader('X-Title', 'Verdict')
       .matchHeader('X-OpenRouter-Metadata', 'enabled')
       .reply(200, { ...completion(ANSWER), model: MODEL, provider: 'Together' });
-    const res = await selectProviders(env).primary.complete(request());
+    const res = await providersFor(env).primary.complete(request());
     expect(models.isDone()).toBe(true);
     expect(chat.isDone()).toBe(true);
     expect(sent.model).toBe(MODEL);
@@ -297,7 +297,7 @@ describe('openrouter', () => {
       .matchHeader('HTTP-Referer', 'https://verdict.acme.dev')
       .matchHeader('X-Title', 'Acme Review')
       .reply(200, completion(ANSWER));
-    const res = await selectProviders({
+    const res = await providersFor({
       ...env,
       VERDICT_OPENROUTER_BASE_URL: 'https://router.example.com/v1',
       VERDICT_PUBLIC_URL: 'https://verdict.acme.dev',
@@ -315,7 +315,7 @@ describe('openrouter', () => {
       .once()
       .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
     nock(OPENROUTER).post('/api/v1/chat/completions').times(2).reply(200, completion(ANSWER));
-    const { primary } = selectProviders(env);
+    const { primary } = providersFor(env);
     await primary.complete(request());
     await primary.complete(request());
     expect(models.isDone()).toBe(true);
@@ -328,7 +328,7 @@ describe('openrouter', () => {
       .times(2)
       .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
     nock(OPENROUTER).post('/api/v1/chat/completions').times(2).reply(200, completion(ANSWER));
-    const { primary } = selectProviders(env, { now: () => now });
+    const { primary } = providersFor(env, { now: () => now });
     await primary.complete(request());
     now += 10 * 60_000 + 1;
     await primary.complete(request());
@@ -350,7 +350,7 @@ describe('openrouter', () => {
       over: Record<string, string | undefined> = {},
       retryable = false,
     ): Promise<ModelCallError> {
-      const error = await failure(selectProviders({ ...env, ...over }).primary);
+      const error = await failure(providersFor({ ...env, ...over }).primary);
       expect(error).toMatchObject({ code: 'guard', retryable });
       return error;
     }
@@ -460,7 +460,7 @@ describe('openrouter', () => {
       .get('/api/v1/models')
       .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
     nock(OPENROUTER).post('/api/v1/chat/completions').reply(200, completion(ANSWER));
-    const { primary } = selectProviders(env);
+    const { primary } = providersFor(env);
     expect((await failure(primary)).message).toMatch(/status 500/);
     expect((await primary.complete(request())).text).toBe(ANSWER);
   });
@@ -468,7 +468,7 @@ describe('openrouter', () => {
   test('VERDICT_OPENROUTER_REQUIRE_FREE=0 turns the guard off (no catalog read); other values keep it on', async () => {
     const models = nock(OPENROUTER).get('/api/v1/models').reply(200, catalog([]));
     nock(OPENROUTER).post('/api/v1/chat/completions').reply(200, completion(ANSWER));
-    const off = selectProviders({
+    const off = providersFor({
       ...env,
       VERDICT_RUNNER_MODEL: 'openai/gpt-4o',
       VERDICT_OPENROUTER_REQUIRE_FREE: '0',
@@ -481,7 +481,7 @@ describe('openrouter', () => {
       nock(OPENROUTER)
         .get('/api/v1/models')
         .reply(200, catalog([{ id: 'openai/gpt-4o', pricing: PAID }]));
-      const on = selectProviders({
+      const on = providersFor({
         ...env,
         VERDICT_RUNNER_MODEL: 'openai/gpt-4o',
         VERDICT_OPENROUTER_REQUIRE_FREE: value,
@@ -495,7 +495,7 @@ describe('openrouter', () => {
     const models = nock(OPENROUTER)
       .get('/api/v1/models')
       .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
-    const error = await failure(selectProviders({ ...env, OPENROUTER_API_KEY: undefined }).primary);
+    const error = await failure(providersFor({ ...env, OPENROUTER_API_KEY: undefined }).primary);
     expect(error).toMatchObject({ code: 'config', retryable: false });
     expect(error.message).toContain('OPENROUTER_API_KEY');
     expect(models.isDone()).toBe(false);
@@ -507,7 +507,7 @@ describe('openrouter', () => {
       .get('/api/v1/models')
       .delay(3000)
       .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
-    const error = await failure(selectProviders(env).primary, request({ timeoutMs: 150 }));
+    const error = await failure(providersFor(env).primary, request({ timeoutMs: 150 }));
     expect(error).toMatchObject({
       code: 'timeout',
       retryable: true,
@@ -522,7 +522,7 @@ describe('openrouter', () => {
     nock(OPENROUTER)
       .post('/api/v1/chat/completions')
       .reply(200, { error: { code: 502, message: 'Provider returned error' } });
-    const error = await failure(selectProviders(env).primary);
+    const error = await failure(providersFor(env).primary);
     expect(error).toMatchObject({ code: 'http', status: 502, retryable: true });
   });
 });
@@ -541,7 +541,7 @@ describe('anthropic', () => {
       .matchHeader('anthropic-version', '2023-06-01')
       .matchHeader('authorization', 'Bearer sk-ant-test')
       .reply(200, message(['{"overview": ', '"Looks fine."}']));
-    const res = await selectProviders(env).primary.complete(request());
+    const res = await providersFor(env).primary.complete(request());
     expect(scope.isDone()).toBe(true);
     expect(sent.model).toBe('claude-sonnet-4-20250514');
     expect(sent.max_tokens).toBe(8192);
@@ -570,7 +570,7 @@ describe('anthropic', () => {
       .matchHeader('anthropic-version', '2024-01-01')
       .matchHeader('authorization', 'Bearer alias')
       .reply(200, message([ANSWER]));
-    await selectProviders({
+    await providersFor({
       VERDICT_RUNNER_PROVIDER: 'anthropic',
       VERDICT_RUNNER_MODEL: 'claude-3-5-haiku-latest',
       VERDICT_ANTHROPIC_API_KEY: 'alias',
@@ -590,7 +590,7 @@ describe('anthropic', () => {
     nock(ANTHROPIC)
       .post('/v1/messages', (body) => ((sent = body), true))
       .reply(200, message([ANSWER]));
-    await selectProviders({
+    await providersFor({
       ...env,
       VERDICT_ANTHROPIC_MAX_TOKENS: '1024',
       VERDICT_OPENROUTER_MAX_TOKENS: '3000',
@@ -600,11 +600,11 @@ describe('anthropic', () => {
 
   test('no text blocks is code empty; unknown model cost is null', async () => {
     nock(ANTHROPIC).post('/v1/messages').reply(200, message([]));
-    expect((await failure(selectProviders(env).primary)).code).toBe('empty');
+    expect((await failure(providersFor(env).primary)).code).toBe('empty');
     nock(ANTHROPIC)
       .post('/v1/messages')
       .reply(200, message([ANSWER]));
-    const res = await selectProviders({ ...env, VERDICT_RUNNER_MODEL: 'claude-next' }).primary.complete(
+    const res = await providersFor({ ...env, VERDICT_RUNNER_MODEL: 'claude-next' }).primary.complete(
       request(),
     );
     expect(res.costUsd).toBeNull();
@@ -620,7 +620,7 @@ describe('anthropic', () => {
     nock(ANTHROPIC)
       .post('/v1/messages')
       .reply(status, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-    const error = await failure(selectProviders(env).primary);
+    const error = await failure(providersFor(env).primary);
     expect(error).toMatchObject({ code: 'http', status, retryable });
   });
 
@@ -629,7 +629,7 @@ describe('anthropic', () => {
       .post('/v1/messages')
       .delay(3000)
       .reply(200, message([ANSWER]));
-    const error = await failure(selectProviders(env).primary, request({ timeoutMs: 250 }));
+    const error = await failure(providersFor(env).primary, request({ timeoutMs: 250 }));
     expect(error).toMatchObject({
       code: 'timeout',
       retryable: true,
@@ -664,7 +664,7 @@ describe('codex', () => {
         `echo '${ANSWER}'`,
       ].join('\n'),
     );
-    const { primary } = selectProviders({
+    const { primary } = providersFor({
       VERDICT_RUNNER_BIN: bin,
       VERDICT_RUNNER_HOME: join(dir, 'home'),
       VERDICT_RUNNER_MODEL: 'gpt-5-codex',
@@ -716,14 +716,14 @@ describe('codex', () => {
     const bin = fakeCodex(
       `cat > /dev/null\necho 'starting' >&2\necho 'error: not logged in; run codex login' >&2\nexit 3`,
     );
-    const error = await failure(selectProviders({ VERDICT_RUNNER_BIN: bin }).primary);
+    const error = await failure(providersFor({ VERDICT_RUNNER_BIN: bin }).primary);
     expect(error.code).toBe('unavailable');
     expect(error.message).toBe('codex exited with code 3: error: not logged in; run codex login');
   });
 
   test('a missing binary is code unavailable, not retryable', async () => {
     const bin = join(dir, 'does-not-exist', 'codex');
-    const error = await failure(selectProviders({ VERDICT_RUNNER_BIN: bin }).primary);
+    const error = await failure(providersFor({ VERDICT_RUNNER_BIN: bin }).primary);
     expect(error).toMatchObject({ code: 'unavailable', retryable: false });
     expect(error.message).toBe(
       `codex binary not found: ${bin} (set VERDICT_RUNNER_BIN or choose another VERDICT_RUNNER_PROVIDER)`,
@@ -732,14 +732,14 @@ describe('codex', () => {
 
   test('empty output is code empty', async () => {
     const bin = fakeCodex('cat > /dev/null\nexit 0');
-    expect((await failure(selectProviders({ VERDICT_RUNNER_BIN: bin }).primary)).code).toBe('empty');
+    expect((await failure(providersFor({ VERDICT_RUNNER_BIN: bin }).primary)).code).toBe('empty');
   });
 
   test('a slow run is killed and times out with the milliseconds', async () => {
     const bin = fakeCodex(`echo $$ > '${dir}/pid.txt'\nsleep 30\necho '${ANSWER}'`);
     const started = Date.now();
     const error = await failure(
-      selectProviders({ VERDICT_RUNNER_BIN: bin }).primary,
+      providersFor({ VERDICT_RUNNER_BIN: bin }).primary,
       request({ timeoutMs: 400 }),
     );
     expect(Date.now() - started).toBeLessThan(3000);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
 import { systemClock, randomId } from '../../src/clock.js';
-import type { StoreConfig } from '../../src/config.js';
+import type { StoreConfig } from '../../src/config/index.js';
 import { bindJobs } from '../../src/queue/sql.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { QueueWorker, type JobContext } from '../../src/worker/runner.js';

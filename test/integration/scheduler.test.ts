@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createProbot } from '../../src/github/probot.js';
 import { createCommandBridge, createScheduler } from '../../src/compose/parts.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';

@@ -161,3 +161,37 @@ describe('verdict testlab add', () => {
     });
   });
 });
+
+/** `verdict testlab run` and `compare` in replay (VERDICT_RUNNER_PROVIDER=replay), in process. */
+describe('verdict testlab run and compare', () => {
+  test('a run prints the cases and the scores, saves a record, and two records compare', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verdict-tl-run-'));
+    try {
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = {
+        stdout: (t: string) => out.push(t),
+        stderr: (t: string) => err.push(t),
+        env: { VERDICT_RUNNER_PROVIDER: 'replay', LOG_LEVEL: 'silent' as const },
+        isTty: false,
+      };
+      const db = ['--db', join(dir, 'v.sqlite'), '--init'];
+      const corpus = join(process.cwd(), 'fixtures/testlab');
+      const args = ['testlab', 'run', '--cases', 'go-shortener-*,go-blobstore-*', '--corpus', corpus, ...db];
+      expect(await runCli(args, io)).toBe(0);
+      expect(await runCli([...args, '--json'], io)).toBe(0);
+      expect(err).toEqual([]);
+      expect(out[0]).toMatch(/go-shortener-click-stats .* 1\/1 .* anchor/);
+      expect(out[0]).toMatch(/go-blobstore-parallel-assemble .* 0\/1 .* missed/);
+      expect(out[0]).toMatch(/replay\/recorded: recall 50% \(1\/2\)/);
+      const first = /saved Test Lab record (tl_\w+)/.exec(out[0]!)![1]!;
+      const second = JSON.parse(out[1]!).record.id as string;
+      expect(await runCli(['testlab', 'compare', first, second, ...db], io)).toBe(0);
+      expect(out[2]).toMatch(/Caught by tl_\w+, missed by tl_\w+:\n {2}\(none\)/);
+      expect(await runCli(['testlab', 'compare', first, 'tl_nope', ...db], io)).toBe(1);
+      expect(err.at(-1)).toBe('verdict testlab: no Test Lab record tl_nope');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

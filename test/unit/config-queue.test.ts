@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { renewIntervalMs } from '../../src/queue/types.js';
 
 const noFile = () => {

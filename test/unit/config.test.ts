@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, prefixed } from '../../src/config.js';
+import { ConfigError, loadConfig, lookup } from '../../src/config/index.js';
 
 const noFile = () => {
   throw new Error('ENOENT');
@@ -26,9 +26,22 @@ describe('config', () => {
   });
 
   test('nullish prefix fallback: legacy only when the canonical variable is unset', () => {
-    expect(prefixed({ REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('/legacy');
-    expect(prefixed({ VERDICT_DB_PATH: '/new', REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('/new');
-    expect(prefixed({ VERDICT_DB_PATH: '', REVIEWBOT_DB_PATH: '/legacy' }, 'DB_PATH')).toBe('');
+    expect(lookup({ REVIEWBOT_DB_PATH: '/legacy' }, 'VERDICT_DB_PATH')).toEqual({
+      variable: 'REVIEWBOT_DB_PATH',
+      raw: '/legacy',
+    });
+    expect(lookup({ VERDICT_DB_PATH: '/new', REVIEWBOT_DB_PATH: '/legacy' }, 'VERDICT_DB_PATH').raw).toBe(
+      '/new',
+    );
+    expect(lookup({ VERDICT_DB_PATH: '', REVIEWBOT_DB_PATH: '/legacy' }, 'VERDICT_DB_PATH')).toEqual({
+      variable: 'VERDICT_DB_PATH',
+      raw: '',
+    });
+    // An empty canonical value means the default, not the legacy value.
+    expect(loadConfig({ VERDICT_DB_PATH: '', REVIEWBOT_DB_PATH: '/legacy' }, noFile).store).toEqual({
+      client: 'sqlite',
+      filename: './data/verdict.sqlite',
+    });
     expect(loadConfig({ REVIEWBOT_PRODUCT_NAME: 'Legacy' }, noFile).checkName).toBe('Legacy / review');
   });
 
@@ -184,5 +197,77 @@ describe('JSON depth', () => {
     expect(nestedDeeperThan(nest(65))).toBe(true);
     expect(nestedDeeperThan(nest(100_000))).toBe(true);
     expect(nestedDeeperThan('text')).toBe(false);
+  });
+});
+
+describe('provider and model selection', () => {
+  test('is part of the typed config: defaults, key aliases and the variable a model is blamed on', () => {
+    expect(loadConfig({}, noFile).review.providers).toEqual({
+      primary: { provider: 'codex', model: null, modelVariable: 'VERDICT_RUNNER_MODEL' },
+      shadow: null,
+      maxTokens: null,
+      openrouter: {
+        apiKey: null,
+        apiKeyVariable: 'OPENROUTER_API_KEY (or VERDICT_OPENROUTER_API_KEY)',
+        baseUrl: 'https://openrouter.ai/api/v1',
+        requireFree: true,
+        appUrl: null,
+        appName: 'Verdict',
+      },
+      openai: {
+        apiKey: null,
+        apiKeyVariable: 'OPENAI_API_KEY (or VERDICT_OPENAI_API_KEY)',
+        baseUrl: 'https://api.openai.com/v1',
+      },
+      anthropic: {
+        apiKey: null,
+        apiKeyVariable: 'ANTHROPIC_API_KEY (or VERDICT_ANTHROPIC_API_KEY)',
+        baseUrl: 'https://api.anthropic.com/v1',
+        version: '2023-06-01',
+        maxTokens: 8192,
+      },
+      codex: { bin: 'codex', home: null },
+      priceOverrides: {},
+    });
+    const chosen = loadConfig(
+      {
+        REVIEWBOT_RUNNER_PROVIDER: 'OpenAI',
+        REVIEWBOT_RUNNER_MODEL: 'gpt-4o',
+        VERDICT_RUNNER_SHADOW_MODEL: ' claude-sonnet-4 ',
+        VERDICT_RUNNER_SHADOW_PROVIDER: 'anthropic',
+        OPENAI_API_KEY: ' ',
+        VERDICT_OPENAI_API_KEY: 'alias',
+        ANTHROPIC_API_KEY: 'bare',
+        VERDICT_ANTHROPIC_API_KEY: 'alias',
+        VERDICT_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/',
+        VERDICT_OPENROUTER_MAX_TOKENS: '1000',
+      },
+      noFile,
+    ).review.providers;
+    expect(chosen.primary).toEqual({
+      provider: 'openai',
+      model: 'gpt-4o',
+      modelVariable: 'REVIEWBOT_RUNNER_MODEL',
+    });
+    expect(chosen.shadow).toEqual({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4',
+      modelVariable: 'VERDICT_RUNNER_SHADOW_MODEL',
+    });
+    expect(chosen.openai).toMatchObject({ apiKey: 'alias', baseUrl: 'http://127.0.0.1:9/v1' });
+    expect(chosen.anthropic).toMatchObject({ apiKey: 'bare', maxTokens: 1000 });
+  });
+
+  test('every provider variable is checked at start-up, whether or not its provider is selected', () => {
+    for (const [variable, value] of [
+      ['VERDICT_ANTHROPIC_MAX_TOKENS', 'lots'],
+      ['VERDICT_OPENROUTER_BASE_URL', 'ftp://router'],
+      ['VERDICT_RUNNER_SHADOW_PROVIDER', 'direct_b'],
+      ['VERDICT_MODEL_PRICES', '{'],
+    ]) {
+      expect(() => loadConfig({ VERDICT_RUNNER_PROVIDER: 'codex', [variable!]: value }, noFile)).toThrow(
+        expect.objectContaining({ variable }),
+      );
+    }
   });
 });

@@ -1,12 +1,12 @@
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/config/index.js';
 import {
   AnthropicProvider,
   CodexProvider,
   DEFAULT_CODEX_MODEL,
   ModelCallError,
   OpenAICompatibleProvider,
-  selectProviders,
 } from '../../src/review/providers/index.js';
+import { providersFor } from '../helpers/providers.js';
 
 function configError(fn: () => unknown): ConfigError {
   try {
@@ -20,7 +20,7 @@ function configError(fn: () => unknown): ConfigError {
 
 describe('provider selection (Node worker entry point)', () => {
   test('defaults: codex with the built-in model, no shadow', () => {
-    const { primary, shadow } = selectProviders({});
+    const { primary, shadow } = providersFor({});
     expect(primary).toBeInstanceOf(CodexProvider);
     expect(primary.name).toBe('codex');
     expect(primary.model).toBe(DEFAULT_CODEX_MODEL);
@@ -31,72 +31,72 @@ describe('provider selection (Node worker entry point)', () => {
 
   test('VERDICT_RUNNER_PROVIDER and VERDICT_RUNNER_MODEL choose the provider and model', () => {
     expect(
-      selectProviders({ VERDICT_RUNNER_PROVIDER: 'openai', VERDICT_RUNNER_MODEL: 'gpt-4o' }).primary,
+      providersFor({ VERDICT_RUNNER_PROVIDER: 'openai', VERDICT_RUNNER_MODEL: 'gpt-4o' }).primary,
     ).toMatchObject({
       name: 'openai',
       model: 'gpt-4o',
     });
-    const router = selectProviders({
+    const router = providersFor({
       VERDICT_RUNNER_PROVIDER: 'openrouter',
       VERDICT_RUNNER_MODEL: 'x/y:free',
     });
     expect(router.primary).toBeInstanceOf(OpenAICompatibleProvider);
     expect(router.primary).toMatchObject({ name: 'openrouter', model: 'x/y:free' });
-    const claude = selectProviders({
+    const claude = providersFor({
       VERDICT_RUNNER_PROVIDER: ' Anthropic ',
       VERDICT_RUNNER_MODEL: 'claude-sonnet-4',
     });
     expect(claude.primary).toBeInstanceOf(AnthropicProvider);
-    expect(selectProviders({ VERDICT_RUNNER_MODEL: 'gpt-5' }).primary).toMatchObject({
+    expect(providersFor({ VERDICT_RUNNER_MODEL: 'gpt-5' }).primary).toMatchObject({
       name: 'codex',
       model: 'gpt-5',
     });
   });
 
   test('only the RUNNER_ pair is read; the native MODEL_PROVIDER / MODEL names are ignored', () => {
-    const { primary } = selectProviders({ VERDICT_MODEL_PROVIDER: 'openai', VERDICT_MODEL: 'gpt-4o' });
+    const { primary } = providersFor({ VERDICT_MODEL_PROVIDER: 'openai', VERDICT_MODEL: 'gpt-4o' });
     expect(primary).toMatchObject({ name: 'codex', model: DEFAULT_CODEX_MODEL });
   });
 
   test('legacy REVIEWBOT_ names with the nullish fallback', () => {
     expect(
-      selectProviders({ REVIEWBOT_RUNNER_PROVIDER: 'anthropic', REVIEWBOT_RUNNER_MODEL: 'claude-opus-4' })
+      providersFor({ REVIEWBOT_RUNNER_PROVIDER: 'anthropic', REVIEWBOT_RUNNER_MODEL: 'claude-opus-4' })
         .primary,
     ).toMatchObject({ name: 'anthropic', model: 'claude-opus-4' });
     // An empty canonical value does not fall through to the legacy one (and blank means the default).
     expect(
-      selectProviders({ VERDICT_RUNNER_PROVIDER: '', REVIEWBOT_RUNNER_PROVIDER: 'openai' }).primary.name,
+      providersFor({ VERDICT_RUNNER_PROVIDER: '', REVIEWBOT_RUNNER_PROVIDER: 'openai' }).primary.name,
     ).toBe('codex');
   });
 
   test('an unknown provider is a config error naming the variable and the four values', () => {
-    const error = configError(() => selectProviders({ VERDICT_RUNNER_PROVIDER: 'gemini' }));
+    const error = configError(() => providersFor({ VERDICT_RUNNER_PROVIDER: 'gemini' }));
     expect(error.variable).toBe('VERDICT_RUNNER_PROVIDER');
     expect(error.message).toBe(
       'Invalid configuration: VERDICT_RUNNER_PROVIDER must be one of openrouter, openai, anthropic, codex (got "gemini")',
     );
     // The spec's neutral word points at the real value.
-    expect(configError(() => selectProviders({ VERDICT_RUNNER_PROVIDER: 'gateway' })).message).toMatch(
+    expect(configError(() => providersFor({ VERDICT_RUNNER_PROVIDER: 'gateway' })).message).toMatch(
       /\(got "gateway"; use "openrouter"\)/,
     );
     // The legacy variable is named when it supplied the value.
-    expect(configError(() => selectProviders({ REVIEWBOT_RUNNER_PROVIDER: 'cli' })).variable).toBe(
+    expect(configError(() => providersFor({ REVIEWBOT_RUNNER_PROVIDER: 'cli' })).variable).toBe(
       'REVIEWBOT_RUNNER_PROVIDER',
     );
   });
 
   test('the shadow provider exists only with VERDICT_RUNNER_SHADOW_MODEL', () => {
-    expect(selectProviders({ VERDICT_RUNNER_SHADOW_PROVIDER: 'openai' }).shadow).toBeNull();
-    expect(selectProviders({ VERDICT_MODEL_SHADOW: 'gpt-4o' }).shadow).toBeNull();
+    expect(providersFor({ VERDICT_RUNNER_SHADOW_PROVIDER: 'openai' }).shadow).toBeNull();
+    expect(providersFor({ VERDICT_MODEL_SHADOW: 'gpt-4o' }).shadow).toBeNull();
     // Provider defaults to the primary's.
-    const same = selectProviders({
+    const same = providersFor({
       VERDICT_RUNNER_PROVIDER: 'openai',
       VERDICT_RUNNER_MODEL: 'gpt-4o',
       VERDICT_RUNNER_SHADOW_MODEL: 'gpt-4o-mini',
     });
     expect(same.shadow).toMatchObject({ name: 'openai', model: 'gpt-4o-mini' });
     expect(same.shadow).not.toBe(same.primary);
-    const other = selectProviders({
+    const other = providersFor({
       VERDICT_RUNNER_SHADOW_MODEL: 'claude-sonnet-4',
       VERDICT_RUNNER_SHADOW_PROVIDER: 'anthropic',
     });
@@ -106,7 +106,7 @@ describe('provider selection (Node worker entry point)', () => {
   });
 
   test('an invalid shadow provider is a config error even without a shadow model', () => {
-    expect(configError(() => selectProviders({ VERDICT_RUNNER_SHADOW_PROVIDER: 'nope' })).variable).toBe(
+    expect(configError(() => providersFor({ VERDICT_RUNNER_SHADOW_PROVIDER: 'nope' })).variable).toBe(
       'VERDICT_RUNNER_SHADOW_PROVIDER',
     );
   });
@@ -117,7 +117,7 @@ describe('provider selection (Node worker entry point)', () => {
       ['openai', 'OPENAI_API_KEY'],
       ['anthropic', 'ANTHROPIC_API_KEY'],
     ] as const) {
-      const { primary } = selectProviders({
+      const { primary } = providersFor({
         VERDICT_RUNNER_PROVIDER: provider,
         VERDICT_RUNNER_MODEL: 'm',
         VERDICT_OPENROUTER_REQUIRE_FREE: '0',
@@ -137,7 +137,7 @@ describe('provider selection (Node worker entry point)', () => {
   });
 
   test('a missing model of an HTTP provider fails at call time with code config', async () => {
-    const { primary } = selectProviders({ VERDICT_RUNNER_PROVIDER: 'openai', OPENAI_API_KEY: 'k' });
+    const { primary } = providersFor({ VERDICT_RUNNER_PROVIDER: 'openai', OPENAI_API_KEY: 'k' });
     expect(primary.model).toBe('');
     await expect(primary.complete({ system: 's', messages: [], timeoutMs: 1000 })).rejects.toMatchObject({
       code: 'config',
@@ -146,7 +146,7 @@ describe('provider selection (Node worker entry point)', () => {
   });
 
   test('codex reads VERDICT_RUNNER_BIN and VERDICT_RUNNER_HOME', () => {
-    const { primary } = selectProviders({
+    const { primary } = providersFor({
       VERDICT_RUNNER_BIN: '/opt/codex/bin/codex',
       VERDICT_RUNNER_HOME: '/srv/codex',
     });
@@ -176,6 +176,6 @@ describe('provider selection (Node worker entry point)', () => {
     ],
     [{ VERDICT_MODEL_PRICES: '{"gpt-4o":{"input":-1,"output":1}}' }, 'VERDICT_MODEL_PRICES'],
   ])('invalid %p is a config error naming %s', (env, variable) => {
-    expect(configError(() => selectProviders(env)).variable).toBe(variable);
+    expect(configError(() => providersFor(env)).variable).toBe(variable);
   });
 });

@@ -18,9 +18,6 @@ import {
  * `{base}/v1/...` back to `{base}/...`: requests land on `{base}/messages` for any base.
  */
 
-export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
-export const DEFAULT_ANTHROPIC_MAX_TOKENS = 8192;
-
 export type AnthropicOptions = {
   model: string;
   modelVariable?: string;
@@ -28,10 +25,10 @@ export type AnthropicOptions = {
   apiKeyVariable: string;
   /** Without a trailing slash, e.g. `https://api.anthropic.com/v1`. */
   baseURL: string;
-  /** `anthropic-version` header (default 2023-06-01). */
-  version?: string;
-  /** `max_tokens` of every call (default 8192). */
-  maxTokens?: number;
+  /** `anthropic-version` header. */
+  version: string;
+  /** `max_tokens` of every call. */
+  maxTokens: number;
   prices: PriceTable;
   fetch?: typeof fetch;
   now?: () => number;
@@ -76,7 +73,7 @@ export class AnthropicProvider implements ModelProvider {
   }
 
   get maxTokens(): number {
-    return this.opts.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS;
+    return this.opts.maxTokens;
   }
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
@@ -96,7 +93,7 @@ export class AnthropicProvider implements ModelProvider {
         message = (await client.messages.create(
           {
             model: this.model,
-            max_tokens: this.opts.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+            max_tokens: this.opts.maxTokens,
             // The same system block first in every call, marked for the prompt cache (tools come
             // before it in the cached prefix, so the schema is cached too).
             system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
@@ -178,7 +175,7 @@ export class AnthropicProvider implements ModelProvider {
       apiKey: this.opts.apiKey,
       baseURL: this.opts.baseURL,
       maxRetries: 0,
-      defaultHeaders: { 'anthropic-version': this.opts.version ?? DEFAULT_ANTHROPIC_VERSION },
+      defaultHeaders: { 'anthropic-version': this.opts.version },
       fetch: versionlessFetch(this.opts.baseURL, this.opts.fetch) as never,
     });
     return this.client;

@@ -21,7 +21,6 @@ import {
  * The CLI reports no token usage here, so usage and cost are null.
  */
 
-export const DEFAULT_CODEX_BIN = 'codex';
 export const DEFAULT_CODEX_MODEL = 'gpt-5-codex';
 /** Stdout kept at most (the answer); stderr keeps only its tail for the error message. */
 const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
@@ -33,8 +32,8 @@ export type SpawnFn = typeof nodeSpawn;
 
 export type CodexOptions = {
   model: string;
-  /** `VERDICT_RUNNER_BIN`, default `codex`. */
-  bin?: string;
+  /** The binary (`VERDICT_RUNNER_BIN`). */
+  bin: string;
   /** `VERDICT_RUNNER_HOME`: the child's `CODEX_HOME`. */
   home?: string | null;
   /** Extra environment of the child (over process.env). */
@@ -67,7 +66,7 @@ export class CodexProvider implements ModelProvider {
 
   constructor(private readonly opts: CodexOptions) {
     this.model = opts.model;
-    this.bin = opts.bin ?? DEFAULT_CODEX_BIN;
+    this.bin = opts.bin;
   }
 
   /** The argv after the binary; with a schema file, the CLI's own structured output (`--output-schema`). */

@@ -17,7 +17,7 @@ export {
   type ProviderName,
   type ProviderSelection,
 } from './types.js';
-export { BUILTIN_PRICES, costOf, loadPrices, parsePriceOverrides, priceFor } from './prices.js';
+export { BUILTIN_PRICES, costOf, mergePrices, priceFor } from './prices.js';
 export {
   GUARD_PREFIX,
   DEFAULT_CATALOG_CACHE_MS,
@@ -27,29 +27,18 @@ export {
   type OpenRouterGuardOptions,
 } from './openrouter-guard.js';
 export { OpenAICompatibleProvider, type OpenAICompatibleOptions } from './openai-compatible.js';
-export {
-  AnthropicProvider,
-  DEFAULT_ANTHROPIC_MAX_TOKENS,
-  DEFAULT_ANTHROPIC_VERSION,
-  type AnthropicOptions,
-} from './anthropic.js';
+export { AnthropicProvider, type AnthropicOptions } from './anthropic.js';
 export {
   CodexProvider,
-  DEFAULT_CODEX_BIN,
   DEFAULT_CODEX_MODEL,
   flattenPrompt,
   type CodexOptions,
   type SpawnFn,
 } from './codex.js';
 export {
-  DEFAULT_ANTHROPIC_BASE_URL,
-  DEFAULT_OPENAI_BASE_URL,
-  DEFAULT_OPENROUTER_BASE_URL,
-  DEFAULT_PROVIDER,
   OPENROUTER_METADATA_HEADER,
   PROJECT_URL,
   createProvider,
-  providerFromEnv,
   selectProviders,
   type SelectOptions,
 } from './select.js';

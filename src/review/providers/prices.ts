@@ -1,8 +1,5 @@
-import { ConfigError, prefixed, type Env } from '../../config.js';
 import {
   PROVIDER_NAMES,
-  nonBlank,
-  prefixedVariable,
   type ModelResponse,
   type ModelUsage,
   type PriceRate,
@@ -97,70 +94,11 @@ export function costOf(
 }
 
 /**
- * Parses `VERDICT_MODEL_PRICES`: a JSON object of `{ "<provider>/<model>" | "<model>": { input, output } }`
- * with finite, non-negative numbers (USD per million tokens).
+ * The built-in rates overridden by `VERDICT_MODEL_PRICES` (parsed and checked by the config). A bare model
+ * key in the overrides replaces the built-in rate of that model for every provider.
  */
-export function parsePriceOverrides(raw: string, variable = 'VERDICT_MODEL_PRICES'): PriceTable {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    throw new ConfigError(
-      variable,
-      `must be a JSON object like {"openai/gpt-4o":{"input":2.5,"output":10}} (${(error as Error).message})`,
-    );
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ConfigError(
-      variable,
-      'must be a JSON object of {"<provider>/<model>": {"input": n, "output": n}}',
-    );
-  }
-  const table: PriceTable = {};
-  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (key.trim() === '') throw new ConfigError(variable, 'has an empty model key');
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new ConfigError(variable, `entry "${key}" must be an object {"input": n, "output": n}`);
-    }
-    const rate = value as Record<string, unknown>;
-    for (const field of ['input', 'output'] as const) {
-      const n = rate[field];
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
-        throw new ConfigError(
-          variable,
-          `entry "${key}" needs "${field}" as a finite, non-negative number of USD per million tokens (got ${JSON.stringify(n) ?? 'nothing'})`,
-        );
-      }
-    }
-    const cachedInput = rate.cachedInput;
-    if (
-      cachedInput !== undefined &&
-      (typeof cachedInput !== 'number' || !Number.isFinite(cachedInput) || cachedInput < 0)
-    ) {
-      throw new ConfigError(
-        variable,
-        `entry "${key}" has "cachedInput" that is not a finite, non-negative number of USD per million tokens`,
-      );
-    }
-    table[key] = {
-      input: rate.input as number,
-      output: rate.output as number,
-      ...(cachedInput !== undefined ? { cachedInput: cachedInput as number } : {}),
-    };
-  }
-  return table;
-}
-
-/**
- * The built-in rates overridden by `VERDICT_MODEL_PRICES` (legacy `REVIEWBOT_MODEL_PRICES`). A bare model
- * key in the overrides replaces the built-in rate of that model for every provider. Throws a ConfigError
- * naming the variable when the JSON is invalid.
- */
-export function loadPrices(env: Env): PriceTable {
+export function mergePrices(overrides: Readonly<PriceTable>): PriceTable {
   const table: PriceTable = { ...BUILTIN_PRICES };
-  const raw = nonBlank(prefixed(env, 'MODEL_PRICES'));
-  if (raw === undefined) return table;
-  const overrides = parsePriceOverrides(raw, prefixedVariable(env, 'MODEL_PRICES'));
   for (const [key, rate] of Object.entries(overrides)) {
     if (!isProviderQualified(key)) {
       for (const provider of PROVIDER_NAMES) delete table[`${provider}/${key}`];

@@ -1,5 +1,3 @@
-import { CANONICAL_PREFIX, LEGACY_PREFIX, type Env } from '../../config.js';
-
 /**
  * The model providers' shared vocabulary (NAMES.md "Model providers", review-engine 4.6 and 7.3). The
  * review engine only sees `ModelProvider.complete()`; everything provider specific stays in this folder.
@@ -163,18 +161,6 @@ export function withDeadline<T>(
         req.signal?.removeEventListener('abort', onSignal);
       });
   });
-}
-
-/** `undefined` for an unset or blank value. */
-export function nonBlank(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-/** The prefixed variable a user should fix: the one that supplied the value (same rule as config.ts). */
-export function prefixedVariable(env: Env, name: string): string {
-  return env[CANONICAL_PREFIX + name] !== undefined || env[LEGACY_PREFIX + name] === undefined
-    ? CANONICAL_PREFIX + name
-    : LEGACY_PREFIX + name;
 }
 
 /** The system prompt plus the expected JSON schema, for providers without structured outputs. */
