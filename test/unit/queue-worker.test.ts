@@ -3,20 +3,8 @@ import { ManualClock, randomId } from '../../src/clock.js';
 import { MemoryQueue } from '../../src/queue/memory.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { QueueWorker, type JobHandler } from '../../src/worker/runner.js';
-
-/** Lets the promises that timers started settle (the queue's answers to renewals). */
-const flush = () => new Promise((r) => setImmediate(r));
-
-/**
- * Lets the worker and the in-memory queue run until `check` holds. Nothing here waits on the wall clock:
- * the queue answers within a few turns of the event loop, so a bounded number of turns is enough.
- */
-async function until(check: () => boolean | Promise<boolean>, turns = 1000): Promise<void> {
-  for (let turn = 0; !(await check()); turn++) {
-    if (turn >= turns) throw new Error(`condition not met after ${turns} turns of the event loop`);
-    await flush();
-  }
-}
+// `flush` lets the promises that timers started settle (the queue's answers to renewals).
+import { nextTurn as flush, untilTurns as until } from '../helpers/turns.js';
 
 /** Until the worker runs the job: the job is running and its renewal timer is set. */
 const running = (queue: MemoryQueue, clock: ManualClock, jobId: number) =>
