@@ -8,6 +8,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { QueueWorker, type JobContext } from '../../src/worker/runner.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { makeStoreConfig, type TestDialect } from '../helpers/store.js';
+import { untilTurns } from '../helpers/turns.js';
 
 const WORKER = join(process.cwd(), 'test', 'helpers', 'queue-worker-proc.ts');
 const silent = pino({ level: 'silent' });
@@ -27,6 +28,7 @@ function startWorker(config: StoreConfig, env: Record<string, string>): Proc {
   return { child, lines: () => out.split('\n').filter(Boolean), exited };
 }
 
+/** Waits for the worker processes (real time: they run on their own clocks). */
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition') {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
@@ -169,7 +171,7 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
       },
     });
     second.start();
-    await until(async () => (await store.jobs.get(jobId))?.status === 'done', 10_000, 'takeover');
+    await untilTurns(async () => (await store.jobs.get(jobId))?.status === 'done', 'the takeover');
     release();
     await firstEnded;
     await first.stop(1000);
