@@ -9,7 +9,8 @@ export type Timer = { cancel(): void };
 
 /**
  * The clock and the timers of a long-running loop (the queue worker's polls, lease renewals, reaps and
- * grace period), injected so that a test can move time by hand instead of sleeping.
+ * grace period; the scheduler's waits for each tick), injected so that a test can move time by hand
+ * instead of sleeping.
  */
 export type Timers = Clock & {
   /** Calls `fn` once, `ms` from now. `unref`: the timer does not keep the process alive. */

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
 import { verdictApp } from '../handlers/app.js';
-import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
+import { randomId, systemClock, systemTimers, type Clock, type IdGenerator, type Timers } from '../clock.js';
 import { type Config } from '../config/index.js';
 import { WEBHOOK_QUEUE } from '../ingress/webhook-handler.js';
 import { ReplyPublisher } from '../publish/replies.js';
@@ -88,19 +88,19 @@ export function createScheduler(
   bridge: CommandBridge,
   config: Config,
   log: Logger,
-  clock: Clock = systemClock,
+  timers: Timers = systemTimers,
   fetchImpl?: typeof fetch,
 ): Scheduler {
   const scheduler: Scheduler = new Scheduler({
     store: store.scheduler,
     log: log.child({ name: 'scheduler' }),
-    clock,
+    timers,
     jobs: scheduledJobs({
       store,
       bridge,
       config: config.scheduler,
       log: log.child({ name: 'scheduler' }),
-      clock,
+      clock: timers,
       productName: config.productName,
       scheduler: () => scheduler,
       fetch: fetchImpl,
@@ -162,6 +162,7 @@ export function createWebhookWorker(
   config: Config,
   log: Logger,
   afterJob?: () => void,
+  timers: Timers = systemTimers,
 ): QueueWorker {
   const handle = webhookJobHandler(store, probot);
   return new QueueWorker({
@@ -180,6 +181,7 @@ export function createWebhookWorker(
     },
     log,
     pollMs: 1000,
+    timers,
   });
 }
 
@@ -193,6 +195,7 @@ export function createReviewWorker(
   executor: ReviewExecutor,
   config: Config,
   log: Logger,
+  timers: Timers = systemTimers,
 ): QueueWorker {
   return new QueueWorker({
     queue,
@@ -203,5 +206,6 @@ export function createReviewWorker(
     handler: reviewJobHandler(store, executor, log),
     log,
     pollMs: 1000,
+    timers,
   });
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
 import { verdictApp } from '../handlers/app.js';
-import { randomId, systemClock, type Clock, type IdGenerator } from '../clock.js';
+import { randomId, systemTimers, type Clock, type IdGenerator, type Timers } from '../clock.js';
 import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { BodyBudget, Router } from '../http/router.js';
@@ -55,7 +55,14 @@ export type Verdict = {
 
 export type RuntimeOptions = {
   log: Logger;
+  /** The clock of the store and the operator routes (default: `timers`, else the system's). */
   clock?: Clock;
+  /**
+   * The timers of the scheduled jobs and the in-process workers (their polls, leases and grace periods)
+   * and the clock the operator read caches measure their TTL on (default: the system's timers, the
+   * caches on the monotonic performance clock). A test gives a ManualClock and moves it.
+   */
+  timers?: Timers;
   ids?: IdGenerator;
   store?: Store;
   /**
@@ -68,7 +75,9 @@ export type RuntimeOptions = {
 
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
-  const clock = opts.clock ?? systemClock;
+  const timers = opts.timers ?? systemTimers;
+  const clock = opts.clock ?? timers;
+  const cacheNow = opts.timers ? () => timers.now() : undefined;
   const ids = opts.ids ?? randomId;
   const log = opts.log;
   const store =
@@ -111,9 +120,9 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     now: () => clock.now(),
     newId: (prefix) => ids(prefix),
     publicUrl: config.publicUrl,
-    cache: new ReadCache(config.operatorCacheMs),
+    cache: new ReadCache(config.operatorCacheMs, cacheNow),
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
-    prCache: new StampedCache(config.operatorCacheMs > 0),
+    prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
   };
   // One listener for both caches: it runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {
@@ -133,18 +142,18 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     clock,
     onReviewQueued: () => reviewWorker?.kick(),
   });
-  const scheduler = createScheduler(store, bridge, config, log, clock);
+  const scheduler = createScheduler(store, bridge, config, log, timers);
   const mounts: Mount[] = [trpcMount(operator)];
   const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 
   let reviewWorker: QueueWorker | null = null;
   if (config.workerInline) {
-    webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick());
+    webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick(), timers);
     const executor =
       opts.reviewExecutor === undefined
         ? reviewEngineFor(store, probot, config, log, { clock, ids })
         : opts.reviewExecutor;
-    if (executor) reviewWorker = createReviewWorker(store, sqlQueue(store), executor, config, log);
+    if (executor) reviewWorker = createReviewWorker(store, sqlQueue(store), executor, config, log, timers);
   }
   if (
     store.db.dialect === 'sqlite' &&

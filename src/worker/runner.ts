@@ -252,10 +252,11 @@ export class QueueWorker {
     this.kick();
     await this.loopDone;
     const all = Promise.all(this.inFlight);
-    const timedOut = await Promise.race([
-      all.then(() => false),
-      new Promise<boolean>((r) => this.timers.after(graceMs, () => r(true), { unref: true })),
-    ]);
+    let expire!: () => void;
+    const graceOver = new Promise<boolean>((r) => (expire = () => r(true)));
+    const grace = this.timers.after(graceMs, () => expire(), { unref: true });
+    const timedOut = await Promise.race([all.then(() => false), graceOver]);
+    grace.cancel();
     if (timedOut) {
       for (const c of this.controllers) c.abort(new Error('worker shutting down'));
       await all;

@@ -8,14 +8,31 @@ import { openTestStore, type TestDialect, type TestStore } from '../helpers/stor
 
 const silent = pino({ level: 'silent' });
 
-/** Executors that count how often each command ran (and yield, so two bridges interleave). */
-function countingExecutors(counts: Map<string, number>, ranBy: Map<string, string>, bridge: string) {
+/**
+ * A meeting point for `parties` bridges: each one's first command waits there until every bridge has
+ * started a command, so that in a race each bridge runs at least one (however fast the other is).
+ */
+function meetingPoint(parties: number): () => Promise<void> {
+  let arrived = 0;
+  let open!: () => void;
+  const everyone = new Promise<void>((r) => (open = r));
+  return async () => {
+    if (++arrived === parties) open();
+    await everyone;
+  };
+}
+
+/** Executors that count how often each command ran. */
+function countingExecutors(
+  counts: Map<string, number>,
+  ranBy: Map<string, string>,
+  bridge: string,
+  meet?: () => Promise<void>,
+) {
   const run = async (command: Command) => {
     counts.set(command.id, (counts.get(command.id) ?? 0) + 1);
     ranBy.set(command.id, bridge);
-    // A command takes a little real time, as a real one does: in the race below, one bridge must not be
-    // able to run all of them while the other waits out SQLite's busy timeout (seen on a loaded machine).
-    await new Promise((r) => setTimeout(r, 2));
+    await meet?.();
     if (command.payload.fail) throw new CommandFailure('planned_failure', `command ${command.id} fails`);
     return { ran: command.id };
   };
@@ -94,6 +111,9 @@ export function bridgeSuite(dialect: TestDialect): void {
         : t.store;
     const counts = new Map<string, number>();
     const ranBy = new Map<string, string>();
+    // The first bridge to start a command waits there for the other: each executes at least one, and
+    // the one that read its batch first then finds a command of that batch claimed by the other.
+    const meet = meetingPoint(2);
     const bridge = (store: Store, id: string) =>
       new CommandBridge({
         store,
@@ -101,7 +121,7 @@ export function bridgeSuite(dialect: TestDialect): void {
         authority: 'live',
         log: silent,
         batch: 10,
-        executors: countingExecutors(counts, ranBy, id),
+        executors: countingExecutors(counts, ranBy, id, meet),
       });
     const [a, b] = await Promise.all([
       bridge(t.store, 'bridge-a').runOnce(),

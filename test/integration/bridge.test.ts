@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
+import { ManualClock } from '../../src/clock.js';
 import { requestReview } from '../../src/review/request.js';
 import { TOKENS } from '../helpers/operator.js';
 import { review } from '../helpers/review-harness.js';
@@ -335,9 +336,12 @@ describe('bridge authority and the scheduler in the server', () => {
 
   test('the server schedules the bridge every minute, the watchdog and maintenance (UTC); analytics shows them', async () => {
     await app.stop();
-    app = await startVerdict({ ...TOKENS, VERDICT_SCHEDULER: '1' });
+    // The scheduler waits on the runtime's timers: on a manual clock no tick comes by itself while the
+    // test runs the jobs (a real minute turning over mid-test would run the bridge a second time).
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 10, 0, 30));
+    app = await startVerdict({ ...TOKENS, VERDICT_SCHEDULER: '1' }, { timers: clock });
     const { scheduler, store } = app.verdict;
-    expect(scheduler.startedAt).not.toBeNull();
+    expect(scheduler.startedAt).toBe(clock.now());
     expect(scheduler.jobs).toEqual([
       { name: 'command-bridge', expression: '* * * * *' },
       { name: 'watchdog', expression: '3-59/15 * * * *' },
@@ -370,6 +374,13 @@ describe('bridge authority and the scheduler in the server', () => {
       ['maintenance', 'ok', 1],
       ['watchdog', 'ok', 1],
     ]);
+    // At the minute the bridge ticks by itself.
+    clock.advance(30_000);
+    await scheduler.idle();
+    expect(await store.scheduler.get('command-bridge')).toMatchObject({
+      runs: 2,
+      artifact: { generatedAt: '2026-01-01T10:01:00.000Z' },
+    });
   });
 });
 

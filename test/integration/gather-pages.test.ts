@@ -2,6 +2,7 @@ import nock from 'nock';
 import { ProbotOctokit } from 'probot';
 import { listChangedFiles } from '../../src/review/gather.js';
 import type { GitHubClient } from '../../src/github/client.js';
+import { nextTurn } from '../helpers/turns.js';
 
 /** Reading a large pull request's file list by page number, several pages at a time. */
 const API = 'https://api.github.com';
@@ -31,6 +32,9 @@ describe('listChangedFiles', () => {
 
   test('the pages the PR announces, in page order; a full last page is followed by the next', async () => {
     const scope = nock(API);
+    // Pages 1 and 2 are asked at once, and page 1 is answered after page 2.
+    let secondAnswered!: () => void;
+    const second = new Promise<void>((r) => (secondAnswered = r));
     // The PR said 150 files: two pages; it grew to 210 meanwhile, so page 2 is full and page 3 follows.
     for (const [page, body] of [
       [1, files(0, 100)],
@@ -40,8 +44,14 @@ describe('listChangedFiles', () => {
       scope
         .get('/repos/acme/web/pulls/7/files')
         .query({ per_page: '100', page: String(page) })
-        .delay(page === 1 ? 50 : 0)
-        .reply(200, body);
+        .reply(200, async () => {
+          if (page === 2) secondAnswered();
+          if (page === 1) {
+            await second;
+            await nextTurn();
+          }
+          return body;
+        });
     }
     const listed = await listChangedFiles(gh, 'acme', 'web', 7, 150);
     expect(scope.pendingMocks()).toEqual([]);

@@ -1,12 +1,14 @@
+import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import pino from 'pino';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+import { nextTurn } from '../helpers/turns.js';
 import { example, postWebhook, sign } from '../helpers/webhooks.js';
 
 /** A webhook request written by hand: the headers and `sent` bytes of a `declared`-byte body. */
 function partialWebhook(
   baseUrl: string,
-  opts: { declared?: number; chunked?: boolean; body: string; sent: number },
+  opts: { declared?: number; chunked?: boolean; body: string; sent: number; deliveryId?: string },
 ): { socket: Socket; answer: Promise<string>; closed: Promise<void> } {
   const { port } = new URL(baseUrl);
   const socket = connect(Number(port), '127.0.0.1');
@@ -24,7 +26,7 @@ function partialWebhook(
     'POST /github/webhooks HTTP/1.1',
     'Host: 127.0.0.1',
     'Content-Type: application/json',
-    `X-GitHub-Delivery: ${Math.random().toString(36).slice(2)}`,
+    `X-GitHub-Delivery: ${opts.deliveryId ?? Math.random().toString(36).slice(2)}`,
     'X-GitHub-Event: pull_request',
     `X-Hub-Signature-256: ${sign(opts.body)}`,
     opts.chunked
@@ -39,6 +41,31 @@ function partialWebhook(
 }
 
 const statusOf = (answer: string) => Number(answer.split(' ')[1]);
+
+/**
+ * The server's side of the webhook request with this delivery id, once its handler has run as far as it
+ * can without more bytes (its body's declared length taken from the in-flight budget).
+ */
+async function requestArrived(app: RunningVerdict, deliveryId: string): Promise<IncomingMessage> {
+  const { server } = app.verdict;
+  const req = await new Promise<IncomingMessage>((resolve) => {
+    const seen = (req: IncomingMessage) => {
+      if (req.headers['x-github-delivery'] !== deliveryId) return;
+      server.off('request', seen);
+      resolve(req);
+    };
+    server.on('request', seen);
+  });
+  await nextTurn();
+  return req;
+}
+
+/** Waits until the server has seen a request's connection close, and has finished with the request. */
+async function serverClosed(req: IncomingMessage): Promise<void> {
+  const { socket } = req;
+  if (!socket.destroyed) await new Promise((resolve) => socket.once('close', resolve));
+  await nextTurn();
+}
 
 describe('ingress hardening: in-flight body budget', () => {
   let app: RunningVerdict;
@@ -56,8 +83,9 @@ describe('ingress hardening: in-flight body budget', () => {
 
   test('a body that does not fit beside those in flight answers 503 ingress_busy; the bytes come back when a request ends', async () => {
     // The first request holds its declared 60 KB while its body trickles in.
-    const first = partialWebhook(app.baseUrl, { body, sent: 1000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const arrived = requestArrived(app, 'first');
+    const first = partialWebhook(app.baseUrl, { body, sent: 1000, deliveryId: 'first' });
+    await arrived;
     const second = partialWebhook(app.baseUrl, { body, sent: 1000 });
     const refused = await second.answer;
     expect(statusOf(refused)).toBe(503);
@@ -82,11 +110,12 @@ describe('ingress hardening: in-flight body budget', () => {
   });
 
   test('a client that goes away mid-body gives its bytes back', async () => {
-    const gone = partialWebhook(app.baseUrl, { body, sent: 1000 });
-    await new Promise((r) => setTimeout(r, 100));
+    const arrived = requestArrived(app, 'gone');
+    const gone = partialWebhook(app.baseUrl, { body, sent: 1000, deliveryId: 'gone' });
+    const req = await arrived;
     gone.socket.destroy();
     await gone.closed;
-    await new Promise((r) => setTimeout(r, 100));
+    await serverClosed(req);
     expect((await postWebhook(app.baseUrl, 'pull_request', JSON.parse(body))).status).toBe(202);
   });
 });
@@ -116,12 +145,11 @@ describe('ingress hardening: request timeout and client aborts', () => {
 
   test('a client closing mid-body is logged at debug, never as an error', async () => {
     lines.length = 0;
-    const gone = partialWebhook(app.baseUrl, { body, sent: 100 });
-    await new Promise((r) => setTimeout(r, 50));
+    const arrived = requestArrived(app, 'aborting');
+    const gone = partialWebhook(app.baseUrl, { body, sent: 100, deliveryId: 'aborting' });
+    const req = await arrived;
     gone.socket.destroy();
-    for (let i = 0; i < 100 && !lines.some((l) => l.event === 'client-aborted'); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await serverClosed(req);
     expect(lines.find((l) => l.event === 'client-aborted')).toMatchObject({ level: 20 });
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });

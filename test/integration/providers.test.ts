@@ -238,9 +238,10 @@ describe('openai', () => {
   });
 
   test("the caller's signal aborts the call", async () => {
-    nock(OPENAI).post('/v1/chat/completions').delay(3000).reply(200, completion(ANSWER));
+    const scope = nock(OPENAI).post('/v1/chat/completions').delay(3000).reply(200, completion(ANSWER));
+    // The caller gives up once the call is under way (the answer would take 3 s).
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    scope.on('request', () => controller.abort());
     const error = await failure(providersFor(env).primary, request({ signal: controller.signal }));
     expect(error).toMatchObject({ code: 'timeout', retryable: true, message: 'chat completion aborted' });
   });

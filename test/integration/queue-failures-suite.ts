@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
-import { systemClock, randomId } from '../../src/clock.js';
+import { ManualClock, systemClock, randomId } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config/index.js';
 import { bindJobs } from '../../src/queue/sql.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { QueueWorker, type JobContext } from '../../src/worker/runner.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { makeStoreConfig, type TestDialect } from '../helpers/store.js';
+import { untilTurns } from '../helpers/turns.js';
 
 const WORKER = join(process.cwd(), 'test', 'helpers', 'queue-worker-proc.ts');
 const silent = pino({ level: 'silent' });
@@ -27,6 +28,7 @@ function startWorker(config: StoreConfig, env: Record<string, string>): Proc {
   return { child, lines: () => out.split('\n').filter(Boolean), exited };
 }
 
+/** Waits for the worker processes (real time: they run on their own clocks). */
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition') {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
@@ -94,7 +96,12 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
     expect((await effects(store)).get(String(jobId))).toBe(1);
   }, 60_000);
 
+  // In one process, on a manual clock: the store's leases and both workers' timers move only when the
+  // test moves them.
   test('a worker whose lease was taken over cannot ack and does not publish', async () => {
+    const clock = new ManualClock();
+    await store.close();
+    store = await openStore(config, { clock, ids: randomId, dedupeTtlSeconds: 60 });
     const { jobId } = (await store.jobs.enqueue({ queue: 'lane', kind: 'test', payload: {} })) as {
       jobId: number;
     };
@@ -111,6 +118,10 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
     };
     let release!: () => void;
     const paused = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const running = new Promise<void>((r) => (entered = r));
+    let ended!: () => void;
+    const firstEnded = new Promise<void>((r) => (ended = r));
     let published = 0;
     let firstError: unknown = null;
     let firstCtx: JobContext | null = null;
@@ -122,8 +133,10 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
       concurrency: 1,
       log: silent,
       pollMs: 10,
+      timers: clock,
       handler: async (_job, ctx) => {
         firstCtx = ctx;
+        entered();
         await paused; // a long GC pause, a slow model call …
         try {
           await ctx.assertLease();
@@ -131,12 +144,18 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
         } catch (error) {
           firstError = error;
           throw error;
+        } finally {
+          ended();
         }
       },
     });
     first.start();
-    await until(async () => (await store.jobs.get(jobId))?.leaseOwner === 'first:1', 10_000, 'first claim');
-    await new Promise((r) => setTimeout(r, 400)); // the lease expires
+    await running;
+    expect(await store.jobs.get(jobId)).toMatchObject({ status: 'running', leaseOwner: 'first:1' });
+    clock.advance(299); // its renewals fail, and the lease still holds: nobody else can claim the job
+    expect(await backend.claim('lane', 'thief:3', 5000)).toBeNull();
+    expect(firstCtx!.signal.aborted).toBe(false);
+    clock.advance(101); // the lease has expired
     const second = new QueueWorker({
       queue: backend,
       queueName: 'lane',
@@ -145,15 +164,16 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
       concurrency: 1,
       log: silent,
       pollMs: 10,
+      timers: clock,
       handler: async (_job, ctx) => {
         await ctx.assertLease();
         published++;
       },
     });
     second.start();
-    await until(async () => (await store.jobs.get(jobId))?.status === 'done', 10_000, 'takeover');
+    await untilTurns(async () => (await store.jobs.get(jobId))?.status === 'done', 'the takeover');
     release();
-    await until(() => firstError !== null, 10_000, 'the first worker to notice');
+    await firstEnded;
     await first.stop(1000);
     await second.stop(1000);
     expect(published).toBe(1);

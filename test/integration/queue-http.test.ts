@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -131,6 +132,8 @@ describe('queue routes', () => {
     const enqueue = new HttpQueue({ url: app.baseUrl, token: 'qenqueue-secret' });
     for (let i = 0; i < 25; i++) await enqueue.enqueue({ queue: 'remote', kind: 'k', payload: { i } });
     const seen: number[] = [];
+    let allSeen!: () => void;
+    const done = new Promise<void>((r) => (allSeen = r));
     const queue = new HttpQueue({ url: app.baseUrl, token: 'qworker-secret' });
     const workers = [1, 2].map(
       (n) =>
@@ -145,11 +148,13 @@ describe('queue routes', () => {
           handler: async (job, ctx) => {
             await ctx.assertLease();
             seen.push((job.payload as { i: number }).i);
+            if (seen.length === 25) allSeen();
           },
         }),
     );
     workers.forEach((w) => w.start());
-    for (let i = 0; i < 500 && seen.length < 25; i++) await new Promise((r) => setTimeout(r, 10));
+    await done;
+    // Stopping lets the last acks finish.
     await Promise.all(workers.map((w) => w.stop(1000)));
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
     expect(await app.verdict.store.jobs.stats()).toEqual([{ queue: 'remote', status: 'done', count: 25 }]);
@@ -514,14 +519,30 @@ describe('queue routes over a manual clock', () => {
   test('a QueueWorker over HttpQueue: retries after the back-off, and a graceful stop releases its job', async () => {
     const attempts = new Map<number, number>();
     const log = pino({ level: 'silent' });
+    const handlerEntered = new EventEmitter();
     const handler = async (job: { payload: unknown }, ctx: { signal: AbortSignal }) => {
       const n = (job.payload as { n: number }).n;
       attempts.set(n, (attempts.get(n) ?? 0) + 1);
+      handlerEntered.emit('job', n);
       if (n === 1 && attempts.get(n) === 1) throw new Error('transient');
       if (n === 2) await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
     };
+    // The worker's answers to the queue, announced once the server has taken them.
+    const answered = new EventEmitter();
+    const reporting = Object.assign(Object.create(worker) as HttpQueue, {
+      ack: async (...args: Parameters<HttpQueue['ack']>) => {
+        const ok = await worker.ack(...args);
+        answered.emit('ack', args[0]);
+        return ok;
+      },
+      fail: async (...args: Parameters<HttpQueue['fail']>) => {
+        const result = await worker.fail(...args);
+        answered.emit('fail', args[0]);
+        return result;
+      },
+    });
     const w = new QueueWorker({
-      queue: worker,
+      queue: reporting,
       queueName: 'lane',
       owner: 'remote:1',
       leaseMs: 60_000,
@@ -531,22 +552,29 @@ describe('queue routes over a manual clock', () => {
       handler,
     });
     const one = await enqueuer.enqueue({ queue: 'lane', kind: 'k', payload: { n: 1 } });
+    const failed = once(answered, 'fail');
     w.start();
-    const until = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 400; i++) {
-        if (await check()) return;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error('timed out');
-    };
-    await until(async () => (await t.store.jobs.get(one.jobId))!.lastError === 'transient');
-    expect(await t.store.jobs.get(one.jobId)).toMatchObject({ status: 'waiting', attempts: 1 });
+    expect(await failed).toEqual([one.jobId]);
+    expect(await t.store.jobs.get(one.jobId)).toMatchObject({
+      status: 'waiting',
+      attempts: 1,
+      lastError: 'transient',
+    });
+    const acked = once(answered, 'ack');
     t.clock.advance(retryDelayMs(1));
-    await until(async () => (await t.store.jobs.get(one.jobId))!.status === 'done');
-    expect(await t.store.jobs.get(one.jobId)).toMatchObject({ attempts: 2, leaseOwner: 'remote:1' });
+    w.kick();
+    expect(await acked).toEqual([one.jobId]);
+    expect(await t.store.jobs.get(one.jobId)).toMatchObject({
+      status: 'done',
+      attempts: 2,
+      leaseOwner: 'remote:1',
+    });
 
+    const running = once(handlerEntered, 'job');
     const two = await enqueuer.enqueue({ queue: 'lane', kind: 'k', payload: { n: 2 } });
-    await until(async () => (await t.store.jobs.get(two.jobId))!.status === 'running');
+    w.kick();
+    expect(await running).toEqual([2]);
+    expect(await t.store.jobs.get(two.jobId)).toMatchObject({ status: 'running' });
     await w.stop(20);
     expect(await t.store.jobs.get(two.jobId)).toMatchObject({
       status: 'waiting',

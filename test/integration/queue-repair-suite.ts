@@ -8,6 +8,7 @@ import { ReadCache, StampedCache } from '../../src/services/read-cache.js';
 import { createHttpServer } from '../../src/server.js';
 import { QueueWorker } from '../../src/worker/runner.js';
 import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
+import { untilTurns } from '../helpers/turns.js';
 
 const silent = pino({ level: 'silent' });
 export const ADMIN = 'admin-token-for-tests';
@@ -86,21 +87,29 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
       concurrency: 1,
       log: silent,
       pollMs: 5,
+      timers: clock,
       handler: async () => {
         calls++;
         if (broken) throw new Error(`upstream 502 (call ${calls})`);
       },
     });
+    const job = async () => (await store.jobs.findByKey('acme/api#7:latest-waiting'))[0]!;
+    // The worker has recorded attempt `n` and sleeps until its next poll (the one timer left).
+    const asleepAfter = (n: number) =>
+      untilTurns(async () => {
+        const { status, attempts } = await job();
+        return status !== 'running' && attempts === n && clock.pendingTimers === 1;
+      }, `attempt ${n} recorded`);
     worker.start();
     try {
-      // Each failure schedules a back-off; move the clock past it until the job is dead.
-      for (let i = 0; i < 400; i++) {
-        const [job] = await store.jobs.findByKey('acme/api#7:latest-waiting');
-        if (job!.status === 'dead') break;
+      // Each failure schedules a back-off (10 minutes at most); the clock moves past it and the worker's
+      // next poll claims the job again, until its eighth failure dead-letters it.
+      for (let attempt = 1; attempt < 8; attempt++) {
+        await asleepAfter(attempt);
+        expect(await job()).toMatchObject({ status: 'waiting', attempts: attempt });
         clock.advance(600_000);
-        worker.kick();
-        await new Promise((r) => setTimeout(r, 10));
       }
+      await asleepAfter(8);
       const [dead] = await store.jobs.findByKey('acme/api#7:latest-waiting');
       expect(dead).toMatchObject({ status: 'dead', deadReason: 'max_attempts', attempts: 8 });
       expect(dead!.lastError).toBe('upstream 502 (call 8)');
@@ -121,9 +130,10 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
         job: { id: dead!.id, status: 'waiting', attempts: 0 },
       });
       worker.kick();
-      for (let i = 0; i < 400 && (await store.jobs.get(dead!.id))!.status !== 'done'; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await untilTurns(
+        async () => (await store.jobs.get(dead!.id))!.status === 'done',
+        'the requeued job done',
+      );
       expect(await store.jobs.get(dead!.id)).toMatchObject({ status: 'done', attempts: 1 });
       expect(calls).toBe(9);
       const [audit] = await store.audit.list({ action: 'queue.requeue_dead' });
@@ -155,15 +165,15 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
       log: silent,
       pollMs: 5,
       reapEveryMs: 0,
+      timers: clock,
       handler: async () => {
         calls++;
       },
     });
     worker.start();
     try {
-      for (let i = 0; i < 400 && (await store.jobs.get(lost.id))!.status !== 'dead'; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      // Its first poll finds nothing to claim (no attempt left), so it reaps.
+      await untilTurns(async () => (await store.jobs.get(lost.id))!.status === 'dead', 'the reap');
     } finally {
       await worker.stop(1000);
     }

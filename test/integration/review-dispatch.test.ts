@@ -12,10 +12,6 @@ import { openTestStore, type TestStore } from '../helpers/store.js';
 
 const LEASE = 60_000;
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!check()) throw new Error('timed out');
-}
 const base = { owner: 'acme', repo: 'api', number: 7, installationId: 5, trigger: 'opened' };
 
 /** Dispatch outcomes of the reviews lane (review-engine 3.4). */
@@ -51,6 +47,18 @@ describe('review dispatch', () => {
       if ((await t.store.jobs.renew(job.id, job.receipt, LEASE)) === null) throw new LeaseLostError(job.id);
     },
   });
+
+  /** The next execution starts (`started`) and runs until the test finishes it. */
+  function hangingExecution(): { started: Promise<void>; finish: (r: ReviewExecution) => void } {
+    let entered!: () => void;
+    const started = new Promise<void>((r) => (entered = r));
+    let finish!: (r: ReviewExecution) => void;
+    next = () => {
+      entered();
+      return new Promise<ReviewExecution>((r) => (finish = r));
+    };
+    return { started, finish: (r) => finish(r) };
+  }
 
   async function claim(): Promise<ClaimedJob> {
     const job = await t.store.jobs.claim(REVIEW_QUEUE, 'w:1', LEASE);
@@ -98,10 +106,9 @@ describe('review dispatch', () => {
     const { run } = await requestReview(t.store, { ...base, headSha: 'a'.repeat(40) });
     await t.store.jobs.enqueue({ queue: REVIEW_QUEUE, kind: 'review', payload: { runId: run.id } });
     const holder = await claim();
-    let finish!: (r: ReviewExecution) => void;
-    next = () => new Promise<ReviewExecution>((r) => (finish = r));
+    const { started, finish } = hangingExecution();
     const running = handler()(holder, ctxFor(holder));
-    await until(() => executed.length === 1);
+    await started;
     expect(await t.store.runs.get(run.id)).toMatchObject({ status: 'running' });
 
     const second = await claim();
@@ -115,10 +122,9 @@ describe('review dispatch', () => {
   test("a run whose holder's lease expired is taken over; the old holder cannot record its result", async () => {
     const { run } = await requestReview(t.store, { ...base, headSha: 'a'.repeat(40) });
     const holder = await claim();
-    let finish!: (r: ReviewExecution) => void;
-    next = () => new Promise<ReviewExecution>((r) => (finish = r));
+    const { started, finish } = hangingExecution();
     const stale = handler()(holder, ctxFor(holder));
-    await until(() => executed.length === 1);
+    await started;
 
     t.clock.advance(LEASE + 1); // the holder stalls past its lease; its job is claimable again
     next = { status: 'completed' };

@@ -218,6 +218,10 @@ describe('a sturdy review engine', () => {
     github([file('a'), file('b'), file('c')]);
     let inFlight = 0;
     let most = 0;
+    // Each part's answer waits until all three parts are being asked: they can only all be answered if
+    // they run at once.
+    let allAsked!: () => void;
+    const threeInFlight = new Promise<void>((r) => (allAsked = r));
     let synthesisPrompt = '';
     nock(OPENAI)
       .post('/v1/chat/completions')
@@ -242,7 +246,8 @@ describe('a sturdy review engine', () => {
         }
         inFlight++;
         most = Math.max(most, inFlight);
-        await new Promise((r) => setTimeout(r, 150));
+        if (inFlight === 3) allAsked();
+        await threeInFlight;
         inFlight--;
         const path = `src/${'abc'[Number(part) - 1]}.ts`;
         const findings =

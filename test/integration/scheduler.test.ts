@@ -7,8 +7,6 @@ import { createCommandBridge, createScheduler } from '../../src/compose/parts.js
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
-import { eventually } from '../helpers/webhooks.js';
-import { systemClock } from '../../src/clock.js';
 
 const silent = pino({ level: 'silent' });
 const DAY = 86_400_000;
@@ -29,29 +27,130 @@ function runtimeScheduler(env: Record<string, string>, fetchImpl?: typeof fetch)
 }
 
 describe('scheduler', () => {
-  test('croner ticks run the job with a heartbeat and an artifact; stop() ends the ticks', async () => {
+  // The ticks run on a manual clock: croner says when each is due, the scheduler waits for it on the
+  // injected timers, and the test moves the clock instead of waiting for the minute.
+  test('a job runs when the clock reaches its cron time (UTC), with a heartbeat and an artifact; stop() ends the ticks', async () => {
+    const clock = t.clock;
+    clock.set(Date.UTC(2026, 0, 1, 10, 0, 30));
+    const ticks: string[] = [];
+    const scheduler = new Scheduler({
+      store: t.store.scheduler,
+      log: silent,
+      timers: clock,
+      jobs: [
+        {
+          name: 'every-minute',
+          expression: '* * * * *',
+          run: async () => {
+            ticks.push(new Date(clock.now()).toISOString());
+            return { n: ticks.length };
+          },
+        },
+      ],
+    });
+    scheduler.start();
+    expect(scheduler.startedAt).toBe(Date.UTC(2026, 0, 1, 10, 0, 30));
+    clock.advance(29_999);
+    await scheduler.idle();
+    expect(ticks).toEqual([]);
+    expect(await t.store.scheduler.get('every-minute')).toBeNull();
+    clock.advance(1);
+    await scheduler.idle();
+    expect(ticks).toEqual(['2026-01-01T10:01:00.000Z']);
+    expect(await t.store.scheduler.get('every-minute')).toMatchObject({
+      expression: '* * * * *',
+      lastStatus: 'ok',
+      runs: 1,
+      artifact: { n: 1, generatedAt: '2026-01-01T10:01:00.000Z' },
+    });
+    for (let minute = 0; minute < 3; minute++) {
+      clock.advance(60_000);
+      await scheduler.idle();
+    }
+    expect(ticks).toEqual([
+      '2026-01-01T10:01:00.000Z',
+      '2026-01-01T10:02:00.000Z',
+      '2026-01-01T10:03:00.000Z',
+      '2026-01-01T10:04:00.000Z',
+    ]);
+    expect(await t.store.scheduler.get('every-minute')).toMatchObject({ runs: 4 });
+    await scheduler.stop();
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(10 * 60_000);
+    await scheduler.idle();
+    expect(ticks).toHaveLength(4);
+  });
+
+  test('a tick that finds the previous run still going is skipped and logged: a job never overlaps itself', async () => {
+    const clock = t.clock;
+    clock.set(Date.UTC(2026, 0, 1, 10, 0, 0));
+    const warnings: Array<{ event?: string; job?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    let runs = 0;
+    let entered!: () => void;
+    const first = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<Record<string, unknown>>((r) => (release = () => r({ slow: true })));
+    const scheduler = new Scheduler({
+      store: t.store.scheduler,
+      log,
+      timers: clock,
+      jobs: [
+        {
+          name: 'slow',
+          expression: '* * * * *',
+          run: () => {
+            runs++;
+            entered();
+            return runs === 1 ? gate : Promise.resolve({ slow: false });
+          },
+        },
+      ],
+    });
+    scheduler.start();
+    try {
+      clock.advance(60_000); // 10:01: the first run starts and hangs
+      await first;
+      clock.advance(60_000); // 10:02: still going, so this tick is skipped
+      release();
+      await scheduler.idle();
+      expect(runs).toBe(1);
+      expect(warnings).toEqual([expect.objectContaining({ event: 'cron-overlap', job: 'slow' })]);
+      clock.advance(60_000); // 10:03: runs again
+      await scheduler.idle();
+      expect(runs).toBe(2);
+      expect(await t.store.scheduler.get('slow')).toMatchObject({ runs: 2, artifact: { slow: false } });
+    } finally {
+      await scheduler.stop();
+    }
+  });
+
+  test('a tick further away than one timer can wait is reached in several waits', async () => {
+    const clock = t.clock;
+    clock.set(Date.UTC(2026, 0, 1, 0, 0, 30));
     let runs = 0;
     const scheduler = new Scheduler({
       store: t.store.scheduler,
       log: silent,
-      clock: systemClock,
-      jobs: [{ name: 'every-second', expression: '* * * * * *', run: async () => ({ n: ++runs }) }],
+      timers: clock,
+      jobs: [{ name: 'yearly', expression: '0 0 1 1 *', run: async () => ({ n: ++runs }) }],
     });
     scheduler.start();
     try {
-      const record = await eventually(async () => {
-        const r = await t.store.scheduler.get('every-second');
-        return r?.lastStatus === 'ok' ? r : null;
-      }, 3000);
-      expect(record.expression).toBe('* * * * * *');
-      expect((record.artifact as any).n).toBeGreaterThanOrEqual(1);
-      expect(Date.parse((record.artifact as any).generatedAt)).toBeGreaterThan(Date.now() - 5000);
+      const tick = Date.UTC(2027, 0, 1);
+      clock.advance(tick - clock.now() - 1);
+      await scheduler.idle();
+      expect(runs).toBe(0);
+      clock.advance(1);
+      await scheduler.idle();
+      expect(runs).toBe(1);
+      expect((await t.store.scheduler.get('yearly'))!.artifact).toEqual({
+        n: 1,
+        generatedAt: '2027-01-01T00:00:00.000Z',
+      });
     } finally {
       await scheduler.stop();
     }
-    const after = runs;
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(runs).toBe(after);
   });
 
   test('a bad cron expression stops start-up', () => {
@@ -60,7 +159,7 @@ describe('scheduler', () => {
         new Scheduler({
           store: t.store.scheduler,
           log: silent,
-          clock: systemClock,
+          timers: t.clock,
           jobs: [{ name: 'broken', expression: '61 * * * *', run: async () => ({}) }],
         }),
     ).toThrow();
@@ -70,7 +169,7 @@ describe('scheduler', () => {
     const scheduler = new Scheduler({
       store: t.store.scheduler,
       log: silent,
-      clock: systemClock,
+      timers: t.clock,
       jobs: [
         { name: 'fails', expression: '* * * * *', run: async () => Promise.reject(new Error('disk full')) },
       ],

@@ -8,6 +8,7 @@ import { isUniqueViolation, runScript, writeTransaction } from '../../src/store/
 import { migrationSource } from '../../src/store/migrations/index.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import { migrateDownTo, openTestStore, type TestStore } from '../helpers/store.js';
+import { untilTurns } from '../helpers/turns.js';
 import { storeSuite } from './store-suite.js';
 
 const require = createRequire(import.meta.url);
@@ -69,27 +70,36 @@ describe('SQLite on the stock better-sqlite3 client: settings, transactions, oth
   test('a write transaction that reads and then writes is not failed by another process committing meanwhile', async () => {
     // With a plain deferred BEGIN the read takes a snapshot, the other process commits, and the write then
     // fails at once (SQLITE_BUSY_SNAPSHOT); writeTransaction takes the write lock first, so the other
-    // process waits on its busy timeout until this transaction commits.
-    const child = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const D = require('better-sqlite3'); const c = new D(${JSON.stringify(file())});
-         c.pragma('busy_timeout = 5000'); console.log('ready');
-         c.prepare("insert into dedupe_markers (key, expires_at) values ('other', 1)").run();
-         console.log('written'); c.close();`,
-      ],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    // process cannot write until this transaction commits, and one that waits on its busy timeout writes
+    // after it. The other process tries once without waiting (refused while the lock is held), then waits.
     let out = '';
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    let exited: Promise<unknown> = Promise.resolve();
     await writeTransaction(t.store.db.knex, async (trx) => {
       await trx('dedupe_markers').count({ n: '*' });
-      const until = Date.now() + 15_000;
-      while (!out.includes('ready') && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 300));
-      // The other process is waiting for this transaction's lock.
+      const child = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const D = require('better-sqlite3'); const c = new D(${JSON.stringify(file())});
+           const insert = () => c.prepare("insert into dedupe_markers (key, expires_at) values ('other', 1)").run();
+           c.pragma('busy_timeout = 0');
+           let wrote = false;
+           try { insert(); wrote = true; console.log('written at once'); } catch (e) { console.log('refused ' + e.code); }
+           c.pragma('busy_timeout = 5000'); console.log('waiting');
+           if (!wrote) { insert(); console.log('written'); }
+           c.close();`,
+        ],
+        { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      exited = new Promise((resolve) => child.on('exit', resolve));
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      // Until the other process has tried once and now waits for the lock.
+      await new Promise<void>((resolve, reject) => {
+        const seen = () => out.includes('waiting') && resolve();
+        child.stdout.on('data', seen);
+        child.on('exit', () => (seen(), reject(new Error(`the other process ended: ${out}`))));
+      });
+      expect(out).toContain('refused SQLITE_BUSY');
       expect(out).not.toContain('written');
       await trx('dedupe_markers').insert({ key: 'mine', expires_at: 1 });
     });
@@ -168,7 +178,9 @@ describe('SQLite on the stock better-sqlite3 client: settings, transactions, oth
         script = runScript(knex, [
           { sql: 'INSERT INTO dedupe_markers (key, expires_at) VALUES (?, ?)', bindings: ['script', 1] },
         ]);
-        await new Promise((r) => setTimeout(r, 100));
+        // The script waits for the one connection, which this transaction holds.
+        const pool = (knex.client as { pool: { numPendingAcquires(): number } }).pool;
+        await untilTurns(() => pool.numPendingAcquires() === 1, 'the script waiting for the connection');
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');

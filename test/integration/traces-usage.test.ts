@@ -1,3 +1,4 @@
+import { ManualClock } from '../../src/clock.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
 
@@ -285,7 +286,9 @@ describe('usage over 50,000 source rows', () => {
 
 describe('operator read cache and the read-only connection', () => {
   test('in-process writes show at once; writes by another process show within the cache TTL', async () => {
-    const app = await startVerdict({ ...TOKENS, VERDICT_OPERATOR_CACHE_MS: '300' });
+    // The cache's TTL runs on the manual clock.
+    const clock = new ManualClock();
+    const app = await startVerdict({ ...TOKENS, VERDICT_OPERATOR_CACHE_MS: '300' }, { timers: clock });
     try {
       const { store } = app.verdict;
       const items = async () => {
@@ -311,14 +314,16 @@ describe('operator read cache and the read-only connection', () => {
           number: 2,
           title: 'two',
           draft: false,
-          created_at: Date.now() + 1,
-          updated_at: Date.now() + 1,
+          created_at: clock.now() + 1,
+          updated_at: clock.now() + 1,
         });
       } finally {
         await other.destroy();
       }
       expect(await items()).toEqual([1]);
-      await new Promise((r) => setTimeout(r, 350));
+      clock.advance(299);
+      expect(await items()).toEqual([1]);
+      clock.advance(1);
       expect(await items()).toEqual([2, 1]);
     } finally {
       await app.stop();
@@ -326,7 +331,8 @@ describe('operator read cache and the read-only connection', () => {
   });
 
   test('PR detail: a change by another process shows at once (the stamp), an unchanged PR is served from cache', async () => {
-    const app = await startVerdict({ ...TOKENS });
+    const clock = new ManualClock();
+    const app = await startVerdict({ ...TOKENS }, { timers: clock });
     const { default: knexFactory } = await import('knex');
     const config = app.verdict.config.store as { filename: string };
     const other = knexFactory({
@@ -364,7 +370,7 @@ describe('operator read cache and the read-only connection', () => {
       const first = firstBody.data;
       expect(first.runs[0].status).toBe('queued');
       // Unchanged: the same answer, generatedAt included, comes from the cache 30 ms later.
-      await new Promise((r) => setTimeout(r, 30));
+      clock.advance(30);
       const again = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
         headers: { authorization: 'Bearer read-secret' },
       });
@@ -374,7 +380,7 @@ describe('operator read cache and the read-only connection', () => {
       // Each write below is made by another connection, which this process does not watch.
       await other('runs')
         .where({ id: run.id })
-        .update({ status: 'completed', updated_at: Date.now() + 5 });
+        .update({ status: 'completed', updated_at: clock.now() + 5 });
       expect((await detail()).runs[0].status).toBe('completed');
       await other('publications').insert({
         run_id: run.id,
@@ -383,7 +389,7 @@ describe('operator read cache and the read-only connection', () => {
         kind: 'review',
         mode: 'shadow',
         status: 'shadowed',
-        created_at: Date.now(),
+        created_at: clock.now(),
       });
       expect((await detail()).publications).toHaveLength(1);
       await other('findings').insert({
@@ -396,7 +402,7 @@ describe('operator read cache and the read-only connection', () => {
         title: 'Off by one',
         body: 'i <= n',
         fingerprint: 'f'.repeat(16),
-        created_at: Date.now(),
+        created_at: clock.now(),
       });
       expect((await detail()).findings.map((f: any) => f.title)).toEqual(['Off by one']);
       await other('operator_commands').insert({
@@ -407,15 +413,15 @@ describe('operator read cache and the read-only connection', () => {
         repo: 'acme/api',
         pr_number: 4,
         actor: 'test',
-        created_at: Date.now(),
-        updated_at: Date.now(),
+        created_at: clock.now(),
+        updated_at: clock.now(),
       });
       expect((await detail()).events.some((e: any) => e.commandId === 'cmd-x' && e.status === 'queued')).toBe(
         true,
       );
       await other('operator_commands')
         .where({ id: 'cmd-x' })
-        .update({ status: 'running', updated_at: Date.now() + 10 });
+        .update({ status: 'running', updated_at: clock.now() + 10 });
       expect((await detail()).events.find((e: any) => e.commandId === 'cmd-x').status).toBe('running');
     } finally {
       await other.destroy();

@@ -1,21 +1,10 @@
 import pino from 'pino';
-import { ManualClock, randomId, systemClock } from '../../src/clock.js';
+import { ManualClock, randomId } from '../../src/clock.js';
 import { MemoryQueue } from '../../src/queue/memory.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { QueueWorker, type JobHandler } from '../../src/worker/runner.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(5);
-  }
-}
-
-/** Lets the promises that timers started settle (the queue's answers to renewals). */
-const flush = () => new Promise((r) => setImmediate(r));
+// `flush` lets the promises that timers started settle (the queue's answers to renewals).
+import { nextTurn as flush, untilTurns as until } from '../helpers/turns.js';
 
 /** Until the worker runs the job: the job is running and its renewal timer is set. */
 const running = (queue: MemoryQueue, clock: ManualClock, jobId: number) =>
@@ -48,7 +37,6 @@ describe('QueueWorker', () => {
     });
 
   beforeEach(() => {
-    queue = new MemoryQueue({ clock: systemClock, ids: randomId });
     events = [];
   });
 
@@ -142,7 +130,11 @@ describe('QueueWorker', () => {
   });
 
   test('graceful stop: no new claims, in-flight jobs finish; one that outlasts the grace period is released', async () => {
-    for (let i = 0; i < 3; i++) await queue.enqueue({ queue: 'lane', kind: 'k', payload: { i } });
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await queue.enqueue({ queue: 'lane', kind: 'k', payload: { i } })).jobId);
     const started: number[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -150,14 +142,22 @@ describe('QueueWorker', () => {
       async (job) => {
         const i = (job.payload as { i: number }).i;
         started.push(i);
-        if (i === 1) await sleep(30);
-        if (i === 0) await gate;
+        if (i === 1) await new Promise<void>((r) => clock.after(30, r)); // 30 ms of work
+        if (i === 0) await gate; // never ends by itself
       },
-      { concurrency: 2, leaseMs: 60_000 },
+      { concurrency: 2, leaseMs: 60_000, timers: clock },
     );
     w.start();
     await until(() => started.length === 2);
-    const stopping = w.stop(200);
+    let stopped = false;
+    const stopping = w.stop(200).then(() => (stopped = true));
+    await flush(); // the loop has ended: the grace period runs from here
+    clock.advance(30); // job 1 finishes within the grace period
+    await until(async () => (await queue.get(ids[1]!))?.status === 'done');
+    clock.advance(169);
+    await flush();
+    expect(stopped).toBe(false); // job 0 still has 1 ms of grace
+    clock.advance(1);
     await stopping;
     release();
     const jobs = await queue.list();
