@@ -83,6 +83,8 @@ export class QueueWorker {
   }
 
   private async sleep(ms: number): Promise<void> {
+    // stop() may have come while a claim was in flight (its kick found no sleep to wake): do not sleep.
+    if (!this.running) return;
     await new Promise<void>((resolve) => {
       let timer: Timer | null = null;
       const done = () => {

@@ -19,6 +19,19 @@ async function pass(clock: ManualClock, ms: number): Promise<void> {
 }
 
 /** The worker loop: lease renewal, loss of the lease, graceful stop (review-engine 8, issue 3 item 4). */
+/** Every method of a queue, bound to it (a backend whose claim a test replaces). */
+const bindAll = (q: MemoryQueue): Omit<QueueBackend, 'kind'> => ({
+  enqueue: q.enqueue.bind(q),
+  claim: q.claim.bind(q),
+  renew: q.renew.bind(q),
+  ack: q.ack.bind(q),
+  fail: q.fail.bind(q),
+  release: q.release.bind(q),
+  reapExpired: q.reapExpired.bind(q),
+  list: q.list.bind(q),
+  stats: q.stats.bind(q),
+});
+
 describe('QueueWorker', () => {
   let queue: MemoryQueue;
   let events: Array<{ event?: string }>;
@@ -127,6 +140,34 @@ describe('QueueWorker', () => {
     await pass(clock, 50);
     await stopped;
     expect(await queue.get(jobId)).toMatchObject({ status: 'waiting', receipt: null });
+  });
+
+  test('a stop that comes while a claim is in flight ends the loop at once, not after the next poll', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
+    let answer!: () => void;
+    let claiming!: () => void;
+    const claimStarted = new Promise<void>((r) => (claiming = r));
+    const slow: QueueBackend = {
+      kind: 'memory',
+      ...bindAll(queue),
+      claimMany: undefined,
+      claim: async (name, owner, leaseMs) => {
+        claiming();
+        await new Promise<void>((r) => (answer = r));
+        return queue.claim(name, owner, leaseMs);
+      },
+    };
+    const w = worker(async () => undefined, { queue: slow, timers: clock, pollMs: 60_000 });
+    w.start();
+    await claimStarted;
+    const stopped = w.stop(1000);
+    answer(); // the claim comes back empty after stop() was asked
+    let done = false;
+    void stopped.then(() => (done = true));
+    // No clock movement: the loop must not go to sleep for its 60 s poll.
+    await until(() => done, 'the stop');
+    expect(clock.pendingTimers).toBe(0);
   });
 
   test('graceful stop: no new claims, in-flight jobs finish; one that outlasts the grace period is released', async () => {
