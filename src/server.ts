@@ -6,6 +6,8 @@ export const SERVICE_NAME = 'verdict';
 
 export type Mount = {
   prefix: string;
+  /** When given, a path under the prefix is this mount's only if it answers true (else the router's). */
+  claims?: (pathname: string, method: string) => boolean;
   handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 };
 
@@ -44,7 +46,11 @@ export function createHttpServer(
           sendJson(res, 500, { ok: false, error: 'internal_error', message: 'Internal server error' });
         else res.destroy();
       });
-    const mount = mounts.find((m) => url.pathname === m.prefix || url.pathname.startsWith(m.prefix + '/'));
+    const mount = mounts.find(
+      (m) =>
+        (url.pathname === m.prefix || url.pathname.startsWith(m.prefix + '/')) &&
+        (m.claims?.(url.pathname, req.method ?? 'GET') ?? true),
+    );
     if (mount) return void done(mount.handle(req, res, url));
     const found = router.match(req.method ?? 'GET', url.pathname);
     if (!found) {

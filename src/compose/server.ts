@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
@@ -24,6 +25,7 @@ import { sqlQueue } from '../queue/sql.js';
 import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
+import { dashboardMounts } from '../dashboard/routes.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 
 import {
@@ -71,7 +73,12 @@ export type RuntimeOptions = {
    * wait for a worker that has one.
    */
   reviewExecutor?: ReviewExecutor | null;
+  /** The dashboard's SPA build (index.html, assets/); default `web/dist` beside package.json. */
+  uiDist?: string;
 };
+
+/** `web/dist` of this checkout (beside package.json). */
+export const DEFAULT_UI_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
 
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
@@ -144,6 +151,30 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   });
   const scheduler = createScheduler(store, bridge, config, log, timers);
   const mounts: Mount[] = [trpcMount(operator)];
+  if (config.dashboard.enabled) {
+    const local = () => {
+      const address = server.address() as AddressInfo | null;
+      if (!address || typeof address !== 'object') return null;
+      const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+      return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+    };
+    mounts.push(
+      ...dashboardMounts(
+        {
+          config: config.dashboard,
+          github: { webUrl: config.github.webUrl, apiUrl: config.github.baseUrl },
+          publicUrl: config.publicUrl,
+          tokens: config.tokens,
+          sessions: store.uiSessions,
+          clock,
+          dist: opts.uiDist ?? DEFAULT_UI_DIST,
+          backendUrl: () => config.dashboard.backendUrl ?? local(),
+          log,
+        },
+        WEBHOOK_PATHS,
+      ),
+    );
+  }
   const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 
   let reviewWorker: QueueWorker | null = null;

@@ -466,6 +466,36 @@ const scheduler = {
   ),
 };
 
+const dashboard = {
+  VERDICT_OPERATOR_UI_ENABLED: v(
+    '1: serve the operator dashboard (/operator/pull-requests, ..., /api/* proxy, sign-in); 0: its paths are not routed.',
+    flag,
+    '0',
+  ),
+  VERDICT_OPERATOR_UI_TOKEN: v(
+    'Dashboard token: Authorization: Bearer <token>, or POST /operator/auth/token for a browser session (unset: no token sign-in).',
+    trimmed,
+  ),
+  GITHUB_CLIENT_ID: v(
+    'The GitHub App\'s OAuth client id (Probot\'s name), for "Sign in with GitHub" on the dashboard.',
+    trimmed,
+  ),
+  GITHUB_CLIENT_SECRET: v("The GitHub App's OAuth client secret (Probot's name).", trimmed),
+  VERDICT_UI_ALLOWED_LOGINS: v(
+    'GitHub logins allowed to sign in to the dashboard (case-insensitive); with no logins and no orgs nobody is.',
+    list(z.string().toLowerCase()),
+  ),
+  VERDICT_UI_ALLOWED_ORGS: v(
+    'GitHub organisations whose members may sign in to the dashboard (case-insensitive).',
+    list(z.string().toLowerCase()),
+  ),
+  VERDICT_UI_SESSION_TTL_HOURS: v('Lifetime of a dashboard session, in hours.', integer(1, 24 * 90), '12'),
+  VERDICT_UI_BACKEND_URL: v(
+    'Operator API the dashboard proxy /api/* forwards to (default: this server, http://127.0.0.1:<PORT>).',
+    baseUrl,
+  ),
+};
+
 /** The catalogue in the order of `.env.example`, by section. */
 export const SECTIONS = [
   { title: 'Server', variables: server },
@@ -480,6 +510,7 @@ export const SECTIONS = [
   { title: 'Service tokens (Authorization: Bearer <token>; unset: nobody gets in)', variables: tokens },
   { title: 'Public address and HTTP limits', variables: http },
   { title: 'Scheduled jobs and the command bridge', variables: scheduler },
+  { title: 'Operator dashboard', variables: dashboard },
 ] as const;
 
 export const VARIABLES = {
@@ -495,6 +526,7 @@ export const VARIABLES = {
   ...tokens,
   ...http,
   ...scheduler,
+  ...dashboard,
 };
 
 export type VariableName = keyof typeof VARIABLES;

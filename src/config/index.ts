@@ -83,6 +83,23 @@ export type Config = {
   operatorCacheMs: number;
   review: ReviewConfig;
   scheduler: SchedulerConfig;
+  dashboard: DashboardConfig;
+};
+
+/** The operator dashboard (issue 25; docs/dashboard.md). */
+export type DashboardConfig = {
+  /** `VERDICT_OPERATOR_UI_ENABLED=1`: its paths are routed; otherwise they are unknown paths (404). */
+  enabled: boolean;
+  /** `VERDICT_OPERATOR_UI_TOKEN` (null: no token opens the dashboard). */
+  token: string | null;
+  /** The App's OAuth client (both set, or GitHub sign-in is off). */
+  oauth: { clientId: string; clientSecret: string } | null;
+  /** Lower-case logins and organisations allowed to sign in with GitHub (both empty: nobody). */
+  allowedLogins: string[];
+  allowedOrgs: string[];
+  sessionTtlMs: number;
+  /** `VERDICT_UI_BACKEND_URL` (null: this server on its bound port). */
+  backendUrl: string | null;
 };
 
 /** Scheduled jobs (review-engine 6.4) and the command bridge they run. */
@@ -204,6 +221,18 @@ export function loadConfig(
       authority: s.VERDICT_CRON_AUTHORITY,
       deliveryRetentionDays: s.VERDICT_DELIVERY_RETENTION_DAYS,
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
+    },
+    dashboard: {
+      enabled: s.VERDICT_OPERATOR_UI_ENABLED,
+      token: s.VERDICT_OPERATOR_UI_TOKEN ?? null,
+      oauth:
+        s.GITHUB_CLIENT_ID !== undefined && s.GITHUB_CLIENT_SECRET !== undefined
+          ? { clientId: s.GITHUB_CLIENT_ID, clientSecret: s.GITHUB_CLIENT_SECRET }
+          : null,
+      allowedLogins: s.VERDICT_UI_ALLOWED_LOGINS ?? [],
+      allowedOrgs: s.VERDICT_UI_ALLOWED_ORGS ?? [],
+      sessionTtlMs: s.VERDICT_UI_SESSION_TTL_HOURS * 3_600_000,
+      backendUrl: s.VERDICT_UI_BACKEND_URL ?? null,
     },
   };
 }

@@ -21,6 +21,7 @@ import { HarnessStore } from './harness.js';
 import { TestLabStore } from './testlab.js';
 import { ReviewThreadStore } from './review-threads.js';
 import { OperatorReadModels } from './operator-reads.js';
+import { UiSessionStore } from './ui-sessions.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
 export type Store = {
@@ -44,6 +45,8 @@ export type Store = {
   harness: HarnessStore;
   testLab: TestLabStore;
   reviewThreads: ReviewThreadStore;
+  /** Dashboard sessions (hashed tokens). */
+  uiSessions: UiSessionStore;
   /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
   reads: OperatorReadModels;
   close(): Promise<void>;
@@ -74,6 +77,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     harness: new HarnessStore(db.knex, opts.clock),
     testLab: new TestLabStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
+    uiSessions: new UiSessionStore(db.knex, opts.clock),
     reads: new OperatorReadModels(db.knex, db.dialect),
     close: () => db.close(),
   };

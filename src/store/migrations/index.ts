@@ -16,6 +16,7 @@ import * as m015 from './015-lz4-payloads.js';
 import * as m016 from './016-lean-delivery-writes.js';
 import * as m017 from './017-line-comments.js';
 import * as m018 from './018-testlab-runs.js';
+import * as m019 from './019-ui-sessions.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -38,6 +39,7 @@ const migrations: Array<[string, Migration]> = [
   ['016-lean-delivery-writes', m016],
   ['017-line-comments', m017],
   ['018-testlab-runs', m018],
+  ['019-ui-sessions', m019],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

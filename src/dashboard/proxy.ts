@@ -1,0 +1,190 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { ServiceTokens } from '../http/auth.js';
+import { BodyTooLargeError, readBody, sendJson } from '../http/router.js';
+import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
+import { uiOrigin, type UiPrincipal } from './auth.js';
+
+/** The largest body an operator route takes (the policy PATCH, 256 KiB): the proxy's body limit. */
+export const PROXY_MAX_BODY_BYTES = POLICY_MAX_BODY_BYTES;
+/** How long the proxy waits for the backend's answer. */
+export const PROXY_TIMEOUT_MS = 60_000;
+
+export type ProxyDeps = {
+  tokens: ServiceTokens;
+  /** The operator API base (no trailing slash), or null when unknown. */
+  backendUrl: () => string | null;
+  publicUrl: string | null;
+  log: Logger;
+};
+
+type TokenChoice = 'operatorRead' | 'operatorCommand' | 'operatorAdmin';
+
+const COMMAND_CREATION = /^commands\/(requeue|retry-publish|replay-webhook)$/;
+
+/**
+ * Which backend token a proxied call uses (operator-api 5.1): GET reads with the read token, except key
+ * management (admin); command creation with the command token; every other mutation with the admin
+ * token. `null`: not a proxy route (command updates are the bridge's, never the dashboard's).
+ */
+export function tokenFor(method: string, rest: string): TokenChoice | null {
+  if (method === 'GET' || method === 'HEAD') {
+    return rest === 'keys' || rest.startsWith('keys/') ? 'operatorAdmin' : 'operatorRead';
+  }
+  if (method === 'POST' && COMMAND_CREATION.test(rest)) return 'operatorCommand';
+  if (rest.startsWith('commands/') || rest === 'commands') return null;
+  return 'operatorAdmin';
+}
+
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const METHODS = new Set(['GET', 'HEAD', ...MUTATIONS]);
+
+function refuse(res: ServerResponse, status: number, error: string, message: string): void {
+  sendJson(res, status, { ok: false, error, message });
+}
+
+/** The `<rest>` of `/api/<rest>` when it is a plain path (no empty, `.` or `..` segment), else null. */
+function restOf(pathname: string): string | null {
+  const rest = pathname.slice('/api/'.length);
+  if (rest.length === 0) return null;
+  for (const segment of rest.split('/')) {
+    let name: string;
+    try {
+      name = decodeURIComponent(segment);
+    } catch {
+      return null;
+    }
+    if (name === '' || name === '.' || name === '..') return null;
+  }
+  return rest;
+}
+
+/**
+ * `/api/<rest>?<query>` → `<backend>/operator/api/<rest>?<query>`, for a signed-in principal. The checks,
+ * in order: a proxy route (404 `not_found`), a same-origin mutation (403 `cross_origin_mutation`), a JSON
+ * mutation (415 `json_required`), a configured backend (503 `backend_not_configured`: no backend URL or
+ * no read token) and token for the operation (503 `admin_backend_not_configured`), the body limit (413),
+ * then the backend (502 `backend_unreachable` when the fetch throws). The backend's answer passes
+ * through, but a backend 404 is answered `not_found`.
+ */
+export async function proxy(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  principal: UiPrincipal,
+  deps: ProxyDeps,
+): Promise<void> {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const rest = restOf(url.pathname);
+  const choice = rest === null || !METHODS.has(method) ? null : tokenFor(method, rest);
+  if (rest === null || choice === null) {
+    req.resume();
+    return refuse(res, 404, 'not_found', `No dashboard proxy route for ${method} ${url.pathname}`);
+  }
+  if (MUTATIONS.has(method)) {
+    const origin = req.headers.origin;
+    const own = uiOrigin(req, deps.publicUrl);
+    const sameOrigin =
+      typeof origin === 'string' ? own !== null && origin === own : principal.source === 'bearer';
+    if (!sameOrigin) {
+      req.resume();
+      return refuse(
+        res,
+        403,
+        'cross_origin_mutation',
+        typeof origin === 'string'
+          ? `A mutation from origin ${origin} is refused: the dashboard's origin is ${own ?? 'unknown'}`
+          : 'A mutation without an Origin header is refused (only the bearer dashboard token may omit it)',
+      );
+    }
+    const type = req.headers['content-type'];
+    if (typeof type !== 'string' || !/^application\/json\s*(;|$)/i.test(type.trim())) {
+      req.resume();
+      return refuse(res, 415, 'json_required', 'A mutation must send Content-Type: application/json');
+    }
+  }
+  const backend = deps.backendUrl();
+  const readToken = deps.tokens.operatorRead;
+  if (backend === null || !readToken) {
+    req.resume();
+    return refuse(
+      res,
+      503,
+      'backend_not_configured',
+      backend === null
+        ? 'The dashboard has no operator API to forward to (VERDICT_UI_BACKEND_URL)'
+        : 'The dashboard proxy needs VERDICT_OPERATOR_READ_TOKEN to read the operator API',
+    );
+  }
+  const token = deps.tokens[choice];
+  if (!token) {
+    req.resume();
+    const variable =
+      choice === 'operatorCommand' ? 'VERDICT_OPERATOR_COMMAND_TOKEN' : 'VERDICT_OPERATOR_ADMIN_TOKEN';
+    return refuse(
+      res,
+      503,
+      'admin_backend_not_configured',
+      `This operation needs ${variable} on the dashboard`,
+    );
+  }
+  let body: Buffer | undefined;
+  if (MUTATIONS.has(method)) {
+    try {
+      body = await readBody(req, PROXY_MAX_BODY_BYTES);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        req.resume();
+        return refuse(res, 413, 'payload_too_large', 'Request body is too large');
+      }
+      throw error;
+    }
+  }
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${token}`,
+    'x-operator-actor': principal.login,
+    accept: typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json',
+  };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const idempotencyKey = req.headers['idempotency-key'];
+  if (typeof idempotencyKey === 'string') headers['idempotency-key'] = idempotencyKey;
+  const target = `${backend}/operator/api/${rest}${url.search}`;
+  let answer: Response;
+  let bytes: Buffer;
+  try {
+    answer = await fetch(target, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(PROXY_TIMEOUT_MS),
+    });
+    bytes = Buffer.from(await answer.arrayBuffer());
+  } catch (error) {
+    deps.log.warn(
+      { event: 'dashboard-backend-unreachable', err: error, path: `/operator/api/${rest}` },
+      'the dashboard proxy could not reach the operator API',
+    );
+    return refuse(res, 502, 'backend_unreachable', 'The operator API could not be reached');
+  }
+  if (answer.status === 404) {
+    let message = `The operator API has no ${method} /operator/api/${rest}`;
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8')) as { message?: unknown };
+      if (typeof parsed.message === 'string') message = parsed.message;
+    } catch {
+      // keep the generic message
+    }
+    return refuse(res, 404, 'not_found', message);
+  }
+  const passed: Record<string, string> = {
+    'cache-control': 'no-store',
+    'content-length': String(bytes.length),
+  };
+  for (const name of ['content-type', 'content-disposition', 'allow', 'retry-after']) {
+    const value = answer.headers.get(name);
+    if (value !== null) passed[name] = value;
+  }
+  res.writeHead(answer.status, passed);
+  res.end(method === 'HEAD' ? undefined : bytes);
+}
