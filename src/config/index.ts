@@ -83,6 +83,15 @@ export type Config = {
   operatorCacheMs: number;
   review: ReviewConfig;
   scheduler: SchedulerConfig;
+  setup: SetupConfig;
+};
+
+/** The first-run App registration (docs/setup.md), served only while the App has no credentials. */
+export type SetupConfig = {
+  /** `GH_ORG`: register the App on this organisation (null: on the user's account). */
+  org: string | null;
+  /** `VERDICT_SETUP_ALLOW_REMOTE`: also answer clients that are not on this machine. */
+  allowRemote: boolean;
 };
 
 /** Scheduled jobs (review-engine 6.4) and the command bridge they run. */
@@ -205,6 +214,7 @@ export function loadConfig(
       deliveryRetentionDays: s.VERDICT_DELIVERY_RETENTION_DAYS,
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
     },
+    setup: { org: s.GH_ORG ?? null, allowRemote: s.VERDICT_SETUP_ALLOW_REMOTE },
   };
 }
 
