@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { resolve as resolvePath } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
@@ -25,6 +26,7 @@ import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { Scheduler } from '../scheduler/scheduler.js';
+import { registerSetupRoutes } from '../setup/routes.js';
 
 import {
   createCommandBridge,
@@ -71,6 +73,11 @@ export type RuntimeOptions = {
    * wait for a worker that has one.
    */
   reviewExecutor?: ReviewExecutor | null;
+  /**
+   * The `.env` file the first-run App registration writes the App's credentials to (default: `.env` in
+   * the working directory, which `npm start` reads).
+   */
+  envFile?: string;
 };
 
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
@@ -132,6 +139,10 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerOperatorRoutes(router, operator);
   registerReportRoutes(router, operator);
   registerOpenApiRoute(router);
+  // First run (docs/setup.md): without App credentials, `GET /` registers the App from app.yml.
+  if (!config.github.hasCredentials) {
+    registerSetupRoutes(router, { config, log, clock, envFile: opts.envFile ?? resolvePath('.env') });
+  }
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
     tokens: config.tokens,
