@@ -138,9 +138,10 @@ export function registerSetupRoutes(router: Router, deps: SetupDeps): void {
     const unreachable = isLoopbackHost(hookHost)
       ? html`<p class="note">
           GitHub cannot deliver webhooks to <code>${manifest.hook_attributes.url}</code>, an address of this
-          machine. Set <code>WEBHOOK_PROXY_URL</code> to a smee.io channel (then
-          <code>npm start</code> forwards it here) or <code>VERDICT_PUBLIC_URL</code> to a public address,
-          restart, and reload this page; or change the webhook URL in the App’s settings later.
+          machine, and github.com refuses to create an App with it. First set
+          <code>WEBHOOK_PROXY_URL</code> to a smee.io channel (<code>npm start</code> then forwards it here)
+          or <code>VERDICT_PUBLIC_URL</code> to a public address of this server, restart, and reload this
+          page.
         </p>`
       : raw('');
     sendPage(

@@ -132,6 +132,8 @@ describe('first run without App credentials: registering the App from app.yml', 
       issues: 'write',
       metadata: 'read',
     });
+    // A webhook URL on this machine is one GitHub cannot reach: the page says what to set first.
+    expect(page).toContain('WEBHOOK_PROXY_URL');
     // Nothing on the page comes from another host.
     expect(page).not.toMatch(/<(script|link|img)\b/);
     // A new state on every visit.
@@ -143,7 +145,8 @@ describe('first run without App credentials: registering the App from app.yml', 
       GH_ORG: 'acme-inc',
       VERDICT_PUBLIC_URL: 'https://verdict.example.com/',
     });
-    const { action, manifest, state } = await manifestForm(baseUrl);
+    const { page, action, manifest, state } = await manifestForm(baseUrl);
+    expect(page).not.toContain('WEBHOOK_PROXY_URL');
     expect(action).toBe(`http://${github.host}/organizations/acme-inc/settings/apps/new?state=${state}`);
     expect(manifest!.hook_attributes.url).toBe('https://verdict.example.com/github/webhooks');
     expect(manifest!.redirect_url).toBe('https://verdict.example.com/setup/callback');
