@@ -75,7 +75,7 @@ const conversion = z.object({
   id: z.number().int(),
   slug: z.string().optional(),
   name: z.string().optional(),
-  html_url: z.string().url(),
+  html_url: z.url(),
   pem: z.string().min(1),
   webhook_secret: z.string().min(1),
   client_id: z.string().min(1),
@@ -124,8 +124,10 @@ export function registerSetupRoutes(router: Router, deps: SetupDeps): void {
         400,
         'Cannot tell this server’s address',
         html`<p>
-          The request’s <code>Host</code> header is missing or not a host name. Set
-          <code>VERDICT_PUBLIC_URL</code> to the address GitHub and your browser reach this server at.
+          The request’s <code>Host</code> header is missing, not a host name, or (without
+          <code>VERDICT_SETUP_ALLOW_REMOTE=1</code>) not a name of this machine such as
+          <code>localhost</code>. Set <code>VERDICT_PUBLIC_URL</code> to the address GitHub and your browser
+          reach this server at.
         </p>`,
       );
     }
@@ -329,12 +331,17 @@ async function exchangeCode(baseUrl: string, code: string): Promise<Exchange> {
   return { ok: true, app: parsed.data };
 }
 
-/** This request's own origin (`http://<Host>`), or null for a missing or odd Host header. */
-function requestOrigin(req: IncomingMessage, trustProxy: boolean): string | null {
+/**
+ * This request's own origin (`http://<Host>`), or null for a missing or odd Host header. Unless remote
+ * clients are allowed, the Host must name this machine (localhost, 127.x, [::1]): a page of another site
+ * whose name was re-pointed at 127.0.0.1 (DNS rebinding) must not get GitHub to send the code to it.
+ */
+function requestOrigin(req: IncomingMessage, allowRemote: boolean): string | null {
   const host = req.headers.host;
   if (!host || !HOST_HEADER.test(host)) return null;
+  if (!allowRemote && !isLoopbackHost(new URL(`http://${host}`).hostname)) return null;
   const forwarded = req.headers['x-forwarded-proto'];
-  const https = (req.socket as TLSSocket).encrypted === true || (trustProxy && forwarded === 'https');
+  const https = (req.socket as TLSSocket).encrypted === true || (allowRemote && forwarded === 'https');
   return `${https ? 'https' : 'http'}://${host}`;
 }
 

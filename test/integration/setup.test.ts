@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +251,27 @@ describe('first run without App credentials: registering the App from app.yml', 
     expect(odd.status).toBe(502);
     expect(await odd.text()).toContain('pem');
     expect(readFileSync(envFile, 'utf8')).toBe('KEEP=1\n');
+  });
+
+  test('without VERDICT_PUBLIC_URL, a Host that does not name this machine gets no form (DNS rebinding)', async () => {
+    const { baseUrl } = await start();
+    const port = new URL(baseUrl).port;
+    const get = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${baseUrl}/`, { headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const evil = await get(`evil.example:${port}`);
+    expect(evil.status).toBe(400);
+    expect(evil.body).not.toContain('<form');
+    const local = await get(`localhost:${port}`);
+    expect(local.status).toBe(200);
+    expect(local.body).toContain(`http://localhost:${port}/setup/callback`);
   });
 
   test('a client that is not on this machine (through a proxy) is refused unless VERDICT_SETUP_ALLOW_REMOTE=1', async () => {
