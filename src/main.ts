@@ -1,9 +1,14 @@
+import { existsSync } from 'node:fs';
 import { loadConfigOrExit } from './config/index.js';
 import { createLogger, stopOnSignals } from './logger.js';
 import { createVerdict } from './compose/server.js';
 
-/** Process entry: config, store (migrated), server, in-process worker, smee forwarding. */
+/**
+ * Process entry: `.env` (as Probot's entry reads it), config, store (migrated), server, in-process worker,
+ * smee forwarding.
+ */
 async function main(): Promise<void> {
+  loadDotEnv('.env');
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel);
   const verdict = await createVerdict(config, { log });
@@ -29,8 +34,8 @@ async function main(): Promise<void> {
     log.warn(
       { event: 'shadow-mode' },
       'No GitHub App credentials (APP_ID + PRIVATE_KEY or PRIVATE_KEY_PATH): publication stays in shadow mode. ' +
-        'Register the App from app.yml (GitHub → Settings → Developer settings → GitHub Apps, or the manifest flow ' +
-        'described in README.md) and put its credentials in .env.',
+        `Open ${base}/ in a browser on this machine to register the App from app.yml in one click ` +
+        '(docs/setup.md), or put the credentials of an App you registered in .env.',
     );
   }
   let smee: { stop(): Promise<void> } | null = null;
@@ -55,6 +60,20 @@ async function main(): Promise<void> {
     await smee?.stop().catch(() => undefined);
     await verdict.stop();
   });
+}
+
+/**
+ * Sets the variables of the `.env` file in the working directory, when there is one, that the environment
+ * does not set already (a variable set in the environment, even empty, wins over the file).
+ */
+function loadDotEnv(path: string): void {
+  if (!existsSync(path)) return;
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    console.error(`Verdict cannot read ${path}: ${(error as Error).message}`);
+    process.exit(1);
+  }
 }
 
 main().catch((error) => {

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { resolve as resolvePath } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
@@ -27,6 +28,7 @@ import { QueueWorker } from '../worker/runner.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { dashboardMounts } from '../dashboard/routes.js';
 import { Scheduler } from '../scheduler/scheduler.js';
+import { registerSetupRoutes } from '../setup/routes.js';
 
 import {
   createCommandBridge,
@@ -75,6 +77,11 @@ export type RuntimeOptions = {
   reviewExecutor?: ReviewExecutor | null;
   /** The dashboard's SPA build (index.html, assets/); default `web/dist` beside package.json. */
   uiDist?: string;
+  /**
+   * The `.env` file the first-run App registration writes the App's credentials to (default: `.env` in
+   * the working directory, which `npm start` reads).
+   */
+  envFile?: string;
 };
 
 /** `web/dist` of this checkout (beside package.json). */
@@ -139,6 +146,10 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerOperatorRoutes(router, operator);
   registerReportRoutes(router, operator);
   registerOpenApiRoute(router);
+  // First run (docs/setup.md): without App credentials, `GET /` registers the App from app.yml.
+  if (!config.github.hasCredentials) {
+    registerSetupRoutes(router, { config, log, clock, envFile: opts.envFile ?? resolvePath('.env') });
+  }
   registerQueueRoutes(router, {
     queue: sqlQueue(store),
     tokens: config.tokens,

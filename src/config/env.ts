@@ -496,6 +496,20 @@ const dashboard = {
   ),
 };
 
+const setup = {
+  GH_ORG: v(
+    "First run without App credentials: register the App from app.yml on this organisation (Probot's name; unset: on the signed-in user's account).",
+    trimmed
+      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/, 'must be a GitHub organisation login')
+      .describe('organisation login'),
+  ),
+  VERDICT_SETUP_ALLOW_REMOTE: v(
+    '1: the first-run App registration (GET / without App credentials) also answers clients that are not on this machine.',
+    flag,
+    '0',
+  ),
+};
+
 /** The catalogue in the order of `.env.example`, by section. */
 export const SECTIONS = [
   { title: 'Server', variables: server },
@@ -511,6 +525,7 @@ export const SECTIONS = [
   { title: 'Public address and HTTP limits', variables: http },
   { title: 'Scheduled jobs and the command bridge', variables: scheduler },
   { title: 'Operator dashboard', variables: dashboard },
+  { title: 'First-run setup (registering the GitHub App from app.yml)', variables: setup },
 ] as const;
 
 export const VARIABLES = {
@@ -527,6 +542,7 @@ export const VARIABLES = {
   ...http,
   ...scheduler,
   ...dashboard,
+  ...setup,
 };
 
 export type VariableName = keyof typeof VARIABLES;

@@ -84,6 +84,7 @@ export type Config = {
   review: ReviewConfig;
   scheduler: SchedulerConfig;
   dashboard: DashboardConfig;
+  setup: SetupConfig;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -100,6 +101,14 @@ export type DashboardConfig = {
   sessionTtlMs: number;
   /** `VERDICT_UI_BACKEND_URL` (null: this server on its bound port). */
   backendUrl: string | null;
+};
+
+/** The first-run App registration (docs/setup.md), served only while the App has no credentials. */
+export type SetupConfig = {
+  /** `GH_ORG`: register the App on this organisation (null: on the user's account). */
+  org: string | null;
+  /** `VERDICT_SETUP_ALLOW_REMOTE`: also answer clients that are not on this machine. */
+  allowRemote: boolean;
 };
 
 /** Scheduled jobs (review-engine 6.4) and the command bridge they run. */
@@ -234,6 +243,7 @@ export function loadConfig(
       sessionTtlMs: s.VERDICT_UI_SESSION_TTL_HOURS * 3_600_000,
       backendUrl: s.VERDICT_UI_BACKEND_URL ?? null,
     },
+    setup: { org: s.GH_ORG ?? null, allowRemote: s.VERDICT_SETUP_ALLOW_REMOTE },
   };
 }
 
