@@ -74,13 +74,15 @@ export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
             deliveriesDeleted += n;
           }
         }
-        if (markersExpired + deliveriesDeleted > 0) {
+        // Dashboard sessions past their expiry (each is refused when used; this clears the rest).
+        const sessionsExpired = await deps.store.uiSessions.deleteExpired();
+        if (markersExpired + deliveriesDeleted + sessionsExpired > 0) {
           deps.log.info(
-            { event: 'maintenance', markersExpired, deliveriesDeleted, retentionDays: days },
-            `maintenance: ${markersExpired} expired dedupe markers and ${deliveriesDeleted} old deliveries removed`,
+            { event: 'maintenance', markersExpired, deliveriesDeleted, sessionsExpired, retentionDays: days },
+            `maintenance: ${markersExpired} expired dedupe markers, ${deliveriesDeleted} old deliveries and ${sessionsExpired} expired dashboard sessions removed`,
           );
         }
-        return { markersExpired, deliveriesDeleted, retentionDays: days };
+        return { markersExpired, deliveriesDeleted, sessionsExpired, retentionDays: days };
       },
     },
   ];

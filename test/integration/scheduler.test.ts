@@ -181,7 +181,7 @@ describe('scheduler', () => {
     });
   });
 
-  test('maintenance expires dedupe markers and deletes finished deliveries past the retention', async () => {
+  test('maintenance expires dedupe markers and dashboard sessions and deletes finished deliveries past the retention', async () => {
     const delivery = (id: string): IncomingDelivery => ({
       id,
       event: 'ping',
@@ -198,14 +198,16 @@ describe('scheduler', () => {
     await t.store.deliveries.recordBatch([delivery('old')]);
     t.clock.set(Date.UTC(2026, 0, 1) + 10 * DAY);
     await t.store.deliveries.recordBatch([delivery('recent')]);
+    const session = await t.store.uiSessions.create('mona', 'github', DAY);
     t.clock.set(Date.UTC(2026, 0, 1) + 40 * DAY);
     const scheduler = runtimeScheduler({ VERDICT_DELIVERY_RETENTION_DAYS: '35' });
     const run = await scheduler.runNow('maintenance');
     // Both markers expired (the 7-day TTL); only the 40-day-old delivery is past the 35-day retention.
     expect(run).toMatchObject({
       status: 'ok',
-      artifact: { markersExpired: 2, deliveriesDeleted: 1, retentionDays: 35 },
+      artifact: { markersExpired: 2, deliveriesDeleted: 1, sessionsExpired: 1, retentionDays: 35 },
     });
+    expect(await t.store.uiSessions.find(session.token)).toBeNull();
     expect((await t.store.deliveries.list()).map((d) => d.id)).toEqual(['recent']);
     const keepAll = runtimeScheduler({ VERDICT_DELIVERY_RETENTION_DAYS: '0' });
     t.clock.advance(400 * DAY);
