@@ -91,13 +91,7 @@ export function Settings() {
     <section>
       <h1>Settings</h1>
       <Show value={loaded} what="the review policy" retry={reload}>
-        {(s) => (
-          <PolicyForm
-            key={s.revision}
-            saved={s}
-            onSaved={(next) => setLoaded({ state: 'ready', data: next })}
-          />
-        )}
+        {(s) => <PolicyForm saved={s} onSaved={(next) => setLoaded({ state: 'ready', data: next })} />}
       </Show>
       <Repositories />
     </section>
