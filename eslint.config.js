@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'fixtures/**'] },
+  {
+    ignores: ['node_modules/**', 'data/**', 'coverage/**', 'fixtures/**', 'web/dist/**', 'test-artifacts/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,253 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { seedDashboard } from '../helpers/dashboard-seed.js';
+import { startDashboardStandIn } from '../helpers/dashboard-stand-in.js';
+import { TOKENS } from '../helpers/operator.js';
+import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
+
+/**
+ * The operator dashboard's front end (issue 25) in Debian's Chromium: the built app (`web/dist`, made by
+ * `npm run build:web`) behind a stand-in of the dashboard server, over a real Verdict with a seeded store.
+ * One screenshot per view lands in `test-artifacts/`.
+ */
+const ROOT = process.cwd();
+const DIST = join(ROOT, 'web', 'dist');
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
+const UI_TOKEN = 'ui-secret';
+
+// Skipped on a machine without Chromium or without a build, never in CI (.ci/run installs and builds both).
+const ready = existsSync(CHROMIUM) && existsSync(join(DIST, 'index.html'));
+const maybe = ready || process.env.CI ? describe : describe.skip;
+
+maybe('operator dashboard in a browser', () => {
+  let app: RunningVerdict;
+  let standIn: { url: string; stop(): Promise<void> };
+  let browser: Browser;
+  let page: Page;
+  const foreign: string[] = [];
+  let tracedKey: string;
+
+  const admin = (path: string, init: RequestInit = {}, token = TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN) =>
+    fetch(`${app.baseUrl}/operator/api/${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    app = await startVerdict(TOKENS);
+    ({ tracedKey } = await seedDashboard(app.verdict.store));
+    standIn = await startDashboardStandIn({
+      backend: app.baseUrl,
+      uiToken: UI_TOKEN,
+      distDir: DIST,
+      tokens: {
+        read: TOKENS.VERDICT_OPERATOR_READ_TOKEN,
+        admin: TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN,
+        command: TOKENS.VERDICT_OPERATOR_COMMAND_TOKEN,
+      },
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      colorScheme: 'light',
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('request', (r) => {
+      if (!r.url().startsWith(standIn.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await standIn?.stop();
+    await app?.stop();
+  });
+
+  test('signs in with the token form (a wrong token is refused)', async () => {
+    await page.goto(`${standIn.url}/operator/pull-requests`);
+    await page.getByRole('link', { name: 'Sign in with GitHub' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Sign in with GitHub' }).getAttribute('href')).toBe(
+      '/operator/auth/github',
+    );
+    await page.getByLabel('Dashboard token').fill('wrong');
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
+    await page.getByText('That token was not accepted.').waitFor();
+    await shot('login');
+    await page.getByLabel('Dashboard token').fill(UI_TOKEN);
+    await page.getByRole('button', { name: 'Sign in with token' }).click();
+    await page.getByRole('heading', { name: 'Pull requests' }).waitFor();
+    await page.getByText('dashboard-token').waitFor();
+  });
+
+  test('a refused sign-in says why', async () => {
+    const other = await browser.newPage();
+    await other.goto(`${standIn.url}/operator/login?error=not_allowed`);
+    await other.getByText(/not on the list of operators/).waitFor();
+    await other.close();
+  });
+
+  test('finds a pull request by search and opens its trace waterfall', async () => {
+    await page.getByRole('row').nth(25).waitFor({ state: 'attached' });
+    expect(await page.getByText(/Page 1 of 2/).count()).toBe(1);
+    await page.getByLabel('Search').fill('flux');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForURL(/q=flux/);
+    const link = page.getByRole('link', { name: /acme\/api#7 Cache the flux capacitor/ });
+    await link.waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await shot('pull-requests');
+    await link.click();
+    await page.waitForURL(/\/operator\/pull-requests\/acme\/api\/7$/);
+    await page.getByText('Stale read after invalidation').waitFor();
+    await page.getByText('src/cache.ts:12-14').waitFor();
+    expect(await page.getByRole('link', { name: 'review 1234567' }).getAttribute('href')).toBe(
+      'https://github.com/acme/api/pull/7#pullrequestreview-1234567',
+    );
+    await page.getByRole('button', { name: /Trace review/ }).click();
+    const waterfall = page.getByRole('table', { name: 'Spans of trace trace-7' });
+    await waterfall.waitFor();
+    await waterfall.getByText('$0.0421').waitFor();
+    await waterfall.getByText('12,000 / 900').waitFor();
+    expect(await waterfall.locator('.wf-bar').count()).toBe(6);
+    await waterfall.getByText('$0.0965').waitFor(); // the total of the three model spans
+    await shot('pull-request');
+  });
+
+  test('requeues the run after confirmation and follows the command to its end', async () => {
+    await page.getByRole('button', { name: 'Requeue…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Requeue this review?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await app.verdict.store.commands.list({ limit: 10 })).length).toBe(0);
+
+    await page.getByRole('button', { name: 'Requeue…' }).click();
+    await dialog.getByRole('button', { name: 'Requeue', exact: true }).click();
+    const status = page.locator('.command-status');
+    await status.getByText('queued').waitFor();
+    const id = await status.getAttribute('data-command-id');
+    const [command] = await app.verdict.store.commands.list({ limit: 10 });
+    expect(command).toMatchObject({ id, kind: 'requeue', reviewKey: tracedKey, status: 'queued' });
+
+    // The command bridge's part, done by hand: the page polls the command until it has finished.
+    const bridge = TOKENS.VERDICT_OPERATOR_BRIDGE_TOKEN;
+    for (const s of ['running', 'succeeded']) {
+      const res = await admin(
+        `commands/${id}`,
+        { method: 'PATCH', body: JSON.stringify({ status: s }) },
+        bridge,
+      );
+      expect(res.status).toBe(200);
+    }
+    await status.getByText('succeeded').waitFor({ timeout: 15_000 });
+  });
+
+  test('changes a setting, shows a validation error at its field, and resolves a revision conflict', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    const limit = page.getByLabel('File change limit');
+    await limit.fill('800');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText(/Saved: revision/).waitFor();
+    const saved = (await (await admin('settings', {}, TOKENS.VERDICT_OPERATOR_READ_TOKEN)).json()) as any;
+    expect(saved.settings.fileChangeLimit).toBe(800);
+
+    // The API's validation error lands next to its field.
+    await limit.fill('0');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('#fileChangeLimit-error').waitFor();
+
+    // A filter rule from the builder.
+    await limit.fill('900');
+    await page.getByRole('button', { name: 'Add rule' }).first().click();
+    await page.locator('#filters-0-0-values').fill('release/*');
+
+    // Another writer saves first.
+    const other = await admin('settings', {
+      method: 'PATCH',
+      body: JSON.stringify({ revision: saved.revision, settings: { commentHeader: 'From another writer' } }),
+    });
+    expect(other.status).toBe(200);
+    await page.getByLabel('Strictness').selectOption('high');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const conflict = page.getByRole('alert').filter({ hasText: 'Someone saved the policy first' });
+    await conflict.waitFor();
+    await conflict.getByText('"From another writer"').waitFor();
+    await shot('settings-conflict');
+    await conflict.getByRole('button', { name: /Reapply my edits/ }).click();
+    expect(await page.getByLabel('Comment header').inputValue()).toBe('From another writer');
+    expect(await page.getByLabel('Strictness').inputValue()).toBe('high');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText(/Saved: revision/).waitFor();
+    const after = (await (await admin('settings', {}, TOKENS.VERDICT_OPERATOR_READ_TOKEN)).json()) as any;
+    expect(after.settings).toMatchObject({
+      commentHeader: 'From another writer',
+      strictness: 'high',
+      fileChangeLimit: 900,
+      filters: [{ conditions: [{ field: 'targetBranch', operator: 'is', values: ['release/*'] }] }],
+    });
+    await shot('settings');
+
+    // Disable a repository.
+    await page.getByRole('button', { name: 'Enable acme/api' }).click();
+    await page.getByRole('button', { name: 'Disable acme/api' }).waitFor();
+    expect((await app.verdict.store.repositories.get('acme/api'))?.config).toMatchObject({ enabled: true });
+  });
+
+  test('draws the analytics charts', async () => {
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    const canvas = page.locator('figure[data-chart="reviews"] canvas');
+    await canvas.waitFor();
+    await page.locator('figure[data-chart="spend"] canvas').waitFor();
+    expect(Number(await canvas.getAttribute('data-points'))).toBeGreaterThan(0);
+    // Something was drawn: the canvas has pixels that are not transparent.
+    const painted = await canvas.evaluate((c: any) => {
+      const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+      return n;
+    });
+    expect(painted).toBeGreaterThan(500);
+    await page.getByText('the model did not answer in 600 s').waitFor();
+    await shot('analytics');
+  });
+
+  test('shows memory and the Test Lab runs with their cases', async () => {
+    await page.getByRole('link', { name: 'Memory & Test Lab' }).click();
+    await page.getByText('none recorded').first().waitFor();
+    await page.getByRole('button', { name: /replay corpus/ }).click();
+    await page.getByText('off-by-one').waitFor();
+    await page.getByText('caught bug-1').waitFor();
+    await shot('memory');
+  });
+
+  test('fits a phone-width screen', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.goto(`${standIn.url}/operator/pull-requests`);
+    await page.getByRole('link', { name: /acme\/api#7/ }).waitFor();
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot('pull-requests-phone');
+    await page.goto(`${standIn.url}/operator/pull-requests/acme/api/7`);
+    await page.getByText('Stale read after invalidation').waitFor();
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await shot('pull-request-phone');
+  });
+
+  test('signs out, and a 401 returns to the sign-in screen', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Dashboard token').waitFor();
+    expect(foreign).toEqual([]);
+  });
+});

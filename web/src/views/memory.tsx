@@ -1,0 +1,272 @@
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import { apiGet } from '../api';
+import { Badge, Empty, formatDuration, formatTime, Show, useAsync, usd } from '../components';
+
+type MemoryLists = {
+  integrations: unknown[];
+  contexts: unknown[];
+  clusters: unknown[];
+  knowledge: unknown[];
+};
+type LabSummary = {
+  kind: 'corpus' | 'harness';
+  id: string;
+  name: string;
+  createdAt: number;
+  actor: string;
+  provider?: string;
+  model?: string;
+  promptVersion?: string;
+  commit?: string | null;
+  scores?: Record<string, unknown>;
+  caseCount?: number;
+  reviewKey?: string;
+  repo?: string;
+  prNumber?: number;
+  record?: Record<string, unknown>;
+};
+type LabCase = {
+  name?: string;
+  language?: string;
+  kind?: string;
+  clean?: boolean;
+  status?: string;
+  error?: string | null;
+  falseFindings?: number;
+  bugs?: { id?: string; caughtBy?: string | null; finding?: number | null; [k: string]: unknown }[];
+  findings?: {
+    severity?: string;
+    title?: string;
+    path?: string | null;
+    line?: number | null;
+    caught?: string | null;
+  }[];
+  tokens?: { input: number; output: number };
+  costUsd?: number | null;
+  wallMs?: number;
+};
+
+const SCORE_KEYS = [
+  'recall',
+  'precision',
+  'falseFindingsPerCleanCase',
+  'severityAgreement',
+  'anchorAccuracy',
+] as const;
+
+function pct(v: unknown): string {
+  if (typeof v !== 'number') return 'n/a';
+  return `${Math.round(v * 1000) / 10}%`;
+}
+function scoreText(key: string, v: unknown): string {
+  if (key === 'falseFindingsPerCleanCase') return typeof v === 'number' ? v.toFixed(2) : 'n/a';
+  return pct(v);
+}
+
+/** Memory (read-only: what the memory routes answer) and the Test Lab runs with their per-case detail. */
+export function Memory() {
+  const [memory, reloadMemory] = useAsync(async (signal) => {
+    const [i, c, cl, k] = await Promise.all([
+      apiGet<{ integrations: unknown[] }>('memory/integrations', {}, signal),
+      apiGet<{ contexts: unknown[] }>('memory/contexts', {}, signal),
+      apiGet<{ clusters: unknown[] }>('memory/clusters', {}, signal),
+      apiGet<{ knowledge: unknown[] }>('memory/knowledge', {}, signal),
+    ]);
+    return {
+      integrations: i.integrations,
+      contexts: c.contexts,
+      clusters: cl.clusters,
+      knowledge: k.knowledge,
+    } as MemoryLists;
+  }, []);
+  const [lab, reloadLab] = useAsync((signal) => apiGet<{ runs: LabSummary[] }>('test-lab', {}, signal), []);
+  const [open, setOpen] = useState<string | null>(null);
+
+  return (
+    <section>
+      <h1>Memory &amp; Test Lab</h1>
+      <div class="panel">
+        <h2>Memory</h2>
+        <p class="muted small">
+          Read-only: memory management is not built yet, so nothing here can be changed.
+        </p>
+        <Show value={memory} what="memory" retry={reloadMemory}>
+          {(m) => (
+            <dl class="counts">
+              {(Object.keys(m) as (keyof MemoryLists)[]).map((k) => (
+                <div key={k}>
+                  <dt>{k}</dt>
+                  <dd>
+                    {m[k].length === 0 ? (
+                      <span class="muted">none recorded</span>
+                    ) : (
+                      <ul class="plain">
+                        {m[k].map((item, i) => (
+                          <li key={i}>
+                            <code>{JSON.stringify(item).slice(0, 200)}</code>
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          )}
+        </Show>
+      </div>
+
+      <div class="panel">
+        <h2>Test Lab</h2>
+        <Show value={lab} what="Test Lab runs" retry={reloadLab}>
+          {({ runs }) =>
+            runs.length === 0 ? (
+              <Empty>
+                No Test Lab run yet. Run <code>npm run testlab</code> or save a run with{' '}
+                <code>verdict harness</code>.
+              </Empty>
+            ) : (
+              <div class="table-wrap">
+                <table class="lab">
+                  <thead>
+                    <tr>
+                      <th scope="col">Run</th>
+                      <th scope="col">Model</th>
+                      {SCORE_KEYS.map((k) => (
+                        <th scope="col" key={k}>
+                          {k === 'falseFindingsPerCleanCase'
+                            ? 'false / clean case'
+                            : k.replace(/([A-Z])/g, ' $1').toLowerCase()}
+                        </th>
+                      ))}
+                      <th scope="col">Cost</th>
+                      <th scope="col">When</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {runs.map((r) => (
+                      <Fragment key={r.id}>
+                        <tr>
+                          <th scope="row">
+                            <button
+                              type="button"
+                              class="link"
+                              aria-expanded={open === r.id}
+                              onClick={() => setOpen(open === r.id ? null : r.id)}
+                            >
+                              {open === r.id ? '▾' : '▸'} {r.name}
+                            </button>
+                            <div class="muted small">
+                              {r.kind}
+                              {r.kind === 'corpus'
+                                ? ` · ${r.caseCount ?? '?'} cases`
+                                : ` · ${r.repo}#${r.prNumber}`}
+                            </div>
+                          </th>
+                          <td>{r.kind === 'corpus' ? `${r.provider}/${r.model}` : '—'}</td>
+                          {SCORE_KEYS.map((k) => (
+                            <td key={k}>{r.kind === 'corpus' ? scoreText(k, r.scores?.[k]) : '—'}</td>
+                          ))}
+                          <td>
+                            {r.kind === 'corpus' ? usd(r.scores?.costUsd as number | null | undefined) : '—'}
+                          </td>
+                          <td>{formatTime(r.createdAt)}</td>
+                        </tr>
+                        {open === r.id && (
+                          <tr key={`${r.id}-detail`} class="detail-row">
+                            <td colSpan={4 + SCORE_KEYS.length}>
+                              <LabDetail id={r.id} />
+                            </td>
+                          </tr>
+                        )}
+                      </Fragment>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Show>
+      </div>
+    </section>
+  );
+}
+
+function LabDetail({ id }: { id: string }) {
+  const [value, reload] = useAsync(
+    (signal) =>
+      apiGet<{ run: LabSummary & { cases?: LabCase[] } }>(`test-lab/${encodeURIComponent(id)}`, {}, signal),
+    [id],
+  );
+  return (
+    <Show value={value} what="the run's cases" retry={reload}>
+      {({ run }) => {
+        if (run.kind === 'harness') {
+          return (
+            <div>
+              <p>
+                Review <code>{run.reviewKey}</code> saved by {run.actor}.
+              </p>
+              <pre class="code">{JSON.stringify(run.record, null, 2)}</pre>
+            </div>
+          );
+        }
+        const cases = run.cases ?? [];
+        return (
+          <div>
+            <p class="small">
+              Prompt {run.promptVersion}
+              {run.commit ? ` · commit ${run.commit.slice(0, 12)}` : ''} · by {run.actor}
+            </p>
+            {cases.length === 0 ? (
+              <Empty>This run recorded no case.</Empty>
+            ) : (
+              <ul class="plain cases">
+                {cases.map((c, i) => {
+                  const caught = (c.bugs ?? []).filter(
+                    (b) => b.finding !== null && b.finding !== undefined,
+                  ).length;
+                  return (
+                    <li key={i} class="case">
+                      <strong>{c.name}</strong>{' '}
+                      <span class="muted small">
+                        {c.language} · {c.kind}
+                        {c.clean ? ' · clean' : ''}
+                      </span>{' '}
+                      <Badge value={c.status} />
+                      <div class="small">
+                        bugs caught {caught}/{(c.bugs ?? []).length} · false findings {c.falseFindings ?? 0} ·
+                        tokens {c.tokens?.input ?? '?'} / {c.tokens?.output ?? '?'} · {usd(c.costUsd)} ·{' '}
+                        {formatDuration(c.wallMs)}
+                      </div>
+                      {c.error && <p class="small error-text">{c.error}</p>}
+                      {(c.findings ?? []).length > 0 && (
+                        <ul class="small">
+                          {c.findings!.map((f, j) => (
+                            <li key={j}>
+                              <Badge value={f.severity} /> {f.title}{' '}
+                              <code>
+                                {f.path ?? ''}
+                                {f.line != null ? `:${f.line}` : ''}
+                              </code>{' '}
+                              {f.caught ? (
+                                <span class="badge badge-succeeded">caught {f.caught}</span>
+                              ) : (
+                                <span class="muted">no planted bug</span>
+                              )}
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            )}
+          </div>
+        );
+      }}
+    </Show>
+  );
+}
