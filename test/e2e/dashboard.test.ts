@@ -1,14 +1,16 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { seedDashboard } from '../helpers/dashboard-seed.js';
-import { startDashboardStandIn } from '../helpers/dashboard-stand-in.js';
 import { TOKENS } from '../helpers/operator.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 
 /**
  * The operator dashboard's front end (issue 25) in Debian's Chromium: the built app (`web/dist`, made by
- * `npm run build:web`) behind a stand-in of the dashboard server, over a real Verdict with a seeded store.
+ * `npm run build:web`) served by the real dashboard server (src/dashboard: sessions, the /api proxy),
+ * over a seeded store.
  * One screenshot per view lands in `test-artifacts/`.
  */
 const ROOT = process.cwd();
@@ -23,7 +25,9 @@ const maybe = ready || process.env.CI ? describe : describe.skip;
 
 maybe('operator dashboard in a browser', () => {
   let app: RunningVerdict;
-  let standIn: { url: string; stop(): Promise<void> };
+  let ui: { url: string };
+  let github: Server;
+  let githubUrl: string;
   let browser: Browser;
   let page: Page;
   const foreign: string[] = [];
@@ -38,18 +42,42 @@ maybe('operator dashboard in a browser', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    app = await startVerdict(TOKENS);
-    ({ tracedKey } = await seedDashboard(app.verdict.store));
-    standIn = await startDashboardStandIn({
-      backend: app.baseUrl,
-      uiToken: UI_TOKEN,
-      distDir: DIST,
-      tokens: {
-        read: TOKENS.VERDICT_OPERATOR_READ_TOKEN,
-        admin: TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN,
-        command: TOKENS.VERDICT_OPERATOR_COMMAND_TOKEN,
-      },
+    // A local fake of GitHub's OAuth: authorize redirects straight back with a code (as after the user
+    // clicked "Authorize"), the code is exchanged for a token, and /user names the signed-in login.
+    github = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/login/oauth/authorize') {
+        const back = new URL(
+          url.searchParams.get('redirect_uri') ?? `${ui.url}/operator/auth/github/callback`,
+        );
+        back.searchParams.set('code', 'code-mona');
+        back.searchParams.set('state', url.searchParams.get('state') ?? '');
+        res.writeHead(302, { location: back.href }).end();
+      } else if (url.pathname === '/login/oauth/access_token' && req.method === 'POST') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ access_token: 'gho_mona', token_type: 'bearer', scope: '' }));
+      } else if (url.pathname === '/api/v3/user') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ login: 'mona', id: 1 }));
+      } else res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
     });
+    await new Promise<void>((r) => github.listen(0, '127.0.0.1', r));
+    githubUrl = `http://127.0.0.1:${(github.address() as AddressInfo).port}`;
+    app = await startVerdict(
+      {
+        ...TOKENS,
+        VERDICT_OPERATOR_UI_ENABLED: '1',
+        VERDICT_OPERATOR_UI_TOKEN: UI_TOKEN,
+        GHE_HOST: new URL(githubUrl).host,
+        GHE_PROTOCOL: 'http',
+        GITHUB_CLIENT_ID: 'Iv1.testlab',
+        GITHUB_CLIENT_SECRET: 'secret',
+        VERDICT_UI_ALLOWED_LOGINS: 'mona',
+      },
+      { uiDist: DIST },
+    );
+    ({ tracedKey } = await seedDashboard(app.verdict.store));
+    ui = { url: app.baseUrl };
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu'],
@@ -61,18 +89,20 @@ maybe('operator dashboard in a browser', () => {
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
     page.on('request', (r) => {
-      if (!r.url().startsWith(standIn.url) && !r.url().startsWith('data:')) foreign.push(r.url());
+      if (!r.url().startsWith(ui.url) && !r.url().startsWith('data:') && !r.url().startsWith(githubUrl))
+        foreign.push(r.url());
     });
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await standIn?.stop();
     await app?.stop();
+    github?.closeAllConnections();
+    await new Promise((r) => github?.close(r));
   });
 
   test('signs in with the token form (a wrong token is refused)', async () => {
-    await page.goto(`${standIn.url}/operator/pull-requests`);
+    await page.goto(`${ui.url}/operator/pull-requests`);
     await page.getByRole('link', { name: 'Sign in with GitHub' }).waitFor();
     expect(await page.getByRole('link', { name: 'Sign in with GitHub' }).getAttribute('href')).toBe(
       '/operator/auth/github',
@@ -84,12 +114,27 @@ maybe('operator dashboard in a browser', () => {
     await page.getByLabel('Dashboard token').fill(UI_TOKEN);
     await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.getByRole('heading', { name: 'Pull requests' }).waitFor();
-    await page.getByText('dashboard-token').waitFor();
+    await page.getByText('operator-ui-token').waitFor();
+  });
+
+  test('signs in with GitHub through the OAuth flow (a local fake GitHub)', async () => {
+    const other = await browser.newPage();
+    await other.goto(`${ui.url}/operator/pull-requests`);
+    await other.getByRole('link', { name: 'Sign in with GitHub' }).click();
+    await other.getByRole('heading', { name: 'Pull requests' }).waitFor();
+    const session = await other.evaluate(() => fetch('/operator/auth/session').then((r) => r.json()));
+    expect(session).toMatchObject({ ok: true, login: 'mona', via: 'github' });
+    const cookies = await other.context().cookies();
+    expect(cookies.find((c) => c.name === 'verdict_session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Lax',
+    });
+    await other.close();
   });
 
   test('a refused sign-in says why', async () => {
     const other = await browser.newPage();
-    await other.goto(`${standIn.url}/operator/login?error=not_allowed`);
+    await other.goto(`${ui.url}/operator/login?error=not_allowed`);
     await other.getByText(/not on the list of operators/).waitFor();
     await other.close();
   });
@@ -231,12 +276,12 @@ maybe('operator dashboard in a browser', () => {
 
   test('fits a phone-width screen', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
-    await page.goto(`${standIn.url}/operator/pull-requests`);
+    await page.goto(`${ui.url}/operator/pull-requests`);
     await page.getByRole('link', { name: /acme\/api#7/ }).waitFor();
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('pull-requests-phone');
-    await page.goto(`${standIn.url}/operator/pull-requests/acme/api/7`);
+    await page.goto(`${ui.url}/operator/pull-requests/acme/api/7`);
     await page.getByText('Stale read after invalidation').waitFor();
     expect(
       await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),

@@ -4,11 +4,11 @@ import { ApiError, auth, describeError, type Session } from '../api';
 /** Why the server refused a sign-in (`/operator/login?error=<code>`). */
 const REFUSALS: Record<string, string> = {
   not_allowed: 'Your GitHub account is not on the list of operators of this Verdict.',
-  oauth_denied: 'GitHub sign-in was cancelled.',
-  oauth_failed: 'GitHub did not confirm the sign-in. Please try again.',
-  oauth_state: 'The sign-in link expired or was opened twice. Please start again.',
-  oauth_not_configured: 'Sign-in with GitHub is not configured on this server (GITHUB_CLIENT_ID / SECRET).',
-  session_expired: 'Your session expired. Please sign in again.',
+  github_denied: 'GitHub sign-in was cancelled.',
+  exchange_failed: 'GitHub did not confirm the sign-in. Please try again.',
+  github_unreachable: 'GitHub could not be reached. Please try again.',
+  state_mismatch: 'The sign-in link expired or was opened twice. Please start again.',
+  github_not_configured: 'Sign-in with GitHub is not configured on this server (GITHUB_CLIENT_ID / SECRET).',
   operator_auth_required: 'Please sign in.',
 };
 
