@@ -1,0 +1,73 @@
+/**
+ * `local` executor: host execution, refused unless the operator explicitly allows it, and even then only
+ * through an operator-supplied isolated-executor command (a wrapper such as a container runner) with
+ * VERDICT_SELF_HOST_VALIDATION=1. Verdict itself adds no isolation here beyond the time limit.
+ */
+import { runProcess } from './bubblewrap.js';
+import type { CommandResult, Executor, RunOptions, ValidationOutcome, ValidationPlan } from './types.js';
+import { outcomeFromPlan, simpleOutcome } from './types.js';
+
+export const LOCAL_NOT_ALLOWED = 'local_execution_not_allowed';
+export const SELF_HOST_NOT_CONFIGURED = 'self_host_not_configured';
+
+export interface LocalOptions {
+  /** Host execution explicitly allowed by the operator. */
+  allowLocal?: boolean;
+  /** The raw value of VERDICT_SELF_HOST_VALIDATION; only `1` enables it. */
+  selfHostValidation?: string | undefined;
+  /** argv prefix of the isolated-executor command; each planned command's argv is appended. */
+  isolatedExecutorCommand?: string[];
+  outputCapBytes?: number;
+}
+
+export function createLocalExecutor(o: LocalOptions = {}): Executor {
+  return {
+    name: 'local',
+    async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
+      if (!o.allowLocal) return simpleOutcome('local', 'refused', LOCAL_NOT_ALLOWED);
+      const wrapper = o.isolatedExecutorCommand ?? [];
+      if (o.selfHostValidation !== '1' || wrapper.length === 0) {
+        return simpleOutcome('local', 'refused', SELF_HOST_NOT_CONFIGURED);
+      }
+      const early = outcomeFromPlan('local', plan);
+      if (early) return early;
+      if (plan.kind !== 'run') throw new Error('unreachable');
+      const deadline = Date.now() + opts.timeoutMs;
+      const results: CommandResult[] = [];
+      for (const cmd of plan.commands) {
+        const left = deadline - Date.now();
+        if (left <= 0 || opts.signal?.aborted) break;
+        const [bin, ...rest] = wrapper as [string, ...string[]];
+        const r = await runProcess(
+          bin,
+          [...rest, ...cmd.argv],
+          cmd,
+          left,
+          o.outputCapBytes ?? 64 * 1024,
+          opts.signal,
+          checkoutDir,
+        );
+        results.push(r);
+        if (r.timedOut) break;
+      }
+      const bad = results.find((r) => r.timedOut || r.exitCode !== 0);
+      const artifacts = results.map((r, i) => ({
+        id: `local-${i + 1}-${r.check}`,
+        kind: 'command_output' as const,
+        command: r.command,
+        content: r.outputTail,
+      }));
+      const status = bad
+        ? bad.timedOut
+          ? 'timed_out'
+          : 'failed'
+        : results.length < plan.commands.length
+          ? 'not_run'
+          : 'passed';
+      const evidence = bad
+        ? `${status === 'timed_out' ? 'TIMED OUT' : 'FAILED'} local: ${bad.command}`
+        : `${status === 'passed' ? 'PASSED' : 'NOT RUN'} local: ${plan.commands.map((c) => c.argv.join(' ')).join(', ')}`;
+      return { executor: 'local', status, evidence, commands: results, artifacts };
+    },
+  };
+}

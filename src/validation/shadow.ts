@@ -1,0 +1,59 @@
+/**
+ * `shadow` executor: runs a second executor beside the primary, with its own time limit. The combined
+ * result is the primary's; the shadow's result rides along and its failure is never evidence that primary
+ * validation failed (review-engine 7.4).
+ */
+import type { Executor, RunOptions, ValidationOutcome, ValidationPlan } from './types.js';
+import { simpleOutcome } from './types.js';
+
+export const DEFAULT_SHADOW_TIMEOUT_MS = 600000;
+export const SHADOW_NOT_EVIDENCE = 'shadow validation failure is not evidence that primary validation failed';
+
+/** VERDICT_VALIDATION_SHADOW_TIMEOUT_MS: a positive integer, else 600000. */
+export function shadowTimeoutMs(raw: string | undefined): number {
+  const n = raw !== undefined && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_SHADOW_TIMEOUT_MS;
+}
+
+export interface ShadowOptions {
+  primary: Executor;
+  shadow: Executor;
+  /** The shadow's own time limit (default 600000). */
+  shadowTimeoutMs?: number;
+}
+
+async function safeRun(
+  ex: Executor,
+  plan: ValidationPlan,
+  dir: string,
+  opts: RunOptions,
+): Promise<ValidationOutcome> {
+  try {
+    return await ex.run(plan, dir, opts);
+  } catch (err) {
+    return simpleOutcome(ex.name, 'error', `ERROR ${ex.name}: ${(err as Error).message}`);
+  }
+}
+
+export function createShadowExecutor(o: ShadowOptions): Executor {
+  return {
+    name: 'shadow',
+    async run(plan, checkoutDir, opts): Promise<ValidationOutcome> {
+      const ctl = new AbortController();
+      const onAbort = () => ctl.abort();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const [primary, shadow] = await Promise.all([
+          safeRun(o.primary, plan, checkoutDir, opts),
+          safeRun(o.shadow, plan, checkoutDir, {
+            timeoutMs: o.shadowTimeoutMs ?? DEFAULT_SHADOW_TIMEOUT_MS,
+            signal: ctl.signal,
+          }),
+        ]);
+        return { ...primary, shadow, note: [primary.note, SHADOW_NOT_EVIDENCE].filter(Boolean).join('; ') };
+      } finally {
+        opts.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+  };
+}
