@@ -254,7 +254,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
       } finally {
         if (!o.keepScratch) await fs.promises.rm(scratchParent, { recursive: true, force: true });
       }
-      return summarize(plan, results);
+      return summarize(plan, results, opts.signal?.aborted === true);
     },
   };
 }
@@ -262,6 +262,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
 function summarize(
   plan: Extract<ValidationPlan, { kind: 'run' }>,
   results: CommandResult[],
+  aborted: boolean,
 ): ValidationOutcome {
   const artifacts = results.map((r, i) => ({
     id: `bubblewrap-${i + 1}-${r.check}`,
@@ -273,6 +274,13 @@ function summarize(
   const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
   const notRun = plan.commands.slice(results.length).map((c) => c.argv.join(' '));
   const base = { executor: 'bubblewrap', commands: results, artifacts, note: OFFLINE_NOTE };
+  if (aborted) {
+    return {
+      ...base,
+      status: 'not_run',
+      evidence: `NOT RUN bubblewrap: cancelled (process tree killed)${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`,
+    };
+  }
   if (timed) {
     return {
       ...base,

@@ -197,4 +197,50 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     expect(trusted.status).toBe('passed');
     expect(trusted.evidence).toBe('PASSED bubblewrap: node --test');
   });
+
+  it('limits: address space, CPU seconds and file size stop a command (it fails, not the host)', async () => {
+    const dir = checkout('passing');
+    const node = (code: string) => ['node', '-e', code];
+    const plan = planValidation({ dir }, ['sum.js'], {
+      repoCommands: [
+        { check: 'test', argv: node('Buffer.alloc(1.5 * 1024 ** 3); console.log("allocated")') },
+        { check: 'lint', argv: node('for (;;) {}') },
+        { check: 'build', argv: ['sh', '-c', 'head -c 4000000 /dev/zero > big.bin'] },
+      ],
+    });
+    const ex = createBubblewrapExecutor({
+      trusted: true,
+      limits: { addressSpaceBytes: 1024 ** 3, cpuSeconds: 1, fileSizeBytes: 1024 ** 2 },
+    });
+    const out = await ex.run(plan, dir, { timeoutMs: 25000 });
+    expect(out.status).toBe('failed');
+    expect(out.commands).toHaveLength(3);
+    for (const r of out.commands) {
+      expect(r.timedOut).toBe(false);
+      expect(r.exitCode === 0 && r.signal === null).toBe(false);
+    }
+    expect(out.commands[0]!.outputTail).toMatch(/allocation failed|out of memory/i);
+    expect(out.commands[0]!.outputTail).not.toMatch(/allocated/);
+    // bwrap reports a child killed by a signal as 128 + the signal: SIGXCPU (24) or SIGKILL at the hard
+    // CPU limit, SIGXFSZ (25) for the file size.
+    expect([128 + 9, 128 + 24]).toContain(out.commands[1]!.exitCode);
+    expect(out.commands[2]!.exitCode).toBe(128 + 25);
+    expect(fs.existsSync(path.join(dir, 'big.bin'))).toBe(false);
+  }, 40000);
+
+  it('abort: the signal kills the running command and the outcome says cancelled', async () => {
+    const marker = 'verdict-never-ends-fixture-marker';
+    const dir = checkout('never-ends');
+    const ctl = new AbortController();
+    const running = createBubblewrapExecutor().run(planValidation({ dir }, ['x.js']), dir, {
+      timeoutMs: 60000,
+      signal: ctl.signal,
+    });
+    expect(await until(() => processesWith(marker).length >= 3, 15000)).toBe(true);
+    ctl.abort();
+    const out = await running;
+    expect(out.status).toBe('not_run');
+    expect(out.evidence).toBe('NOT RUN bubblewrap: cancelled (process tree killed)');
+    expect(await until(() => processesWith(marker).length === 0, 5000)).toBe(true);
+  });
 });
