@@ -319,6 +319,28 @@ const worker = {
   ),
 };
 
+/** A non-negative amount of US dollars, written as digits with an optional fraction (`50`, `12.5`). */
+const dollars = z
+  .string()
+  .trim()
+  .regex(/^\d{1,12}(\.\d{1,6})?$/, {
+    error: (iss) => `must be a non-negative number of USD like 50 or 12.5 (got "${String(iss.input)}")`,
+  })
+  .transform(Number)
+  .describe('non-negative number of USD');
+
+const validation = {
+  E2B_API_KEY: v(
+    'e2b API key of the process that runs e2b validation (unset: e2b is skipped, "API key unavailable").',
+    trimmed,
+  ),
+  VERDICT_E2B_BUDGET_USD: v(
+    'Cumulative recorded e2b cost in USD at or above which the e2b shadow validation is withheld.',
+    dollars,
+    '50',
+  ),
+};
+
 const providers = {
   VERDICT_RUNNER_PROVIDER: v('Model provider (codex: the local codex CLI).', provider, 'codex'),
   VERDICT_RUNNER_MODEL: v(
@@ -518,6 +540,7 @@ export const SECTIONS = [
   { title: 'Ingress', variables: ingress },
   { title: 'Product and publication', variables: publication },
   { title: 'Worker', variables: worker },
+  { title: 'Validation', variables: validation },
   { title: 'Review engine: model providers', variables: providers },
   { title: 'Review engine: context budget', variables: budget },
   { title: 'Queue selection (for worker processes)', variables: queue },
@@ -535,6 +558,7 @@ export const VARIABLES = {
   ...ingress,
   ...publication,
   ...worker,
+  ...validation,
   ...providers,
   ...budget,
   ...queue,

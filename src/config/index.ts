@@ -85,6 +85,15 @@ export type Config = {
   scheduler: SchedulerConfig;
   dashboard: DashboardConfig;
   setup: SetupConfig;
+  validation: ValidationConfig;
+};
+
+/** Repo-native validation settings (issue 26; docs/validation-policy.md). */
+export type ValidationConfig = {
+  /** `E2B_API_KEY` (null: e2b is skipped with `SKIPPED e2b: API key unavailable`). */
+  e2bApiKey: string | null;
+  /** `VERDICT_E2B_BUDGET_USD`: recorded e2b cost at or above which the e2b shadow is withheld. */
+  e2bBudgetUsd: number;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -230,6 +239,10 @@ export function loadConfig(
       authority: s.VERDICT_CRON_AUTHORITY,
       deliveryRetentionDays: s.VERDICT_DELIVERY_RETENTION_DAYS,
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
+    },
+    validation: {
+      e2bApiKey: s.E2B_API_KEY ?? null,
+      e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
     },
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,

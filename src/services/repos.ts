@@ -1,18 +1,24 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import {
-  defineOperation,
-  notFound,
-  OperatorError,
-  REPO_PATTERN,
-  text,
-  type ServiceContext,
-} from './operation.js';
+import { defineOperation, OperatorError, REPO_PATTERN, text, type ServiceContext } from './operation.js';
+import { SPEC_EXECUTOR_WORDS, VALIDATION_PROVIDERS } from '../validation/decide.js';
 
 /** Repository list: the read token, or an API key with `read`; configuration: the admin token. */
 const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 const branchList = z.array(text(255).min(1)).max(100);
+
+/**
+ * `validation.provider`: NAMES.md's executor names only. The spec's placeholders get a message naming the
+ * real executor (`executor_a` is `bubblewrap`, `executor_b` is `e2b`).
+ */
+const validationProvider = z.enum(VALIDATION_PROVIDERS, {
+  error: (iss) => {
+    const given = String(iss.input);
+    const real = SPEC_EXECUTOR_WORDS[given];
+    return `must be one of ${VALIDATION_PROVIDERS.join(', ')}${real ? ` ("${given}" is the spec's placeholder: use "${real}")` : ''}`;
+  },
+});
 
 /** The repository configuration PATCH body (operator-api 2.8): unknown fields at any level are refused. */
 export const repoConfigPatch = z
@@ -21,7 +27,7 @@ export const repoConfigPatch = z
     branches: z.strictObject({ include: branchList.optional(), exclude: branchList.optional() }).optional(),
     validation: z
       .strictObject({
-        provider: z.enum(['local', 'executor_a', 'executor_b', 'shadow']).optional(),
+        provider: validationProvider.optional(),
         codeChangesOnly: z.boolean().optional(),
       })
       .optional(),
@@ -52,22 +58,28 @@ export const repoOperations = {
     },
   }),
 
-  /** `PATCH /operator/api/repos/:encodedRepo` (operator-api 2.8), audited with the change. */
+  /**
+   * `PATCH /operator/api/repos/:encodedRepo` (operator-api 2.8), audited with the change. The body is
+   * validated first; a well-formed name Verdict has not seen yet is then created with it (NAMES.md), and the
+   * answer says so with `created: true`. A malformed name (not `owner/name`, or a name `.` or `..`) is a 400.
+   */
   configure: defineOperation({
     rule: ADMIN,
     type: 'mutation',
     input: z.strictObject({
-      repo: z.string().regex(REPO_PATTERN, 'use one URL-encoded owner%2Fname segment'),
+      repo: z
+        .string()
+        .regex(REPO_PATTERN, 'use one URL-encoded owner%2Fname segment')
+        .refine((name) => !/\/\.{1,2}$/.test(name), 'a repository is not named . or ..'),
       body: repoConfigPatch,
     }),
     async run(ctx, { repo: fullName, body }) {
       const { reason, ...patch } = body;
-      const repo = await ctx.store.repositories.configure(fullName, patch, {
+      const { repo, created } = await ctx.store.repositories.configure(fullName, patch, {
         actor: ctx.principal.actor,
         reason: reason ?? null,
       });
-      if (!repo) throw notFound(`No repository ${fullName}`);
-      return { repo };
+      return { repo, created };
     },
   }),
 };

@@ -100,16 +100,45 @@ export class RepositoryStore {
 
   /**
    * Merges an operator configuration patch (operator-api 2.8) over the stored one, section by section,
-   * and writes it with its audit entry in one transaction. Null when the repository is unknown.
+   * and writes it with its audit entry in one transaction. A repository Verdict has not seen yet is created
+   * with it (NAMES.md: an operator may configure a repository before its first pull request), as not
+   * installed and without an installation until an installation event or a sync records them. The name is
+   * matched exactly first, then ignoring case (GitHub names are case-insensitive), so `Acme/API` configures
+   * the stored `acme/api` instead of creating a second row. The caller validates the name and the patch.
    */
   async configure(
     fullName: string,
     patch: Record<string, unknown>,
     audit: { actor: string; reason: string | null },
-  ): Promise<RepositoryRecord | null> {
+  ): Promise<{ repo: RepositoryRecord; created: boolean }> {
     return writeTransaction(this.knex, async (trx) => {
-      const row = await trx('repositories').where({ full_name: fullName }).first();
-      if (!row) return null;
+      let row: Raw | undefined =
+        (await trx('repositories').where({ full_name: fullName }).first()) ??
+        (await trx('repositories')
+          .whereRaw('lower(full_name) = ?', [fullName.toLowerCase()])
+          .orderBy('full_name')
+          .first());
+      let created = false;
+      if (!row) {
+        const { owner, name } = splitFullName(fullName);
+        const at = this.clock.now();
+        // Ignored on a conflict: a concurrent PATCH or installation event created it first; merge over it.
+        await trx('repositories')
+          .insert({
+            full_name: fullName,
+            owner,
+            name,
+            installation_id: null,
+            installed: false,
+            created_at: at,
+            updated_at: at,
+          })
+          .onConflict('full_name')
+          .ignore();
+        row = (await trx('repositories').where({ full_name: fullName }).first()) as Raw;
+        created = true;
+      }
+      const target = String(row.full_name);
       const current = parseJson<Record<string, unknown>>(row.config, {}) ?? {};
       const next: Record<string, unknown> = { ...current };
       for (const [key, value] of Object.entries(patch)) {
@@ -125,17 +154,17 @@ export class RepositoryStore {
       }
       const now = this.clock.now();
       await trx('repositories')
-        .where({ full_name: fullName })
+        .where({ full_name: target })
         .update({ config: JSON.stringify(next), updated_at: now });
       await trx('audit_events').insert({
         actor: audit.actor,
         action: 'repos.configure',
-        target: fullName,
+        target,
         reason: audit.reason,
-        detail: JSON.stringify({ patch }),
+        detail: JSON.stringify(created ? { patch, created } : { patch }),
         created_at: now,
       });
-      return mapRepo(await trx('repositories').where({ full_name: fullName }).first());
+      return { repo: mapRepo(await trx('repositories').where({ full_name: target }).first()), created };
     });
   }
 }

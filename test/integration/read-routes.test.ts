@@ -143,6 +143,8 @@ describe('operator read routes', () => {
       [{ branches: { include: 'main' } }, 'branches.include'],
       [{ branches: { only: [] } }, 'only'],
       [{ validation: { provider: 'cloud' } }, 'validation.provider'],
+      [{ validation: { provider: 'executor_a' } }, 'use "bubblewrap"'],
+      [{ validation: { provider: 'executor_b' } }, 'use "e2b"'],
       [{ alerts: { telegram: 'yes' } }, 'alerts.telegram'],
       [{ reason: 'only a reason' }, 'enabled'],
     ] as const) {
@@ -150,9 +152,80 @@ describe('operator read routes', () => {
       expect([field, res.status, res.body.error]).toEqual([field, 400, 'invalid_request']);
       expect(res.body.message).toContain(field);
     }
-    expect((await patch({ enabled: true }, 'admin-secret', 'nobody%2Fnothing')).status).toBe(404);
     expect((await patch({ enabled: true }, 'admin-secret', 'not-a-repo')).status).toBe(400);
+    expect((await patch({ enabled: true }, 'admin-secret', 'acme%2F..')).status).toBe(400);
     expect((await patch({ enabled: true }, 'read-secret')).status).toBe(401);
     expect((await app.verdict.store.repositories.get('acme/api'))!.config).toMatchObject({ enabled: false });
+  });
+  test('PATCH /repos/:encodedRepo creates the configuration of a repository Verdict has not seen yet', async () => {
+    const patch = async (repo: string, body: unknown) => {
+      const res = await fetch(`${app.baseUrl}/operator/api/repos/${repo}`, {
+        method: 'PATCH',
+        headers: {
+          authorization: 'Bearer admin-secret',
+          'content-type': 'application/json',
+          'x-operator-actor': 'ops',
+        },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const repos = app.verdict.store.repositories;
+
+    // An invalid body creates nothing.
+    for (const body of [
+      { enabled: true, surprise: 1 },
+      { validation: { provider: 'executor_b' } },
+      { reason: 'only a reason' },
+    ]) {
+      expect((await patch('acme%2Fnew-repo', body)).status).toBe(400);
+    }
+    expect(await repos.get('acme/new-repo')).toBeNull();
+    expect(await app.verdict.store.audit.list({ action: 'repos.configure' })).toEqual([]);
+
+    const first = await patch('acme%2Fnew-repo', {
+      enabled: true,
+      validation: { provider: 'bubblewrap' },
+      reason: 'before its first PR',
+    });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      ok: true,
+      created: true,
+      repo: {
+        fullName: 'acme/new-repo',
+        owner: 'acme',
+        name: 'new-repo',
+        installed: false,
+        installationId: null,
+        config: { enabled: true, validation: { provider: 'bubblewrap' } },
+      },
+    });
+    const [audit] = await app.verdict.store.audit.list({ action: 'repos.configure' });
+    expect(audit).toMatchObject({
+      actor: 'ops',
+      target: 'acme/new-repo',
+      reason: 'before its first PR',
+      detail: { patch: { enabled: true }, created: true },
+    });
+
+    // The second PATCH updates it; another case of the name configures the same repository.
+    const second = await patch('Acme%2FNew-Repo', { validation: { provider: 'e2b' } });
+    expect(second.body).toMatchObject({
+      created: false,
+      repo: {
+        fullName: 'acme/new-repo',
+        config: { enabled: true, validation: { provider: 'e2b' } },
+      },
+    });
+    expect((await repos.list()).map((r) => r.fullName)).toEqual(['acme/new-repo']);
+
+    // The installation arrives later: it is recorded and the configuration is kept.
+    await repos.upsertInstalled('acme/new-repo', 77);
+    expect(await repos.get('acme/new-repo')).toMatchObject({
+      installed: true,
+      installationId: 77,
+      config: { enabled: true, validation: { provider: 'e2b' } },
+    });
   });
 });

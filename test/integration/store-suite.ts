@@ -420,6 +420,61 @@ export function storeSuite(dialect: TestDialect): void {
     });
   });
 
+  describe('repository configuration', () => {
+    test('configure creates an unseen repository, matches names ignoring case, and keeps config through installation', async () => {
+      const repos = t.store.repositories;
+      const audit = { actor: 'ops', reason: null };
+      const created = await repos.configure('octo/Fresh', { enabled: true }, audit);
+      expect(created).toMatchObject({
+        created: true,
+        repo: {
+          fullName: 'octo/Fresh',
+          owner: 'octo',
+          name: 'Fresh',
+          installed: false,
+          installationId: null,
+          config: { enabled: true },
+        },
+      });
+      const again = await repos.configure('OCTO/fresh', { validation: { provider: 'e2b' } }, audit);
+      expect(again).toMatchObject({
+        created: false,
+        repo: { fullName: 'octo/Fresh', config: { enabled: true, validation: { provider: 'e2b' } } },
+      });
+      await repos.upsertInstalled('octo/Fresh', 5);
+      expect(await repos.list()).toEqual([
+        expect.objectContaining({
+          fullName: 'octo/Fresh',
+          installed: true,
+          installationId: 5,
+          config: { enabled: true, validation: { provider: 'e2b' } },
+        }),
+      ]);
+      const entries = await t.store.audit.list({ action: 'repos.configure' });
+      expect(entries.map((e) => [e.target, e.detail])).toEqual(
+        expect.arrayContaining([
+          ['octo/Fresh', { patch: { enabled: true }, created: true }],
+          ['octo/Fresh', { patch: { validation: { provider: 'e2b' } } }],
+        ]),
+      );
+    });
+
+    test('concurrent configurations of one unseen repository leave one row with both patches', async () => {
+      const repos = t.store.repositories;
+      const audit = { actor: 'ops', reason: null };
+      await Promise.all([
+        repos.configure('octo/race', { enabled: true }, audit),
+        repos.configure('octo/race', { branches: { include: ['main'] } }, audit),
+      ]);
+      expect(await repos.list()).toEqual([
+        expect.objectContaining({
+          fullName: 'octo/race',
+          config: { enabled: true, branches: { include: ['main'] } },
+        }),
+      ]);
+    });
+  });
+
   describe('operator commands', () => {
     test('concurrent creations with one id leave exactly one command and one created event', async () => {
       const results = await Promise.all(

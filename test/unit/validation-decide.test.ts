@@ -1,0 +1,297 @@
+import { jest } from '@jest/globals';
+import { loadConfig } from '../../src/config/index.js';
+import { reviewPolicySchema } from '../../src/policy/policy.schema.js';
+import {
+  budgetGate,
+  decideValidation,
+  e2bSdkAvailable,
+  gateE2b,
+  OUTCOMES,
+  selectValidation,
+  storedValidationProvider,
+  type E2bGateInput,
+  type ValidationInput,
+} from '../../src/validation/decide.js';
+
+const execution = (raw: unknown) => reviewPolicySchema.parse({ execution: raw }).execution;
+const docsOnly = {
+  conditions: [{ field: 'path', operator: 'is', values: ['src/**'] }],
+};
+const pr = { paths: ['src/a.ts'], labels: [], title: 'Fix', draft: false };
+
+function input(overrides: Partial<ValidationInput> = {}): ValidationInput {
+  return { execution: execution({}), provider: undefined, pr, ...overrides };
+}
+
+describe('decideValidation: policy, filters, executor name', () => {
+  test('the default policy and no provider run the default sandbox', () => {
+    expect(decideValidation(input())).toEqual({ run: true, primary: 'bubblewrap', shadow: null, notes: [] });
+  });
+
+  test('execution.mode never: NOT RUN execution_disabled, whatever the provider', () => {
+    for (const provider of ['e2b', 'executor_a', undefined]) {
+      expect(decideValidation(input({ execution: execution({ mode: 'never' }), provider }))).toEqual({
+        run: false,
+        code: 'execution_disabled',
+        outcome: 'NOT RUN repo-native validation: execution_disabled',
+      });
+    }
+  });
+
+  test('execution.mode filters: a PR outside the filters is execution_filters_not_matched', () => {
+    const filters = execution({ mode: 'filters', filters: [docsOnly] });
+    expect(decideValidation(input({ execution: filters, pr: { ...pr, paths: ['docs/x.md'] } }))).toEqual({
+      run: false,
+      code: 'execution_filters_not_matched',
+      outcome: 'NOT RUN repo-native validation: execution_filters_not_matched',
+    });
+    expect(decideValidation(input({ execution: filters }))).toMatchObject({
+      run: true,
+      primary: 'bubblewrap',
+    });
+  });
+
+  test('execution.mode filters with an empty list matches every PR; filters are ignored under always', () => {
+    expect(decideValidation(input({ execution: execution({ mode: 'filters' }) }))).toMatchObject({
+      run: true,
+    });
+    const always = execution({ mode: 'always', filters: [docsOnly] });
+    expect(decideValidation(input({ execution: always, pr: { paths: ['docs/x.md'] } }))).toMatchObject({
+      run: true,
+    });
+  });
+
+  test('missing facts defer the filters, and deferred is not denied: it runs with a note', () => {
+    const filters = execution({ mode: 'filters', filters: [docsOnly] });
+    expect(decideValidation(input({ execution: filters, pr: { paths: null } }))).toEqual({
+      run: true,
+      primary: 'bubblewrap',
+      shadow: null,
+      notes: ['execution_filters_deferred: missing paths'],
+    });
+  });
+
+  test("each of NAMES.md's names selects its executor; shadow is bubblewrap with e2b beside it", () => {
+    expect(decideValidation(input({ provider: 'local' }))).toMatchObject({ primary: 'local', shadow: null });
+    expect(decideValidation(input({ provider: 'bubblewrap' }))).toMatchObject({ primary: 'bubblewrap' });
+    expect(decideValidation(input({ provider: 'e2b' }))).toMatchObject({ primary: 'e2b', shadow: null });
+    expect(decideValidation(input({ provider: 'shadow' }))).toMatchObject({
+      primary: 'bubblewrap',
+      shadow: 'e2b',
+    });
+  });
+
+  test('the spec placeholders and anything else are unknown_executor', () => {
+    for (const [provider, detail] of [
+      ['executor_a', 'use "bubblewrap"'],
+      ['executor_b', 'use "e2b"'],
+      ['E2B', '"E2B"'],
+      ['cloud', '"cloud"'],
+      [42, 'a number value'],
+      [{}, 'a object value'],
+    ] as const) {
+      const decision = decideValidation(input({ provider }));
+      expect(decision).toMatchObject({
+        run: false,
+        code: 'unknown_executor',
+        outcome: 'NOT RUN repo-native validation: unknown_executor',
+      });
+      expect(decision.run === false && decision.detail).toContain(detail);
+    }
+  });
+
+  test('storedValidationProvider reads validation.provider of the operator configuration', () => {
+    expect(storedValidationProvider(null)).toBeUndefined();
+    expect(storedValidationProvider({ enabled: true })).toBeUndefined();
+    expect(storedValidationProvider({ validation: 'e2b' })).toBeUndefined();
+    expect(storedValidationProvider({ validation: { provider: 'e2b' } })).toBe('e2b');
+    expect(storedValidationProvider({ validation: { provider: 'executor_b' } })).toBe('executor_b');
+  });
+});
+
+describe('the e2b gate: key, SDK, budget of the shadow', () => {
+  const fine = (): E2bGateInput => ({
+    role: 'shadow',
+    apiKey: 'e2b_key',
+    budgetUsd: 50,
+    sdkAvailable: async () => true,
+    readRecordedCostUsd: async () => 12.5,
+  });
+
+  test('enabled under the budget, with the recorded cost', async () => {
+    expect(await gateE2b(fine())).toEqual({ enabled: true, notes: [], recordedCostUsd: 12.5 });
+  });
+
+  test('no API key (unset or blank): SKIPPED e2b: API key unavailable, nothing else asked', async () => {
+    const sdk = jest.fn(async () => true);
+    const read = jest.fn(async () => 0);
+    for (const apiKey of [undefined, '', '  ']) {
+      expect(await gateE2b({ ...fine(), apiKey, sdkAvailable: sdk, readRecordedCostUsd: read })).toEqual({
+        enabled: false,
+        outcome: 'SKIPPED e2b: API key unavailable',
+        recordedCostUsd: null,
+      });
+    }
+    expect(sdk).not.toHaveBeenCalled();
+    expect(read).not.toHaveBeenCalled();
+  });
+
+  test('the SDK missing (or its probe failing): SKIPPED e2b: SDK unavailable', async () => {
+    for (const sdkAvailable of [async () => false, async () => Promise.reject(new Error('boom'))]) {
+      expect(await gateE2b({ ...fine(), sdkAvailable })).toMatchObject({
+        enabled: false,
+        outcome: 'SKIPPED e2b: SDK unavailable',
+      });
+    }
+  });
+
+  test('the shadow at or above the budget is withheld: executor_b_budget_exhausted', async () => {
+    for (const cost of [50, 50.01, 1000]) {
+      expect(await gateE2b({ ...fine(), readRecordedCostUsd: async () => cost })).toEqual({
+        enabled: false,
+        outcome: 'executor_b_budget_exhausted',
+        detail: `recorded e2b cost $${cost.toFixed(2)}, budget $50.00`,
+        recordedCostUsd: cost,
+      });
+    }
+    expect(await gateE2b({ ...fine(), readRecordedCostUsd: async () => 49.99 })).toMatchObject({
+      enabled: true,
+    });
+    expect(await gateE2b({ ...fine(), budgetUsd: 0, readRecordedCostUsd: async () => 0 })).toMatchObject({
+      enabled: false,
+      outcome: 'executor_b_budget_exhausted',
+    });
+  });
+
+  test('a failed budget read leaves the shadow enabled: executor_b_budget_read_failed', async () => {
+    for (const read of [
+      async () => Promise.reject(new Error('db down')),
+      async () => Number.NaN,
+      async () => -1,
+      async () => 'x' as unknown as number,
+    ]) {
+      expect(await budgetGate(50, read)).toEqual({
+        enabled: true,
+        notes: ['executor_b_budget_read_failed'],
+        recordedCostUsd: null,
+      });
+    }
+  });
+
+  test('the primary e2b executor is never withheld by the budget (and the budget is not read)', async () => {
+    const read = jest.fn(async () => 1e6);
+    expect(await gateE2b({ ...fine(), role: 'primary', readRecordedCostUsd: read })).toEqual({
+      enabled: true,
+      notes: [],
+      recordedCostUsd: null,
+    });
+    expect(read).not.toHaveBeenCalled();
+  });
+
+  test('e2bSdkAvailable imports the package: absent here, a present package answers true', async () => {
+    expect(await e2bSdkAvailable()).toBe(false);
+    expect(await e2bSdkAvailable('definitely-not-a-package-verdict')).toBe(false);
+    expect(await e2bSdkAvailable('zod')).toBe(true);
+  });
+});
+
+describe('selectValidation: the decision and the e2b gates together', () => {
+  const deps = (over: Partial<E2bGateInput> = {}) => ({
+    apiKey: 'k',
+    budgetUsd: 50,
+    sdkAvailable: async () => true,
+    readRecordedCostUsd: async () => 0,
+    ...over,
+  });
+
+  test('not run decisions pass through without touching e2b', async () => {
+    const read = jest.fn(async () => 0);
+    expect(
+      await selectValidation(
+        input({ execution: execution({ mode: 'never' }), provider: 'shadow' }),
+        deps({ readRecordedCostUsd: read }),
+      ),
+    ).toMatchObject({ run: false, outcome: OUTCOMES.executionDisabled });
+    expect(read).not.toHaveBeenCalled();
+  });
+
+  test('shadow under budget: bubblewrap with the e2b shadow', async () => {
+    expect(await selectValidation(input({ provider: 'shadow' }), deps())).toEqual({
+      run: true,
+      primary: 'bubblewrap',
+      shadow: 'e2b',
+      outcomes: [],
+      notes: [],
+    });
+  });
+
+  test('shadow over budget: only the e2b shadow is withheld, the primary still runs', async () => {
+    expect(
+      await selectValidation(input({ provider: 'shadow' }), deps({ readRecordedCostUsd: async () => 50 })),
+    ).toEqual({
+      run: true,
+      primary: 'bubblewrap',
+      shadow: null,
+      outcomes: [
+        {
+          role: 'shadow',
+          executor: 'e2b',
+          outcome: 'executor_b_budget_exhausted',
+          detail: 'recorded e2b cost $50.00, budget $50.00',
+        },
+      ],
+      notes: [],
+    });
+  });
+
+  test('shadow with a failed budget read: the shadow runs, with the note', async () => {
+    expect(
+      await selectValidation(
+        input({ provider: 'shadow' }),
+        deps({ readRecordedCostUsd: async () => Promise.reject(new Error('x')) }),
+      ),
+    ).toMatchObject({ primary: 'bubblewrap', shadow: 'e2b', notes: ['executor_b_budget_read_failed'] });
+  });
+
+  test('e2b as primary without a key or SDK: skipped with its outcome, no executor', async () => {
+    expect(await selectValidation(input({ provider: 'e2b' }), deps({ apiKey: undefined }))).toEqual({
+      run: true,
+      primary: null,
+      shadow: null,
+      outcomes: [{ role: 'primary', executor: 'e2b', outcome: 'SKIPPED e2b: API key unavailable' }],
+      notes: [],
+    });
+    expect(
+      await selectValidation(input({ provider: 'e2b' }), deps({ sdkAvailable: async () => false })),
+    ).toMatchObject({
+      primary: null,
+      outcomes: [{ role: 'primary', executor: 'e2b', outcome: 'SKIPPED e2b: SDK unavailable' }],
+    });
+  });
+
+  test('non-e2b executors are not gated here (their own refusals belong to the executors)', async () => {
+    expect(await selectValidation(input({ provider: 'local' }), deps({ apiKey: undefined }))).toEqual({
+      run: true,
+      primary: 'local',
+      shadow: null,
+      outcomes: [],
+      notes: [],
+    });
+  });
+});
+
+describe('the validation settings of the configuration', () => {
+  test('VERDICT_E2B_BUDGET_USD defaults to 50 and takes a non-negative amount; E2B_API_KEY is optional', () => {
+    expect(loadConfig({}).validation).toEqual({ e2bApiKey: null, e2bBudgetUsd: 50 });
+    expect(loadConfig({ VERDICT_E2B_BUDGET_USD: '12.5', E2B_API_KEY: ' k ' }).validation).toEqual({
+      e2bApiKey: 'k',
+      e2bBudgetUsd: 12.5,
+    });
+    expect(loadConfig({ REVIEWBOT_E2B_BUDGET_USD: '0' }).validation.e2bBudgetUsd).toBe(0);
+    for (const bad of ['-1', 'fifty', '1e3']) {
+      expect(() => loadConfig({ VERDICT_E2B_BUDGET_USD: bad })).toThrow(
+        `VERDICT_E2B_BUDGET_USD must be a non-negative number of USD like 50 or 12.5 (got "${bad}")`,
+      );
+    }
+  });
+});
