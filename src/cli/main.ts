@@ -253,7 +253,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         return 0;
       }
       case 'testlab':
-        return await testLabCommand(args, opts, io, store, paint, (message) => {
+        return await testLabCommand(args, opts, io, store, config, paint, (message) => {
           throw new CliError(message);
         });
       case 'harness': {

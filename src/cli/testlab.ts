@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import type { GitHubClient } from '../github/client.js';
 import { createProbot } from '../github/probot.js';
 import { FINDING_SEVERITIES } from '../review/output.schema.js';
 import type { Store } from '../store/index.js';
 import { capturePullRequest, parseBugSpec, type BugSpec } from '../testlab/capture.js';
 import { CASE_LANGUAGES } from '../testlab/case.js';
-import { compareRecords, saveTestLabRun, scoreLine } from '../testlab/record.js';
+import { compareRecords, percent as pct, saveTestLabRun, scoreLine } from '../testlab/record.js';
 import { runTestLab, type TestLabRun } from '../testlab/runner.js';
 import type { CaseResult } from '../testlab/score.js';
 import { table, type Painter } from './table.js';
@@ -60,8 +60,6 @@ export type TestLabCliOptions = {
   language?: string;
 };
 
-const pct = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
-
 function caseRows(cases: CaseResult[]): string[][] {
   return cases.map((c) => [
     c.name,
@@ -96,6 +94,7 @@ export async function testLabCommand(
   opts: TestLabCliOptions,
   io: { stdout: (t: string) => void; env: NodeJS.ProcessEnv },
   store: Store,
+  config: Config,
   paint: Painter,
   fail: (message: string) => never,
 ): Promise<number> {
@@ -181,7 +180,6 @@ export async function testLabCommand(
     } catch (error) {
       fail((error as Error).message);
     }
-    const config = loadConfig(io.env);
     if (!config.github.hasCredentials)
       fail('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
     const probot = createProbot(config.github, pino({ level: 'silent' }));

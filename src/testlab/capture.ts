@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { GitHubClient } from '../github/client.js';
+import { fileReader } from '../review/gather.js';
 import { BUG_CATEGORIES, CASE_LANGUAGES, loadCase, type PlantedBug, type TestLabCase } from './case.js';
 
 /** A `--bug path:line[-line]:category` of `verdict testlab add`. */
@@ -68,17 +69,10 @@ export function guessLanguage(paths: readonly string[]): (typeof CASE_LANGUAGES)
   return (best?.[0] as (typeof CASE_LANGUAGES)[number] | undefined) ?? null;
 }
 
-/** A file's text at a commit through the contents API, null when it is not there (or not text). */
-async function fileAt(gh: GitHubClient, owner: string, repo: string, path: string, ref: string) {
-  try {
-    const { data } = await gh.rest.repos.getContent({ owner, repo, path, ref });
-    if (Array.isArray(data) || data.type !== 'file' || typeof data.content !== 'string') return null;
-    const bytes = Buffer.from(data.content, 'base64');
-    return bytes.includes(0) ? null : bytes.toString('utf8');
-  } catch (error) {
-    if ((error as { status?: number }).status === 404) return null;
-    throw error;
-  }
+/** A file's text at a commit (gather's reader: null when it is not there), and null for a binary file. */
+async function textAt(gh: GitHubClient, owner: string, repo: string, path: string, ref: string) {
+  const text = await fileReader(gh, owner, repo, ref)(path);
+  return text === null || text.includes('\u0000') ? null : text;
 }
 
 export type CaptureOptions = {
@@ -127,8 +121,8 @@ export async function capturePullRequest(opts: CaptureOptions): Promise<TestLabC
   const written: Array<{ side: 'before' | 'after'; path: string; text: string }> = [];
   for (const f of files) {
     const beforePath = f.previous_filename ?? f.filename;
-    const before = f.status === 'added' ? null : await fileAt(gh, owner, repo, beforePath, pr.base.sha);
-    const after = f.status === 'removed' ? null : await fileAt(gh, owner, repo, f.filename, pr.head.sha);
+    const before = f.status === 'added' ? null : await textAt(gh, owner, repo, beforePath, pr.base.sha);
+    const after = f.status === 'removed' ? null : await textAt(gh, owner, repo, f.filename, pr.head.sha);
     if (before !== null) written.push({ side: 'before', path: beforePath, text: before });
     if (after !== null) written.push({ side: 'after', path: f.filename, text: after });
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendJson } from '../http/router.js';
 import { githubPatch, patchCounts } from './patch.js';
 import type { TestLabCase } from './case.js';
 
@@ -84,7 +85,7 @@ export class CaseGitHubServer {
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
-      this.handle(req, res).catch((error) => send(res, 500, { message: String(error) }));
+      this.handle(req, res).catch((error) => sendJson(res, 500, { message: String(error) }));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const { port } = this.server.address() as AddressInfo;
@@ -108,7 +109,7 @@ export class CaseGitHubServer {
     const found = this.route(method, path, url, req);
     if (!found) {
       this.requests.unknown.push(`${method} ${path}`);
-      return send(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
+      return sendJson(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
     }
     this.requests.served++;
     if (typeof found.body === 'string') {
@@ -116,7 +117,7 @@ export class CaseGitHubServer {
       res.end(found.body);
       return;
     }
-    send(res, found.status, found.body, found.headers);
+    sendJson(res, found.status, found.body, found.headers);
   }
 
   private route(
@@ -246,9 +247,4 @@ export class CaseGitHubServer {
 
 function hostOf(req: IncomingMessage): string {
   return `http://${req.headers.host ?? 'localhost'}`;
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
 }

@@ -103,16 +103,17 @@ export function compareRecords(a: TestLabRecord, b: TestLabRecord): Comparison {
   return { a: a.id, b: b.id, onlyA, onlyB, falseFindings, notInBoth };
 }
 
-const pct = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
+/** A ratio as a whole percentage, `-` when there is none. */
+export const percent = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
 
 /** The score line of a run, as the CLI prints it. */
 export function scoreLine(scores: TestLabRun['scores']): string {
   return [
-    `recall ${pct(scores.recall)} (${scores.caught}/${scores.bugs})`,
-    `precision ${pct(scores.precision)}`,
+    `recall ${percent(scores.recall)} (${scores.caught}/${scores.bugs})`,
+    `precision ${percent(scores.precision)}`,
     `false findings per clean case ${scores.falseFindingsPerCleanCase ?? '-'}`,
-    `severity agreement ${pct(scores.severityAgreement)}`,
-    `anchor accuracy ${pct(scores.anchorAccuracy)}`,
+    `severity agreement ${percent(scores.severityAgreement)}`,
+    `anchor accuracy ${percent(scores.anchorAccuracy)}`,
     `${scores.failedCases} failed`,
   ].join(' · ');
 }
