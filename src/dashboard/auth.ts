@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerToken, tokensEqual } from '../http/auth.js';
-import { sendJson } from '../http/router.js';
+import { forwardedProto, sendJson } from '../http/router.js';
 import type { UiSessionStore, UiSessionVia } from '../store/ui-sessions.js';
 
 export const SESSION_COOKIE = 'verdict_session';
@@ -41,9 +41,7 @@ export function readCookies(req: IncomingMessage): Map<string, string> {
 
 /** Whether the request reached us over HTTPS (a proxy's x-forwarded-proto, or an https public URL). */
 export function overHttps(req: IncomingMessage, publicUrl: string | null): boolean {
-  const forwarded = req.headers['x-forwarded-proto'];
-  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase();
-  return proto === 'https' || (publicUrl?.toLowerCase().startsWith('https://') ?? false);
+  return forwardedProto(req) === 'https' || (publicUrl?.toLowerCase().startsWith('https://') ?? false);
 }
 
 /** The dashboard's own origin: the public URL's, else the one the request was addressed to. */

@@ -204,3 +204,9 @@ export function readBody(req: IncomingMessage, limit: number, lease?: BodyLease)
     });
   });
 }
+
+/** The scheme a proxy in front says the client used (the first `x-forwarded-proto` value), or null. */
+export function forwardedProto(req: IncomingMessage): string | null {
+  const raw = req.headers['x-forwarded-proto'];
+  return (Array.isArray(raw) ? raw[0] : raw)?.split(',')[0]?.trim().toLowerCase() || null;
+}

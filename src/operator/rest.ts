@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { authorize, type ServiceTokens } from '../http/auth.js';
 import { readJsonValue } from '../http/json.js';
-import { sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
+import { forwardedProto, sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
 import {
   describeInput,
   ID_PATTERN,
@@ -24,8 +24,7 @@ export function idempotencyKeyOf(req: IncomingMessage): string | null | 'invalid
 }
 
 export function originOf(req: IncomingMessage): string {
-  const forwarded = req.headers['x-forwarded-proto'];
-  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim() || 'http';
+  const proto = forwardedProto(req) ?? 'http';
   return `${proto}://${req.headers.host ?? 'localhost'}`;
 }
 
