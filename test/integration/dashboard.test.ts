@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { PROXY_MAX_BODY_BYTES } from '../../src/dashboard/proxy.js';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -581,6 +582,37 @@ describe('the /api/* proxy', () => {
       body: new URLSearchParams({ reviewKey: 'x' }),
     });
     expect(form.status).toBe(415);
+  });
+
+  test('413 payload_too_large: a body over the largest operator route body never reaches the backend', async () => {
+    let requests = 0;
+    const backend = createServer((req, res) => {
+      requests++;
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    });
+    const host = await listen(backend);
+    const base = await start({ VERDICT_UI_BACKEND_URL: `http://${host}` });
+    const session = await tokenSession(base);
+    const body = JSON.stringify({
+      revision: 0,
+      settings: { customInstructions: 'x'.repeat(PROXY_MAX_BODY_BYTES) },
+    });
+    const res = await fetch(`${base}/api/settings`, {
+      method: 'PATCH',
+      headers: { cookie: session, origin: base, 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ ok: false, error: 'payload_too_large' });
+    // Just under the limit the same request is forwarded.
+    const fits = await fetch(`${base}/api/settings`, {
+      method: 'PATCH',
+      headers: { cookie: session, origin: base, 'content-type': 'application/json' },
+      body: JSON.stringify({ revision: 0, settings: {} }),
+    });
+    expect(fits.status).toBe(200);
+    expect(requests).toBe(1);
   });
 
   test('404 not_found: no proxy route, or the backend has no such endpoint', async () => {
