@@ -28,6 +28,9 @@ import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
+import { e2bSdkAvailable } from '../validation/decide.js';
+import { selectExecutor } from '../validation/executors.js';
+import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
 /**
  * The command bridge with its executors: reviews through the store's queue, publication as the config
@@ -135,8 +138,39 @@ export function reviewEngineFor(
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
+    validation: reviewValidatorFor(config, opts.clock ?? systemClock),
   });
   return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
+}
+
+/** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */
+export function reviewValidatorFor(config: Config, clock: Clock): ReviewValidator | null {
+  const v = config.validation;
+  if (!v.enabled) return null;
+  return createReviewValidator({
+    evidenceWaitMs: v.evidenceWaitMs,
+    timeoutMs: v.timeoutMs,
+    shadowTimeoutMs: v.shadowTimeoutMs,
+    codeChangesOnly: v.codeChangesOnly,
+    trustedRepos: v.trustedRepos,
+    apiKey: v.e2bApiKey ?? undefined,
+    budgetUsd: v.e2bBudgetUsd,
+    sdkAvailable: () => e2bSdkAvailable(),
+    readRecordedCostUsd: () => Promise.reject(new Error('no e2b cost records are kept')),
+    now: () => clock.now(),
+    executor: (name, { trusted }) => {
+      const selected = selectExecutor(name, {
+        bubblewrap: { trusted },
+        local: {
+          allowLocal: v.allowLocal,
+          selfHostValidation: v.selfHostValidation ?? undefined,
+          isolatedExecutorCommand: v.isolatedCommand,
+        },
+      });
+      if (!selected.ok) throw new Error(selected.outcome.evidence);
+      return selected.executor;
+    },
+  });
 }
 
 /** Publication as the config says: live with App credentials, shadow otherwise or when asked. */

@@ -330,6 +330,43 @@ const dollars = z
   .describe('non-negative number of USD');
 
 const validation = {
+  VERDICT_VALIDATION_ENABLED: v(
+    'Run the repository\'s own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).',
+    flag,
+    'false',
+  ),
+  VERDICT_VALIDATION_EVIDENCE_WAIT_MS: v(
+    'How long the model call waits for validation results to use them as evidence; later results still reach the review body.',
+    integer(0, 3_600_000),
+    '30000',
+  ),
+  VERDICT_VALIDATION_SHADOW_TIMEOUT_MS: v(
+    'Time limit of the shadow executor run beside the primary (its failure is never evidence).',
+    integer(1, 86_400_000),
+    '600000',
+  ),
+  VERDICT_VALIDATION_CODE_CHANGES_ONLY: v(
+    'Skip validation of docs-only and generated-only changes; only exactly `false` turns the gate off.',
+    text,
+    'true',
+  ),
+  VERDICT_VALIDATION_TRUSTED_REPOS: v(
+    'Repositories (owner/name) trusted to run commands from their committed `.github/verdict.yml` `validation.commands`.',
+    list(z.string().toLowerCase()),
+  ),
+  VERDICT_VALIDATION_ALLOW_LOCAL: v(
+    'Allow the `local` executor (host execution through VERDICT_VALIDATION_ISOLATED_COMMAND).',
+    flag,
+    'false',
+  ),
+  VERDICT_SELF_HOST_VALIDATION: v(
+    'Exactly `1` enables self-hosted validation with the `local` executor (with an isolated-executor command).',
+    text,
+  ),
+  VERDICT_VALIDATION_ISOLATED_COMMAND: v(
+    'The isolated-executor command the `local` executor wraps each check in (space-separated argv).',
+    trimmed,
+  ),
   E2B_API_KEY: v(
     'e2b API key of the process that runs e2b validation (unset: e2b is skipped, "API key unavailable").',
     trimmed,

@@ -90,6 +90,24 @@ export type Config = {
 
 /** Repo-native validation settings (issue 26; docs/validation-policy.md). */
 export type ValidationConfig = {
+  /** `VERDICT_VALIDATION_ENABLED`: off, reviews are semantic only and nothing is executed. */
+  enabled: boolean;
+  /** `VERDICT_VALIDATION_TIMEOUT_MS`: the time limit of one validation run (all its commands). */
+  timeoutMs: number;
+  /** `VERDICT_VALIDATION_EVIDENCE_WAIT_MS`: how long the model call waits for validation results. */
+  evidenceWaitMs: number;
+  /** `VERDICT_VALIDATION_SHADOW_TIMEOUT_MS`. */
+  shadowTimeoutMs: number;
+  /** `VERDICT_VALIDATION_CODE_CHANGES_ONLY` as written (only exactly `false` turns the gate off). */
+  codeChangesOnly: string;
+  /** `VERDICT_VALIDATION_TRUSTED_REPOS`, lower case. */
+  trustedRepos: string[];
+  /** `VERDICT_VALIDATION_ALLOW_LOCAL`. */
+  allowLocal: boolean;
+  /** `VERDICT_SELF_HOST_VALIDATION` as written (only `1` enables it). */
+  selfHostValidation: string | null;
+  /** `VERDICT_VALIDATION_ISOLATED_COMMAND` as argv (empty: none). */
+  isolatedCommand: string[];
   /** `E2B_API_KEY` (null: e2b is skipped with `SKIPPED e2b: API key unavailable`). */
   e2bApiKey: string | null;
   /** `VERDICT_E2B_BUDGET_USD`: recorded e2b cost at or above which the e2b shadow is withheld. */
@@ -241,6 +259,15 @@ export function loadConfig(
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
     },
     validation: {
+      enabled: s.VERDICT_VALIDATION_ENABLED,
+      timeoutMs: s.VERDICT_VALIDATION_TIMEOUT_MS,
+      evidenceWaitMs: s.VERDICT_VALIDATION_EVIDENCE_WAIT_MS,
+      shadowTimeoutMs: s.VERDICT_VALIDATION_SHADOW_TIMEOUT_MS,
+      codeChangesOnly: s.VERDICT_VALIDATION_CODE_CHANGES_ONLY,
+      trustedRepos: s.VERDICT_VALIDATION_TRUSTED_REPOS ?? [],
+      allowLocal: s.VERDICT_VALIDATION_ALLOW_LOCAL,
+      selfHostValidation: s.VERDICT_SELF_HOST_VALIDATION ?? null,
+      isolatedCommand: (s.VERDICT_VALIDATION_ISOLATED_COMMAND ?? '').split(/\s+/).filter(Boolean),
       e2bApiKey: s.E2B_API_KEY ?? null,
       e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
     },

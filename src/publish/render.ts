@@ -1,6 +1,7 @@
 import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { ReviewOutput } from '../review/output.schema.js';
+import { validationStatusLines } from '../validation/report.js';
 import {
   mergeStatus,
   mergeStatusCause,
@@ -71,8 +72,6 @@ export type RenderInput = PublishableAnalysis & {
   reviewNote?: string | null;
   /** A link to a file (and lines) at the reviewed head, for paths in the body. */
   fileLink?: (path: string, line?: number | null, endLine?: number | null) => string | null;
-  /** What was executed besides the semantic review (validation); empty or absent: nothing was. */
-  executed?: string[];
   /** Repository instruction files the review followed (named in the footer). */
   instructionFiles?: string[];
 };
@@ -319,11 +318,14 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
     );
   }
 
-  const executed = input.executed ?? [];
+  // What the sandbox ran (validation's own text: commands and output in code spans and fences).
+  const validationLines = input.validation ? validationStatusLines(input.validation) : [];
   const ran =
-    executed.length === 0
-      ? 'Nothing was executed: semantic review only.'
-      : executed.map((e) => `- RAN: ${escapeInline(e)}`).join('\n');
+    validationLines.length === 0
+      ? input.validation
+        ? 'No check was run.'
+        : 'Nothing was executed: semantic review only.'
+      : validationLines.join('\n');
   const missingLines = output.missingValidations.map((m) => `- MISSING: ${escapeInline(m)}`).join('\n');
   parts.push(`### Validation Status\n\n${ran}${missingLines === '' ? '' : `\n\n${missingLines}`}`);
   if (output.crossRepoImpact.length > 0) {

@@ -34,6 +34,7 @@ import {
   type LineComment,
 } from './line-comments.js';
 import {
+  analysisOf,
   autoApproval,
   checkConclusion,
   mergeStatus,
@@ -284,11 +285,7 @@ export class ReviewPublisher {
     const commitId = result.coverage?.headSha ?? run.headSha ?? pr.headSha ?? '';
     const threads = await this.openThreads(run);
     const plan = this.planFindings(run, result, stored, threads, commitId);
-    const analysis = {
-      output: result.output,
-      coverage: result.coverage ?? null,
-      degraded: result.degraded === true,
-    };
+    const analysis = analysisOf(result);
     const headSha = pr.headSha ?? run.headSha ?? '';
     const approval = autoApproval(analysis, { draft: pr.draft, headSha, facts: pr.facts }, policy);
     // The publisher itself refuses APPROVE unless the coverage is pinned to the head being approved.
@@ -383,11 +380,7 @@ export class ReviewPublisher {
     errors: string[],
     approvalRefusals: string[],
   ): PublishOutcome {
-    const analysis = {
-      output: result.output,
-      coverage: result.coverage ?? null,
-      degraded: result.degraded === true,
-    };
+    const analysis = analysisOf(result);
     return { status, event, mergeStatus: mergeStatus(analysis), conclusion, errors, approvalRefusals };
   }
 
@@ -409,11 +402,7 @@ export class ReviewPublisher {
     if (!enabled && !run.checkRunId) return null;
     const conclusion: CheckConclusion = enabled ? c.conclusion : 'neutral';
     const findings = c.result.output.findings.length;
-    const analysis = {
-      output: c.result.output,
-      coverage: c.result.coverage ?? null,
-      degraded: c.result.degraded === true,
-    };
+    const analysis = analysisOf(c.result);
     const summary = [
       `**Merge Status: ${MERGE_STATUS_BADGE[c.status as keyof typeof MERGE_STATUS_BADGE]}** (${mergeStatusCause(analysis)}). The model's merge verdict: “${c.result.output.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
       `Analyst confidence ${c.result.output.confidenceScore}/5 · ${findings} finding(s) · coverage ${

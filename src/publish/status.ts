@@ -2,7 +2,9 @@ import { matchRules, type PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
 import type { SemanticCoverage } from '../review/merge.js';
 import type { ReviewOutput } from '../review/output.schema.js';
+import type { RunResult } from '../review/run-result.js';
 import { isAlwaysKept } from '../review/strictness.js';
+import { validationFailed, type ValidationReport } from '../validation/report.js';
 
 export type MergeStatus = 'CLEAR' | 'CAUTION' | 'BLOCK';
 export type CheckConclusion = 'success' | 'neutral' | 'failure';
@@ -14,7 +16,19 @@ export type PublishableAnalysis = {
   coverage: SemanticCoverage | null;
   /** Some part of the analysis failed (a failed chunk, or the fallback output). */
   degraded: boolean;
+  /** Repo-native validation beside the review (absent or null: off). */
+  validation?: ValidationReport | null;
 };
+
+/** What publication reads of a stored analysis. */
+export function analysisOf(result: RunResult): PublishableAnalysis {
+  return {
+    output: result.output,
+    coverage: result.coverage ?? null,
+    degraded: result.degraded === true,
+    validation: result.validation ?? null,
+  };
+}
 
 const RISK_ORDER: Record<Risk, number> = { low: 0, medium: 1, high: 2, critical: 3 };
 
@@ -22,7 +36,8 @@ const RISK_ORDER: Record<Risk, number> = { low: 0, medium: 1, high: 2, critical:
  * The merge status (review-engine 3.1; the exact rule is in docs/publication.md):
  * - `BLOCK`: a `blocker` or `high` finding;
  * - `CAUTION`: otherwise, when the verdict is `needs-attention`, a `medium` finding is present, a
- *   validation is missing, the semantic coverage is missing or incomplete, or the analysis is degraded;
+ *   validation is missing, a validation check failed or did not finish, the semantic coverage is missing
+ *   or incomplete, or the analysis is degraded;
  * - `CLEAR`: none of these.
  */
 export function mergeStatus(a: PublishableAnalysis): MergeStatus {
@@ -32,6 +47,7 @@ export function mergeStatus(a: PublishableAnalysis): MergeStatus {
     a.output.verdict === 'needs-attention' ||
     severities.has('medium') ||
     a.output.missingValidations.length > 0 ||
+    validationFailed(a.validation) ||
     a.coverage === null ||
     !a.coverage.complete ||
     a.degraded
@@ -64,6 +80,10 @@ export function mergeStatusCause(a: PublishableAnalysis): string {
     if (a.output.verdict === 'needs-attention') parts.push('the model asks for attention');
     if (a.output.missingValidations.length > 0) {
       parts.push(plural(a.output.missingValidations.length, 'missing validation'));
+    }
+    if (validationFailed(a.validation)) {
+      const failed = (a.validation?.commands ?? []).filter((c) => !c.passed).map((c) => c.command);
+      parts.push(`validation failed${failed.length > 0 ? `: ${failed.join(', ')}` : ''}`);
     }
     if (a.coverage === null) parts.push('no semantic coverage');
     else if (!a.coverage.complete) parts.push('semantic coverage incomplete');

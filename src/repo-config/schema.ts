@@ -66,12 +66,35 @@ const manualSchema = z
   })
   .strict();
 
+/**
+ * `validation.commands`: the repository's own executable validation configuration (issue 26). Verdict runs
+ * these instead of the detected standard scripts only for a repository the operator trusts
+ * (`VERDICT_VALIDATION_TRUSTED_REPOS`); otherwise the sandbox refuses them (`REFUSED bubblewrap:
+ * repo-committed config untrusted`). Each is an argv, run without a shell.
+ */
+const validationSchema = z
+  .object({
+    commands: z
+      .array(
+        z
+          .object({
+            check: z.enum(['test', 'typecheck', 'lint', 'build']),
+            run: z.array(z.string().min(1).max(500)).min(1).max(50),
+          })
+          .strict(),
+      )
+      .max(10)
+      .default([]),
+  })
+  .strict();
+
 export const repoConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
     review: reviewSchema.prefault({}),
     branches: branchesSchema.prefault({}),
     manual: manualSchema.prefault({}),
+    validation: validationSchema.optional(),
   })
   .strict();
 

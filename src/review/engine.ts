@@ -66,6 +66,8 @@ import {
 } from './providers/index.js';
 import { applyStrictness } from './strictness.js';
 import { runResultSchema, type RunResult } from './run-result.js';
+import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
+import { validationEvidence, validationFindings } from '../validation/report.js';
 
 export type ReviewEngineDeps = {
   store: Store;
@@ -76,6 +78,8 @@ export type ReviewEngineDeps = {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
+  validation?: ReviewValidator | null;
 };
 
 /** The review engine: opens the review of one run (see ReviewSession). */
@@ -143,6 +147,24 @@ const MAX_SPLIT_DEPTH = 3;
 
 const MAX_PRIOR_FINDINGS = 200;
 
+/** The promise's value when it settles within `ms`, else null (it keeps running). */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(null), Math.max(0, ms));
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 function monthStartUtc(now: number): number {
   const d = new Date(now);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -164,7 +186,8 @@ function errorText(error: unknown): string {
  * reviewed head) and split into chunks within the token budget; each chunk goes to the model with one
  * repair attempt; outputs are merged, dispositions checked against the current head, the strictness filter
  * applied and repeated findings marked still open; coverage, findings and the result are stored in one
- * transaction. Nothing is published here (the publication issue does that from the stored analysis).
+ * transaction. Repo-native validation runs beside all of this when it is on, and its results join the
+ * analysis (src/validation/review.ts). Nothing is published here: the worker publishes the analysis.
  */
 export function createReviewEngine(deps: ReviewEngineDeps): ReviewEngine {
   return { open: (run, job, ctx) => new ReviewJob(deps, run, job, ctx) };
@@ -419,6 +442,8 @@ class ReviewJob implements ReviewSession {
     const { gh, pr, policy, standalone, files, gatherStart, notes } = admitted;
     const changed =
       files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber, pr.changedFiles));
+    // Validation runs beside the semantic review, from here until its own time limit.
+    const validating = this.validate(admitted, changed);
 
     // 2. Context: prior findings, full or incremental review, memory contexts, chunks.
     const previous = await store.runs.previousAnalysed(run.repo, run.prNumber, run.id);
@@ -445,6 +470,8 @@ class ReviewJob implements ReviewSession {
     );
     const memory = await store.memory.forReview(run.repo, paths);
     const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
+    // The model waits a while for the validation results, to have them as evidence.
+    const early = await settledWithin(validating, this.deps.validation?.evidenceWaitMs ?? 0);
     const fullContext: PromptContext = {
       repo: run.repo,
       number: run.prNumber,
@@ -466,6 +493,7 @@ class ReviewJob implements ReviewSession {
       allPaths: paths,
       instructions: instructions.files,
       competitors: competitors.map((c) => ({ login: c.login, kind: c.kind, state: c.state, body: c.body })),
+      validation: early ? validationEvidence(early.report) : null,
     };
     // The whole prompt in budget: system prompt, schema and context first; the diff gets what is left.
     const system = systemPrompt(policy.customInstructions);
@@ -519,6 +547,9 @@ class ReviewJob implements ReviewSession {
     const shadow = this.deps.providers.shadow
       ? await this.shadowPass(this.deps.providers.shadow, input, promptContext, system, suppliedIds)
       : undefined;
+
+    // The validation's results (it is bounded by its own time limit and the job's lease).
+    const validated = await validating;
 
     // 4. Post-processing and records.
     const postStart = clock.now();
@@ -577,7 +608,27 @@ class ReviewJob implements ReviewSession {
       coverage.partsCombinedBy =
         combined.synthesis.status === 'synthesised' ? 'synthesis' : 'deterministic merge';
     }
-    const missing = [...output.missingValidations, ...input.missingValidations];
+    const missing = [
+      ...output.missingValidations,
+      ...input.missingValidations,
+      ...(validated?.report.notRun ?? []),
+    ];
+    if (validated) {
+      const v = validated.report;
+      coverage.validation = {
+        status: v.status,
+        executor: v.executor,
+        ran: v.commands.length,
+        passed: v.commands.filter((c) => c.passed).length,
+        failed: v.commands.filter((c) => !c.passed).length,
+        notRun: v.notRun.length,
+      };
+      if (!early && v.commands.length > 0) {
+        v.notes.push(
+          'the results arrived after the model call: they are reported here, but the model did not see them',
+        );
+      }
+    }
     if (combined.synthesis?.status === 'failed') {
       missing.push(
         `The ${partOutputs.length} parts could not be combined by the model (${combined.synthesis.error}): the overview is part 1's and the rest is joined part by part.`,
@@ -613,7 +664,11 @@ class ReviewJob implements ReviewSession {
     };
     const strict = applyStrictness(output.findings, policy.strictness);
     // Anchors are checked against the pull request's diff at this head; a failed one is removed.
-    const anchors = checkFindingAnchors(strict.kept, changed);
+    // A failing check the pull request introduced is a finding of its own, with the output as evidence.
+    const fromValidation = validated
+      ? validationFindings(validated.report, paths).map(({ validationCommand: _c, ...f }) => f)
+      : [];
+    const anchors = checkFindingAnchors([...strict.kept, ...fromValidation], changed);
     output = { ...output, findings: anchors.findings.map(({ lineText: _text, ...f }) => f) };
     const earlier = new Set(
       (await store.findings.listForPr(run.repo, run.prNumber))
@@ -688,6 +743,7 @@ class ReviewJob implements ReviewSession {
           .map((r) => ({ path: r.path, title: r.title, reason: r.reason })),
       },
       degraded,
+      ...(validated ? { validation: { ...validated.report, seenByModel: early !== null } } : {}),
     };
     // What is stored and handed back is checked against its schema (a defect here fails the run loudly).
     const result = runResultSchema.parse(built);
@@ -736,6 +792,76 @@ class ReviewJob implements ReviewSession {
       `review ${run.reviewKey} analysed: ${output.verdict}, ${findings.length} finding(s)${degraded ? ' (degraded)' : ''}`,
     );
     return { status: 'completed', analysis: result };
+  }
+
+  /** Starts the validation of this head (null when validation is off); never rejects. */
+  private async validate(admitted: Admitted, changed: ChangedFile[]): Promise<ReviewValidation | null> {
+    const validator = this.deps.validation;
+    if (!validator) return null;
+    const { pr, policy, standalone, gh } = admitted;
+    const startedAt = this.deps.clock.now();
+    const repoRecord = await this.deps.store.repositories.get(this.run.repo).catch(() => null);
+    const paths = changed.map((f) => f.filename);
+    let result: ReviewValidation;
+    try {
+      result = await validator.run(
+        gh,
+        { owner: this.owner, repo: this.repo },
+        {
+          repo: this.run.repo,
+          headSha: this.headSha,
+          baseSha: pr.baseSha,
+          changedPaths: paths,
+          execution: policy.execution,
+          operatorConfig: repoRecord?.config ?? null,
+          repoCommands: standalone.validation?.commands ?? [],
+          pr: {
+            labels: pr.labels,
+            author: pr.author,
+            repository: this.run.repo,
+            targetBranch: pr.baseRef,
+            sourceBranch: pr.headRef,
+            paths,
+            title: pr.title,
+            body: pr.body,
+            draft: pr.draft,
+            filesChanged: pr.changedFiles,
+          },
+          signal: this.ctx.signal,
+        },
+      );
+    } catch (error) {
+      const line = `ERROR validation: ${errorText(error)}`;
+      result = {
+        outcome: null,
+        report: {
+          status: 'error',
+          executor: null,
+          evidence: line,
+          commands: [],
+          notRun: [line],
+          notes: [],
+          shadow: null,
+          durationMs: this.deps.clock.now() - startedAt,
+        },
+      };
+    }
+    const { report } = result;
+    await this.span({
+      kind: 'stage',
+      name: 'validate',
+      status: report.status === 'error' ? 'error' : 'ok',
+      startedAt,
+      endedAt: this.deps.clock.now(),
+      attributes: {
+        status: report.status,
+        executor: report.executor,
+        evidence: report.evidence,
+        commands: report.commands.length,
+        failed: report.commands.filter((c) => !c.passed).length,
+      },
+    });
+    return result;
   }
 
   async step(name: string, fn: () => Promise<unknown>): Promise<string | null> {

@@ -14,6 +14,8 @@ export type PullRequestFacts = {
   author: string | null;
   draft: boolean;
   baseRef: string;
+  /** The base commit the pull request's diff is computed against (null when GitHub does not say). */
+  baseSha: string | null;
   headRef: string;
   headSha: string;
   labels: string[];
@@ -74,6 +76,7 @@ export async function getPullRequest(
       author: data.user?.login ?? null,
       draft: data.draft === true,
       baseRef: data.base.ref,
+      baseSha: data.base.sha ?? null,
       headRef: data.head.ref,
       headSha: data.head.sha,
       labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),

@@ -30,6 +30,8 @@ export type PromptContext = {
   instructions?: Array<{ path: string; appliesTo: string; text: string }>;
   /** Reviews and comments of other review bots on this PR (newest first). */
   competitors: Array<{ login: string; kind: string; state: string | null; body: string }>;
+  /** The repository's own checks, run by Verdict at the head in a sandbox (when they arrived in time). */
+  validation?: string | null;
 };
 
 /** Tokens one competitor review, and all of them together, may take in the prompt. */
@@ -175,6 +177,9 @@ export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunk
     );
   } else if (ctx.fullReviewNote) {
     parts.push(`## Full review\n${ctx.fullReviewNote}`);
+  }
+  if (ctx.validation) {
+    parts.push(`## Validation results (run by Verdict, not by the author)\n${ctx.validation}`);
   }
   if (ctx.memory.length > 0) {
     parts.push(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { validationReportSchema } from '../validation/report.js';
 import { reviewOutputSchema } from './output.schema.js';
 
 /**
@@ -34,6 +35,17 @@ export const semanticCoverageSchema = z.object({
    */
   partsCombinedBy: z.enum(['synthesis', 'deterministic merge']).optional(),
   files: z.array(fileCoverageSchema),
+  /** Repo-native validation beside the semantic review (absent: validation is off). */
+  validation: z
+    .object({
+      status: z.string(),
+      executor: z.string().nullable(),
+      ran: z.number().int(),
+      passed: z.number().int(),
+      failed: z.number().int(),
+      notRun: z.number().int(),
+    })
+    .optional(),
 });
 
 /** A finding of an earlier review of the same pull request, as the next review is given it. */
@@ -112,6 +124,11 @@ export const runResultSchema = z.object({
     problems: z.array(z.object({ path: z.string(), title: z.string(), reason: z.string() })),
   }),
   degraded: z.boolean(),
+  /**
+   * The validation run beside the review (docs/validation.md), with `seenByModel`: whether its results
+   * arrived in time to be the model's evidence. Absent when validation is off.
+   */
+  validation: validationReportSchema.extend({ seenByModel: z.boolean() }).optional(),
 });
 
 export type FileCoverage = z.infer<typeof fileCoverageSchema>;

@@ -108,6 +108,21 @@ describe('partial files merge with the defaults', () => {
     expect(resolveRepoConfig(raw)).toEqual({ config: expected, error: null });
   });
 
+  test("validation.commands: the repository's own checks, each an argv (absent: none)", () => {
+    expect(configOf({}).validation).toBeUndefined();
+    expect(
+      configOf({ validation: { commands: [{ check: 'test', run: ['make', 'test'] }] } }).validation,
+    ).toEqual({
+      commands: [{ check: 'test', run: ['make', 'test'] }],
+    });
+    expect(resolveRepoConfig({ validation: { commands: [{ check: 'deploy', run: ['x'] }] } }).error).toMatch(
+      /validation\.commands\[0\]\.check/,
+    );
+    expect(
+      resolveRepoConfig({ validation: { commands: [{ check: 'test', run: 'make test' }] } }).error,
+    ).toMatch(/validation\.commands\[0\]\.run/);
+  });
+
   test('the schema itself applies the nested defaults', () => {
     expect(repoConfigSchema.parse({ manual: { enabled: false } }).manual).toEqual({
       enabled: false,
@@ -129,7 +144,7 @@ describe('invalid files: defaults plus an error naming the dotted path', () => {
     [
       'unknown root key',
       { reviews: {} },
-      ['reviews: unknown key', 'allowed: enabled, review, branches, manual'],
+      ['reviews: unknown key', 'allowed: enabled, review, branches, manual, validation'],
     ],
     ['unknown nested key', { branches: { include: ['main'], only: ['x'] } }, ['branches.only: unknown key']],
     ['unknown key in manual', { manual: { users: ['a'] } }, ['manual.users: unknown key']],

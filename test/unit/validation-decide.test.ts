@@ -281,9 +281,36 @@ describe('selectValidation: the decision and the e2b gates together', () => {
 });
 
 describe('the validation settings of the configuration', () => {
+  test('validation is off by default; the switches and their defaults', () => {
+    expect(loadConfig({}).validation).toMatchObject({
+      enabled: false,
+      timeoutMs: 2_700_000,
+      evidenceWaitMs: 30_000,
+      shadowTimeoutMs: 600_000,
+      codeChangesOnly: 'true',
+      trustedRepos: [],
+      allowLocal: false,
+      selfHostValidation: null,
+      isolatedCommand: [],
+    });
+    const on = loadConfig({
+      VERDICT_VALIDATION_ENABLED: '1',
+      VERDICT_VALIDATION_TRUSTED_REPOS: 'Acme/Web, acme/api',
+      VERDICT_VALIDATION_ISOLATED_COMMAND: ' docker run --rm  img ',
+      VERDICT_VALIDATION_SHADOW_TIMEOUT_MS: '1000',
+    }).validation;
+    expect(on).toMatchObject({
+      enabled: true,
+      trustedRepos: ['acme/web', 'acme/api'],
+      isolatedCommand: ['docker', 'run', '--rm', 'img'],
+      shadowTimeoutMs: 1000,
+    });
+    expect(() => loadConfig({ VERDICT_VALIDATION_ENABLED: 'yes' })).toThrow(/VERDICT_VALIDATION_ENABLED/);
+  });
+
   test('VERDICT_E2B_BUDGET_USD defaults to 50 and takes a non-negative amount; E2B_API_KEY is optional', () => {
-    expect(loadConfig({}).validation).toEqual({ e2bApiKey: null, e2bBudgetUsd: 50 });
-    expect(loadConfig({ VERDICT_E2B_BUDGET_USD: '12.5', E2B_API_KEY: ' k ' }).validation).toEqual({
+    expect(loadConfig({}).validation).toMatchObject({ e2bApiKey: null, e2bBudgetUsd: 50 });
+    expect(loadConfig({ VERDICT_E2B_BUDGET_USD: '12.5', E2B_API_KEY: ' k ' }).validation).toMatchObject({
       e2bApiKey: 'k',
       e2bBudgetUsd: 12.5,
     });

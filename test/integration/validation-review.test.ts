@@ -1,0 +1,203 @@
+import path from 'node:path';
+import nock from 'nock';
+import { analysisOf, mergeStatus } from '../../src/publish/status.js';
+import { runResultSchema, type RunResult } from '../../src/review/run-result.js';
+import { findBinary } from '../../src/validation/bubblewrap.js';
+import {
+  API,
+  HEAD,
+  OPENAI,
+  REPO,
+  completion,
+  github,
+  pull,
+  review,
+  reviewHarness,
+} from '../helpers/review-harness.js';
+import { githubTarball } from '../helpers/tarball.js';
+
+/**
+ * Validation inside a review, end to end: the real server and worker, GitHub and the model nock'd, the
+ * repository's checks run for real in bubblewrap over GitHub-shaped tarballs of the head and the base.
+ */
+const BASE = 'c'.repeat(40);
+const FIXTURES = path.resolve('fixtures/validation');
+const CODELOAD = 'https://codeload.github.com';
+const hasBwrap = findBinary('bwrap') !== undefined;
+
+const SUM_PATCH =
+  "@@ -1,3 +1,4 @@\n export function sum(a, b) {\n-  return a + b;\n+  // The PR's change: an off-by-one that breaks the existing test.\n+  return a + b + 1;\n }";
+const FILES = [
+  { filename: 'sum.js', status: 'modified', additions: 2, deletions: 1, changes: 3, patch: SUM_PATCH },
+];
+
+/** GitHub's tarball route answers 302 to codeload, which serves the archive. */
+async function tarballs(commits: Record<string, string>) {
+  const api = nock(API);
+  const codeload = nock(CODELOAD);
+  for (const [sha, fixture] of Object.entries(commits)) {
+    api.get(`/repos/${REPO}/tarball/${sha}`).reply(302, '', {
+      location: `${CODELOAD}/${REPO}/legacy.tar.gz/${sha}`,
+    });
+    codeload
+      .get(`/${REPO}/legacy.tar.gz/${sha}`)
+      .reply(200, await githubTarball(path.join(FIXTURES, fixture), `acme-web-${sha.slice(0, 7)}`), {
+        'content-type': 'application/x-gzip',
+      });
+  }
+  return { api, codeload };
+}
+
+const ENV = {
+  VERDICT_VALIDATION_ENABLED: '1',
+  VERDICT_VALIDATION_EVIDENCE_WAIT_MS: '60000',
+  VERDICT_VALIDATION_TIMEOUT_MS: '60000',
+};
+
+(hasBwrap ? describe : describe.skip)('validation in a review (bubblewrap)', () => {
+  const h = reviewHarness();
+  const { start, reviewRun, setPolicy } = h;
+
+  test('a PR whose change breaks a test gets a BLOCK review citing the failing output; the model saw it', async () => {
+    const store = await start(ENV);
+    const gh = github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    const archives = await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
+    let prompt = '';
+    const model = nock(OPENAI)
+      .post('/v1/chat/completions', (body: { messages: Array<{ content: string }> }) => {
+        prompt = body.messages.map((m) => m.content).join('\n');
+        return true;
+      })
+      .reply(
+        200,
+        completion(
+          JSON.stringify(
+            review({
+              verdict: 'clear',
+              mergeVerdict: 'Looks fine.',
+              findings: [],
+              importantFiles: [{ path: 'sum.js', overview: 'sum' }],
+            }),
+          ),
+        ),
+      );
+
+    const run = await reviewRun();
+    expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
+    expect(gh.pendingMocks()).toEqual([]);
+    expect(archives.api.pendingMocks()).toEqual([]);
+    expect(archives.codeload.pendingMocks()).toEqual([]);
+    expect(model.pendingMocks()).toEqual([]);
+
+    // The model had the results as evidence: the failing command and its output.
+    expect(prompt).toContain('## Validation results');
+    expect(prompt).toContain('FAILED `npm run test`');
+    expect(prompt).toMatch(/6 !== 5/);
+
+    const result = runResultSchema.parse(run.result) as RunResult;
+    expect(result.validation).toMatchObject({
+      status: 'failed',
+      executor: 'bubblewrap',
+      seenByModel: true,
+      commands: [{ command: 'npm run test', passed: false, exitCode: 1, introduced: true }],
+    });
+    expect(result.validation!.commands[0]!.baseNote).toMatch(/at the base commit c{12} it passes/);
+    expect(result.coverage.validation).toEqual({
+      status: 'failed',
+      executor: 'bubblewrap',
+      ran: 1,
+      passed: 0,
+      failed: 1,
+      notRun: 0,
+    });
+
+    // The failing test the PR introduced is a finding, its output the evidence.
+    const findings = await store.findings.listForRun(run.id);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ severity: 'high', category: 'validation', path: 'sum.js' });
+    expect(findings[0]!.body).toMatch(/6 !== 5/);
+    expect(mergeStatus(analysisOf(result))).toBe('BLOCK');
+
+    // The published body (shadow mode: in the ledger) says BLOCK and shows the failing command and output.
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    expect(body).toContain('BLOCK');
+    expect(body).toMatch(/### Validation Status[\s\S]*RAN: FAILED `npm run test` \(exit 1/);
+    expect(body).toMatch(/Output of <code>npm run test<\/code>[\s\S]*6 !== 5/);
+  }, 60_000);
+
+  test('a passing suite: PASSED in the Validation Status, no validation finding, nothing missing', async () => {
+    const store = await start(ENV);
+    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    await tarballs({ [HEAD]: 'passing' });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+      );
+    const run = await reviewRun();
+    const result = runResultSchema.parse(run.result);
+    expect(result.validation).toMatchObject({
+      status: 'passed',
+      commands: [{ passed: true, introduced: null }],
+    });
+    expect(result.output.missingValidations.join('\n')).not.toMatch(/validation|sandbox/i);
+    expect(await store.findings.listForRun(run.id)).toEqual([]);
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    expect(body).toMatch(/RAN: PASSED `npm run test`/);
+  }, 60_000);
+
+  test('a failure the base has too is reported, not turned into a finding; the merge status is CAUTION', async () => {
+    const store = await start(ENV);
+    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-after' });
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+      );
+    const run = await reviewRun();
+    const result = runResultSchema.parse(run.result);
+    expect(result.validation!.commands[0]).toMatchObject({ passed: false, introduced: false });
+    expect(await store.findings.listForRun(run.id)).toEqual([]);
+    expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    expect(body).toMatch(/validation failed: npm run test/);
+    expect(body).toMatch(/fails at the base commit too/);
+  }, 60_000);
+
+  test('execution.mode never: nothing is downloaded or run, and the Validation Status says why', async () => {
+    const store = await start(ENV);
+    await setPolicy({ execution: { mode: 'never' } });
+    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+      );
+    const run = await reviewRun();
+    const result = runResultSchema.parse(run.result);
+    expect(result.validation).toMatchObject({ status: 'not_run', executor: null, commands: [] });
+    expect(result.output.missingValidations).toContain('NOT RUN repo-native validation: execution_disabled');
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    expect(body).toContain('MISSING: NOT RUN repo-native validation: execution_disabled');
+    expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
+  }, 60_000);
+
+  test('validation off (the default): the review is semantic only, as before', async () => {
+    const store = await start({});
+    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(
+        200,
+        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+      );
+    const run = await reviewRun();
+    expect((run.result as RunResult).validation).toBeUndefined();
+    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    expect(body).toContain('Nothing was executed: semantic review only.');
+  }, 60_000);
+});
