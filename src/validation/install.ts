@@ -151,7 +151,10 @@ export function decideInstall(
   if (!settings || settings.mode !== 'registry') return { kind: 'off' };
   const pm = plan.packageManager;
   if (!pm)
-    return { kind: 'not_installed', note: 'not installed: no JavaScript project; commands ran offline' };
+    return {
+      kind: 'not_installed',
+      note: 'not installed: the plan names no package manager; commands ran offline',
+    };
   if (exists(path.join(dir, 'node_modules'))) {
     return {
       kind: 'not_installed',

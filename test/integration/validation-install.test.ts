@@ -287,6 +287,25 @@ maybe('bubblewrap dependency install step', () => {
     expect(left()).toEqual([]);
   }, 60000);
 
+  it('abort during the install: cancelled, the install tree killed, no command run', async () => {
+    mode = '500';
+    const ctl = new AbortController();
+    const dir = project();
+    const running = createBubblewrapExecutor({ install: { mode: 'registry', registry } }).run(
+      planValidation({ dir }, ['index.js']),
+      dir,
+      { timeoutMs: 60000, signal: ctl.signal },
+    );
+    const end = Date.now() + 15000;
+    while (requests.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(requests.length).toBeGreaterThan(0);
+    ctl.abort();
+    const out = await running;
+    expect(out.status).toBe('not_run');
+    expect(out.evidence).toBe('NOT RUN bubblewrap: cancelled (process tree killed); not run: npm run test');
+    expect(out.commands).toEqual([]);
+  }, 60000);
+
   it('the install sandbox shares the network but writes nowhere outside the scratch copy', async () => {
     const scratch = fs.mkdtempSync(path.join(work, 'scratch-'));
     const hostDir = fs.mkdtempSync(path.join(work, 'host-'));

@@ -177,7 +177,10 @@ describe('decideInstall', () => {
       kind: 'not_installed',
       note: 'not installed: node_modules is present in the checkout; commands ran offline',
     });
-    expect(decideInstall(plan(), dir, on, all)).toMatchObject({ kind: 'not_installed' });
+    expect(decideInstall(plan(), dir, on, all)).toMatchObject({
+      kind: 'not_installed',
+      note: 'not installed: the plan names no package manager; commands ran offline',
+    });
   });
 
   it('pnpm and yarn: unavailable when their binary is missing, otherwise not supported (npm only)', () => {
