@@ -160,7 +160,7 @@ export function reviewValidatorFor(config: Config, clock: Clock): ReviewValidato
     now: () => clock.now(),
     executor: (name, { trusted }) => {
       const selected = selectExecutor(name, {
-        bubblewrap: { trusted },
+        bubblewrap: { trusted, install: { mode: v.install, registry: v.registry } },
         local: {
           allowLocal: v.allowLocal,
           selfHostValidation: v.selfHostValidation ?? undefined,

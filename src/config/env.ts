@@ -101,6 +101,9 @@ const httpUrl = z
 /** An http(s) URL without its trailing slashes. */
 const baseUrl = httpUrl.transform((value) => value.replace(/\/+$/, '')).describe('http(s) URL');
 
+/** An http(s) URL ending in exactly one slash (a registry's prefix: `https://r.example/npm/`). */
+const registryUrl = httpUrl.transform((value) => `${value.replace(/\/+$/, '')}/`).describe('http(s) URL');
+
 /** A comma-separated list; blank items are dropped. */
 function list<T extends z.ZodType<string, string>>(item: T) {
   return z
@@ -375,6 +378,16 @@ const validation = {
     'Cumulative recorded e2b cost in USD at or above which the e2b shadow validation is withheld.',
     dollars,
     '50',
+  ),
+  VERDICT_VALIDATION_INSTALL: v(
+    'Dependency install step of the bubblewrap executor: off (commands run offline) or registry (npm ci with scripts off and network to the registry only, then the commands offline).',
+    oneOf(['off', 'registry']),
+    'off',
+  ),
+  VERDICT_VALIDATION_REGISTRY: v(
+    'npm registry URL of the install step; a lockfile resolving anything outside it is refused.',
+    registryUrl,
+    'https://registry.npmjs.org/',
   ),
 };
 

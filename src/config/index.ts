@@ -112,6 +112,10 @@ export type ValidationConfig = {
   e2bApiKey: string | null;
   /** `VERDICT_E2B_BUDGET_USD`: recorded e2b cost at or above which the e2b shadow is withheld. */
   e2bBudgetUsd: number;
+  /** `VERDICT_VALIDATION_INSTALL`: the bubblewrap executor's dependency install step (`off`: offline only). */
+  install: 'off' | 'registry';
+  /** `VERDICT_VALIDATION_REGISTRY`: the npm registry of the install step, with a trailing slash. */
+  registry: string;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -270,6 +274,8 @@ export function loadConfig(
       isolatedCommand: (s.VERDICT_VALIDATION_ISOLATED_COMMAND ?? '').split(/\s+/).filter(Boolean),
       e2bApiKey: s.E2B_API_KEY ?? null,
       e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
+      install: s.VERDICT_VALIDATION_INSTALL,
+      registry: s.VERDICT_VALIDATION_REGISTRY,
     },
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,

@@ -3,18 +3,29 @@
  * Isolation: the system read-only, the scratch copy and a private /tmp the only writable places, no
  * network (`--unshare-net`), its own pid namespace, a cleared environment, rlimits (address space, CPU
  * seconds, file size, optionally processes) through `prlimit`, and a time limit that kills the whole tree.
- * Offline only: there is no dependency-install step, so dependencies must be vendored or already present.
+ * Dependencies: offline by default (vendored or present in the checkout). With `install: { mode: 'registry' }`
+ * an npm project is first installed with `npm ci --ignore-scripts` in the same sandbox but with the network
+ * shared, after a lockfile check that every download comes from the registry (install.ts); the commands
+ * then run with the network unshared as always.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  decideInstall,
+  DEFAULT_INSTALL_TIMEOUT_MS,
+  type InstallDecision,
+  type InstallSettings,
+} from './install.js';
 import { TailBuffer } from './tail-buffer.js';
 import type {
   CommandResult,
   Executor,
+  InstallRecord,
   PlannedCommand,
   RunOptions,
+  ValidationArtifact,
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
@@ -24,6 +35,7 @@ export const BWRAP_UNAVAILABLE = 'SKIPPED bubblewrap: binary unavailable';
 export const BWRAP_REFUSED_UNTRUSTED = 'REFUSED bubblewrap: repo-committed config untrusted';
 export const OFFLINE_NOTE =
   'offline: no dependency install step ran; dependencies must be vendored or present in the checkout';
+export const INSTALL_ARTIFACT_ID = 'bubblewrap-install';
 
 export interface BubblewrapLimits {
   /** RLIMIT_AS in bytes (default 4 GiB). */
@@ -57,6 +69,8 @@ export interface BubblewrapOptions {
   keepScratch?: boolean;
   /** Called with the scratch directory once it is made. */
   onScratch?: (dir: string) => void;
+  /** The dependency install step (`Config.validation.install`/`.registry`); absent or `off`: offline only. */
+  install?: InstallSettings;
 }
 
 const DEFAULT_LIMITS: BubblewrapLimits = {
@@ -97,19 +111,20 @@ function systemMounts(extra: string[]): string[] {
 }
 
 export const SANDBOX_WORKDIR = '/workspace';
+export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
-export function bwrapArgs(
-  scratch: string,
-  cmd: PlannedCommand,
-  o: BubblewrapOptions,
-  limits: BubblewrapLimits,
-): string[] {
-  const env: Record<string, string> = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: '/tmp/home',
-    TMPDIR: '/tmp',
-    LANG: 'C.UTF-8',
-    CI: 'true',
+const BASE_ENV: Record<string, string> = {
+  PATH: SANDBOX_PATH,
+  HOME: '/tmp/home',
+  TMPDIR: '/tmp',
+  LANG: 'C.UTF-8',
+  CI: 'true',
+};
+
+/** The environment of the planned commands: offline package managers, then the operator's additions. */
+function commandEnv(o: BubblewrapOptions): Record<string, string> {
+  return {
+    ...BASE_ENV,
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
@@ -118,6 +133,57 @@ export function bwrapArgs(
     GOPROXY: 'off',
     ...(o.env ?? {}),
   };
+}
+
+/**
+ * The install's environment: the operator's additions first, then npm isolated from every config file of
+ * the host (the user npmrc is /dev/null and the global one a missing file, so no host token or
+ * registry setting leaks in), its cache
+ * in the sandbox's private /tmp, scripts off and the registry fixed.
+ */
+export function installEnv(o: BubblewrapOptions, registry: string): Record<string, string> {
+  return {
+    ...BASE_ENV,
+    ...(o.env ?? {}),
+    npm_config_userconfig: '/dev/null',
+    // npm refuses one file as both user and global config; nothing creates this one in the private /tmp.
+    npm_config_globalconfig: '/tmp/no-global-npmrc',
+    npm_config_cache: '/tmp/npm-cache',
+    npm_config_registry: registry,
+    npm_config_ignore_scripts: 'true',
+    npm_config_offline: 'false',
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+}
+
+/** When /etc/resolv.conf links outside /etc (systemd-resolved), the install needs its target for DNS. */
+function resolverMounts(): string[] {
+  try {
+    const real = fs.realpathSync('/etc/resolv.conf');
+    if (real.startsWith('/etc/') || real.startsWith('/usr/')) return [];
+    return ['--ro-bind', real, real];
+  } catch {
+    return [];
+  }
+}
+
+export interface SandboxMode {
+  /** Share the host's network (the install step only); default false: `--unshare-net`. */
+  network?: boolean;
+  /** The whole environment inside (default: the commands' offline environment). */
+  env?: Record<string, string>;
+}
+
+export function bwrapArgs(
+  scratch: string,
+  cmd: PlannedCommand,
+  o: BubblewrapOptions,
+  limits: BubblewrapLimits,
+  mode: SandboxMode = {},
+): string[] {
+  const env = mode.env ?? commandEnv(o);
   const prlimit = [
     'prlimit',
     `--as=${limits.addressSpaceBytes}`,
@@ -128,6 +194,7 @@ export function bwrapArgs(
   ];
   return [
     ...systemMounts(o.extraReadOnly ?? []),
+    ...(mode.network ? resolverMounts() : []),
     '--proc',
     '/proc',
     '--dev',
@@ -141,7 +208,7 @@ export function bwrapArgs(
     SANDBOX_WORKDIR,
     '--chdir',
     SANDBOX_WORKDIR,
-    '--unshare-net',
+    ...(mode.network ? [] : ['--unshare-net']),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -240,10 +307,22 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
       const scratchParent = fs.mkdtempSync(path.join(o.scratchRoot ?? os.tmpdir(), 'verdict-bwrap-'));
       const scratch = path.join(scratchParent, 'checkout');
       const results: CommandResult[] = [];
+      let step: InstallStep = { note: OFFLINE_NOTE, stop: false };
       try {
         await fs.promises.cp(checkoutDir, scratch, { recursive: true, verbatimSymlinks: true, force: true });
         o.onScratch?.(scratch);
-        for (const cmd of plan.commands) {
+        const decision = decideInstall(plan, scratch, o.install, inSandboxPath);
+        step = await installStep(decision, {
+          bwrap,
+          scratch,
+          scratchParent,
+          o,
+          limits,
+          cap,
+          timeoutMs: Math.min(o.install?.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, deadline - Date.now()),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        for (const cmd of step.stop ? [] : plan.commands) {
           if (opts.signal?.aborted) break;
           const left = deadline - Date.now();
           if (left <= 0) break;
@@ -254,8 +333,108 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
       } finally {
         if (!o.keepScratch) await fs.promises.rm(scratchParent, { recursive: true, force: true });
       }
-      return summarize(plan, results, opts.signal?.aborted === true);
+      return summarize(plan, results, opts.signal?.aborted === true, step);
     },
+  };
+}
+
+/** A binary the sandbox's PATH finds (the system is bound read-only at the same paths). */
+function inSandboxPath(name: string): boolean {
+  return SANDBOX_PATH.split(':').some((d) => findBinary(path.join(d, name)) !== undefined);
+}
+
+interface InstallStep {
+  /** The outcome's note: which way the install went. */
+  note: string;
+  /** True when the install ran and did not succeed: the commands are not run. */
+  stop: boolean;
+  record?: InstallRecord;
+  artifact?: ValidationArtifact;
+}
+
+const INSTALL_LABEL = 'dependency install (npm ci)';
+
+/**
+ * Runs `npm ci` in the sandbox with the network shared: the same read-only system, scratch bind, private
+ * /tmp, pid namespace, cleared environment, rlimits and process-group kill as the commands. A committed
+ * `.npmrc` is moved out of the scratch copy for the install (it could name a proxy or other settings the
+ * command line does not pin) and put back before the commands run.
+ */
+async function installStep(
+  d: InstallDecision,
+  c: {
+    bwrap: string;
+    scratch: string;
+    scratchParent: string;
+    o: BubblewrapOptions;
+    limits: BubblewrapLimits;
+    cap: number;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  },
+): Promise<InstallStep> {
+  if (d.kind === 'off') return { note: OFFLINE_NOTE, stop: false };
+  if (d.kind === 'not_installed') {
+    return {
+      note: d.note,
+      stop: false,
+      record: { result: 'not_installed', ...(d.packageManager ? { packageManager: d.packageManager } : {}) },
+    };
+  }
+  if (d.kind === 'refused') {
+    return {
+      note: d.note,
+      stop: false,
+      record: {
+        result: 'refused',
+        packageManager: d.packageManager,
+        registry: d.registry,
+        outside: d.outside,
+      },
+    };
+  }
+  const cmd: PlannedCommand = { check: 'build', ecosystem: 'javascript', argv: d.argv };
+  const npmrc = path.join(c.scratch, '.npmrc');
+  const hidden = path.join(c.scratchParent, 'npmrc.hidden');
+  let moved = false;
+  try {
+    fs.lstatSync(npmrc);
+    fs.renameSync(npmrc, hidden);
+    moved = true;
+  } catch {
+    /* no committed .npmrc */
+  }
+  let r: CommandResult;
+  try {
+    const args = bwrapArgs(c.scratch, cmd, c.o, c.limits, {
+      network: true,
+      env: installEnv(c.o, d.registry),
+    });
+    r = await runProcess(c.bwrap, args, cmd, c.timeoutMs, c.cap, c.signal);
+  } finally {
+    if (moved) fs.renameSync(hidden, npmrc);
+  }
+  const result = r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'installed' : 'failed';
+  const exit = r.exitCode ?? r.signal;
+  const note =
+    result === 'installed'
+      ? `installed: npm ci from ${d.registry} (lifecycle scripts off); commands ran offline`
+      : result === 'timed_out'
+        ? `install timed out: npm ci from ${d.registry}; commands not run`
+        : `install failed: npm ci from ${d.registry} exit ${exit}; commands not run`;
+  return {
+    note,
+    stop: result !== 'installed',
+    record: {
+      result,
+      packageManager: 'npm',
+      registry: d.registry,
+      command: r.command,
+      exitCode: r.exitCode,
+      signal: r.signal,
+      durationMs: r.durationMs,
+    },
+    artifact: { id: INSTALL_ARTIFACT_ID, kind: 'command_output', command: r.command, content: r.outputTail },
   };
 }
 
@@ -263,22 +442,48 @@ function summarize(
   plan: Extract<ValidationPlan, { kind: 'run' }>,
   results: CommandResult[],
   aborted: boolean,
+  step: InstallStep,
 ): ValidationOutcome {
-  const artifacts = results.map((r, i) => ({
-    id: `bubblewrap-${i + 1}-${r.check}`,
-    kind: 'command_output' as const,
-    command: r.command,
-    content: r.outputTail,
-  }));
+  const artifacts: ValidationArtifact[] = [
+    ...(step.artifact ? [step.artifact] : []),
+    ...results.map((r, i) => ({
+      id: `bubblewrap-${i + 1}-${r.check}`,
+      kind: 'command_output' as const,
+      command: r.command,
+      content: r.outputTail,
+    })),
+  ];
   const timed = results.find((r) => r.timedOut);
   const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
   const notRun = plan.commands.slice(results.length).map((c) => c.argv.join(' '));
-  const base = { executor: 'bubblewrap', commands: results, artifacts, note: OFFLINE_NOTE };
+  const notRunTail = notRun.length ? `; not run: ${notRun.join(', ')}` : '';
+  const base = {
+    executor: 'bubblewrap',
+    commands: results,
+    artifacts,
+    note: step.note,
+    ...(step.record ? { install: step.record } : {}),
+  };
   if (aborted) {
     return {
       ...base,
       status: 'not_run',
       evidence: `NOT RUN bubblewrap: cancelled (process tree killed)${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`,
+    };
+  }
+  if (step.record?.result === 'timed_out') {
+    return {
+      ...base,
+      status: 'timed_out',
+      evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)${notRunTail}`,
+    };
+  }
+  if (step.record?.result === 'failed') {
+    // Not a test failure: the checks never ran.
+    return {
+      ...base,
+      status: 'error',
+      evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${step.record.exitCode ?? step.record.signal}${notRunTail}`,
     };
   }
   if (timed) {

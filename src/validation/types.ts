@@ -48,6 +48,24 @@ export interface ValidationArtifact {
 
 export type OutcomeStatus = 'passed' | 'failed' | 'timed_out' | 'skipped' | 'refused' | 'not_run' | 'error';
 
+/** What the bubblewrap executor's dependency install step did (absent when the step is off). */
+export interface InstallRecord {
+  /**
+   * `installed`: it ran and succeeded; `failed`/`timed_out`: it ran and did not (the commands were not run);
+   * `refused`: the lockfile reaches outside the registry; `not_installed`: nothing to install or no way to.
+   */
+  result: 'installed' | 'failed' | 'timed_out' | 'refused' | 'not_installed';
+  packageManager?: PackageManager;
+  registry?: string;
+  /** The install command, when it ran. */
+  command?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  durationMs?: number;
+  /** Lockfile entries outside the registry (`refused`): `name: resolved`. */
+  outside?: string[];
+}
+
 export interface ValidationOutcome {
   executor: string;
   status: OutcomeStatus;
@@ -58,6 +76,8 @@ export interface ValidationOutcome {
   /** Only on the shadow executor's combined result. */
   shadow?: ValidationOutcome;
   note?: string;
+  /** bubblewrap: the dependency install step, when it is on. */
+  install?: InstallRecord;
 }
 
 export interface RunOptions {

@@ -185,6 +185,35 @@ describe('scheduler variables', () => {
   });
 });
 
+describe('validation install variables', () => {
+  test('defaults: install off, the public npm registry', () => {
+    expect(loadConfig({}).validation).toMatchObject({
+      install: 'off',
+      registry: 'https://registry.npmjs.org/',
+    });
+  });
+
+  test('registry mode; the registry URL keeps exactly one trailing slash', () => {
+    for (const [raw, want] of [
+      ['https://npm.example.com/repository/npm', 'https://npm.example.com/repository/npm/'],
+      [' http://127.0.0.1:4873// ', 'http://127.0.0.1:4873/'],
+    ]) {
+      expect(
+        loadConfig({ VERDICT_VALIDATION_INSTALL: 'registry', VERDICT_VALIDATION_REGISTRY: raw }).validation,
+      ).toMatchObject({ install: 'registry', registry: want });
+    }
+  });
+
+  test.each([
+    ['VERDICT_VALIDATION_INSTALL', 'online'],
+    ['VERDICT_VALIDATION_INSTALL', '1'],
+    ['VERDICT_VALIDATION_REGISTRY', 'registry.npmjs.org'],
+    ['VERDICT_VALIDATION_REGISTRY', 'file:///srv/npm/'],
+  ])('%s=%s stops start-up naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
+  });
+});
+
 describe('JSON depth', () => {
   test('nesting is measured without recursion; at most 64 levels pass', async () => {
     const { nestedDeeperThan } = await import('../../src/http/json.js');
