@@ -38,8 +38,14 @@ export const OFFLINE_NOTE =
 export const INSTALL_ARTIFACT_ID = 'bubblewrap-install';
 
 export interface BubblewrapLimits {
-  /** RLIMIT_AS in bytes (default 4 GiB). */
-  addressSpaceBytes: number;
+  /**
+   * RLIMIT_DATA in bytes (default 4 GiB): the process's writable private memory (heap, anonymous maps).
+   * Not RLIMIT_AS: V8 reserves about 10 GiB of address space for each WebAssembly memory, so an
+   * address-space limit breaks WebAssembly, and with it Node's `fetch`, without limiting real use.
+   */
+  dataBytes: number;
+  /** RLIMIT_AS in bytes; off by default (see `dataBytes`). */
+  addressSpaceBytes?: number;
   /** RLIMIT_CPU in seconds (default 600). */
   cpuSeconds: number;
   /** RLIMIT_FSIZE in bytes (default 1 GiB). */
@@ -74,7 +80,7 @@ export interface BubblewrapOptions {
 }
 
 const DEFAULT_LIMITS: BubblewrapLimits = {
-  addressSpaceBytes: 4 * 1024 ** 3,
+  dataBytes: 4 * 1024 ** 3,
   cpuSeconds: 600,
   fileSizeBytes: 1024 ** 3,
 };
@@ -186,7 +192,8 @@ export function bwrapArgs(
   const env = mode.env ?? commandEnv(o);
   const prlimit = [
     'prlimit',
-    `--as=${limits.addressSpaceBytes}`,
+    `--data=${limits.dataBytes}`,
+    ...(limits.addressSpaceBytes ? [`--as=${limits.addressSpaceBytes}`] : []),
     `--cpu=${limits.cpuSeconds}`,
     `--fsize=${limits.fileSizeBytes}`,
     ...(limits.processes ? [`--nproc=${limits.processes}`] : []),

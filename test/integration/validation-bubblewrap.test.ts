@@ -198,7 +198,7 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     expect(trusted.evidence).toBe('PASSED bubblewrap: node --test');
   });
 
-  it('limits: address space, CPU seconds and file size stop a command (it fails, not the host)', async () => {
+  it('limits: memory, CPU seconds and file size stop a command (it fails, not the host)', async () => {
     const dir = checkout('passing');
     const node = (code: string) => ['node', '-e', code];
     const plan = planValidation({ dir }, ['sum.js'], {
@@ -210,7 +210,7 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     });
     const ex = createBubblewrapExecutor({
       trusted: true,
-      limits: { addressSpaceBytes: 1024 ** 3, cpuSeconds: 1, fileSizeBytes: 1024 ** 2 },
+      limits: { dataBytes: 1024 ** 3, cpuSeconds: 1, fileSizeBytes: 1024 ** 2 },
     });
     const out = await ex.run(plan, dir, { timeoutMs: 25000 });
     expect(out.status).toBe('failed');
@@ -227,6 +227,21 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     expect(out.commands[2]!.exitCode).toBe(128 + 25);
     expect(fs.existsSync(path.join(dir, 'big.bin'))).toBe(false);
   }, 40000);
+
+  it('the memory limit leaves WebAssembly (and so Node\'s fetch) working', async () => {
+    const dir = checkout('passing');
+    const plan = planValidation({ dir }, ['sum.js'], {
+      repoCommands: [
+        {
+          check: 'test',
+          argv: ['node', '-e', 'new WebAssembly.Memory({ initial: 1 }); console.log(typeof fetch, "wasm ok")'],
+        },
+      ],
+    });
+    const out = await createBubblewrapExecutor({ trusted: true }).run(plan, dir, { timeoutMs: 20000 });
+    expect(out.commands[0]!.outputTail).toContain('function wasm ok');
+    expect(out.status).toBe('passed');
+  }, 30000);
 
   it('abort: the signal kills the running command and the outcome says cancelled', async () => {
     const marker = 'verdict-never-ends-fixture-marker';

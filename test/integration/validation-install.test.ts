@@ -324,7 +324,7 @@ maybe('bubblewrap dependency install step', () => {
       'echo "USERCONFIG=$npm_config_userconfig GLOBALCONFIG=$npm_config_globalconfig IGNORE_SCRIPTS=$npm_config_ignore_scripts"',
     ].join('; ');
     const cmd = { check: 'build' as const, ecosystem: 'javascript' as const, argv: ['sh', '-c', script] };
-    const limits = { addressSpaceBytes: 4 * 1024 ** 3, cpuSeconds: 60, fileSizeBytes: 1024 ** 3 };
+    const limits = { dataBytes: 4 * 1024 ** 3, cpuSeconds: 60, fileSizeBytes: 1024 ** 3 };
     const args = bwrapArgs(scratch, cmd, {}, limits, { network: true, env: installEnv({}, registry) });
     expect(args).not.toContain('--unshare-net');
     const r = await runProcess(findBinary('bwrap')!, args, cmd, 20000, 64 * 1024);
