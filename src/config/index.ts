@@ -94,6 +94,8 @@ export type ValidationConfig = {
   e2bApiKey: string | null;
   /** `VERDICT_E2B_BUDGET_USD`: recorded e2b cost at or above which the e2b shadow is withheld. */
   e2bBudgetUsd: number;
+  /** `VERDICT_E2B_COST_PER_SECOND_USD` (null: the recorded price table of src/validation/e2b.ts). */
+  e2bCostPerSecondUsd: number | null;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -243,6 +245,7 @@ export function loadConfig(
     validation: {
       e2bApiKey: s.E2B_API_KEY ?? null,
       e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
+      e2bCostPerSecondUsd: s.VERDICT_E2B_COST_PER_SECOND_USD ?? null,
     },
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,
