@@ -356,13 +356,14 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       ];
 
       const createdAt = now();
+      // The sandbox ends itself shortly after the run's time limit should this process die first.
+      const lifetimeMs = opts.timeoutMs + 60_000;
       let sandbox: E2bSandbox;
       try {
         sandbox = await sdk.Sandbox.create({
           apiKey,
           ...(o.template ? { template: o.template } : {}),
-          // The sandbox ends itself shortly after the run's time limit should this process die first.
-          timeoutMs: opts.timeoutMs + 60_000,
+          timeoutMs: lifetimeMs,
           requestTimeoutMs,
           metadata: { purpose: 'verdict-validation', ...(o.runId ? { runId: o.runId } : {}) },
           ...(signal ? { signal } : {}),
@@ -397,12 +398,18 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       } catch (err) {
         if (!signal?.aborted) failure = describe(err);
       } finally {
+        let killed = true;
         try {
           await sandbox.kill({ requestTimeoutMs });
         } catch (err) {
-          notes.push(`sandbox kill failed (${describe(err)}); e2b ends it at its own timeout`);
+          killed = false;
+          notes.push(`sandbox kill failed (${describe(err)}); e2b ends it at its lifetime, which is charged`);
         }
-        const seconds = Math.max(0, (now() - createdAt) / 1000);
+        // A sandbox that could not be killed runs (and is billed) until its lifetime ends.
+        const seconds = Math.max(
+          0,
+          (killed ? now() - createdAt : Math.max(now() - createdAt, lifetimeMs)) / 1000,
+        );
         const costUsd = seconds * rate;
         notes.push(`sandbox ${sandbox.sandboxId}: ${seconds.toFixed(1)} s, cost $${costUsd.toFixed(6)}`);
         if (o.recordCost) {

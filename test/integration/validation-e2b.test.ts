@@ -411,6 +411,27 @@ describe('e2b executor', () => {
     expect(await t.store.executorCosts.list('e2b')).toHaveLength(1);
   });
 
+  test('a kill the API refuses is noted, and the sandbox is charged until its lifetime ends', async () => {
+    const scopes = [
+      createSandbox([]),
+      uploads([]),
+      envdProcesses([processEvents(50, [], 0)], []),
+      nock(API).delete(`/sandboxes/${SANDBOX}`).reply(500, { code: 500, message: 'internal error' }),
+    ];
+    const outcome = await executor({ costPerSecondUsd: 0.001, now: twoReadings(3) }).run(
+      plan(['npm', 'run', 'test']),
+      dir,
+      { timeoutMs: 30_000 },
+    );
+    for (const s of scopes) s.done();
+    expect(outcome.status).toBe('passed');
+    expect(outcome.note).toMatch(/sandbox kill failed \(.*internal error.*\)/);
+    // 30 s of run limit + 60 s of margin: 90 s charged, not the 3 s measured.
+    const [cost] = await t.store.executorCosts.list('e2b');
+    expect(cost).toMatchObject({ seconds: 90 });
+    expect(cost!.costUsd).toBeCloseTo(0.09, 12);
+  });
+
   test('a refused create (401) is an error without a sandbox to kill or a cost', async () => {
     const scope = nock(API).post('/v2/sandboxes').reply(401, { code: 401, message: 'Invalid API key' });
     const outcome = await executor().run(plan(['npm', 'run', 'test']), dir, { timeoutMs: 60_000 });
