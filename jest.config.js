@@ -4,6 +4,8 @@ const base = {
   testEnvironment: 'node',
   // No network in any test, and no nock interceptor left unused (test/setup/network.ts).
   setupFilesAfterEnv: ['<rootDir>/test/setup/network.ts'],
+  // The e2b SDK through its ES module entry (test/setup/resolver.cjs says why).
+  resolver: '<rootDir>/test/setup/resolver.cjs',
   // The Test Lab corpus holds other projects' code (package.json files, tests): never modules of ours.
   modulePathIgnorePatterns: ['<rootDir>/fixtures/'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

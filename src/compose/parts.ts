@@ -29,6 +29,7 @@ import type { AppGitHub } from '../services/repos.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { e2bSdkAvailable } from '../validation/decide.js';
+import { e2bExecutorFactory, recordedE2bCostReader } from '../validation/e2b.js';
 import { selectExecutor } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
@@ -138,15 +139,20 @@ export function reviewEngineFor(
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
-    validation: reviewValidatorFor(config, opts.clock ?? systemClock),
+    validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
   });
   return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
 }
 
 /** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */
-export function reviewValidatorFor(config: Config, clock: Clock): ReviewValidator | null {
+export function reviewValidatorFor(store: Store, config: Config, clock: Clock): ReviewValidator | null {
   const v = config.validation;
   if (!v.enabled) return null;
+  const e2b = e2bExecutorFactory({
+    apiKey: v.e2bApiKey,
+    costs: store.executorCosts,
+    ...(v.e2bCostPerSecondUsd !== null ? { costPerSecondUsd: v.e2bCostPerSecondUsd } : {}),
+  });
   return createReviewValidator({
     evidenceWaitMs: v.evidenceWaitMs,
     timeoutMs: v.timeoutMs,
@@ -156,7 +162,7 @@ export function reviewValidatorFor(config: Config, clock: Clock): ReviewValidato
     apiKey: v.e2bApiKey ?? undefined,
     budgetUsd: v.e2bBudgetUsd,
     sdkAvailable: () => e2bSdkAvailable(),
-    readRecordedCostUsd: () => Promise.reject(new Error('no e2b cost records are kept')),
+    readRecordedCostUsd: recordedE2bCostReader(store.executorCosts),
     now: () => clock.now(),
     executor: (name, { trusted }) => {
       const selected = selectExecutor(name, {
@@ -166,6 +172,7 @@ export function reviewValidatorFor(config: Config, clock: Clock): ReviewValidato
           selfHostValidation: v.selfHostValidation ?? undefined,
           isolatedExecutorCommand: v.isolatedCommand,
         },
+        e2b,
       });
       if (!selected.ok) throw new Error(selected.outcome.evidence);
       return selected.executor;

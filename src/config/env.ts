@@ -332,6 +332,17 @@ const dollars = z
   .transform(Number)
   .describe('non-negative number of USD');
 
+/** A positive rate in US dollars, with up to 12 fraction digits (`0.00003025`). */
+const rateDollars = z
+  .string()
+  .trim()
+  .regex(/^\d{1,6}(\.\d{1,12})?$/, {
+    error: (iss) => `must be a non-negative number of USD like 0.00003025 (got "${String(iss.input)}")`,
+  })
+  .transform(Number)
+  .refine((n) => n > 0, { error: 'must be above 0' })
+  .describe('positive number of USD');
+
 const validation = {
   VERDICT_VALIDATION_ENABLED: v(
     'Run the repository\'s own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).',
@@ -388,6 +399,10 @@ const validation = {
     'npm registry URL of the install step; a lockfile resolving anything outside it is refused.',
     registryUrl,
     'https://registry.npmjs.org/',
+  ),
+  VERDICT_E2B_COST_PER_SECOND_USD: v(
+    "USD per second of e2b sandbox time recorded against the budget (default: e2b's published rates for the default 2 vCPU / 512 MiB sandbox, 0.00003025; see docs/validation.md).",
+    rateDollars,
   ),
 };
 

@@ -116,6 +116,8 @@ export type ValidationConfig = {
   install: 'off' | 'registry';
   /** `VERDICT_VALIDATION_REGISTRY`: the npm registry of the install step, with a trailing slash. */
   registry: string;
+  /** `VERDICT_E2B_COST_PER_SECOND_USD` (null: the recorded price table of src/validation/e2b.ts). */
+  e2bCostPerSecondUsd: number | null;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -276,6 +278,7 @@ export function loadConfig(
       e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
       install: s.VERDICT_VALIDATION_INSTALL,
       registry: s.VERDICT_VALIDATION_REGISTRY,
+      e2bCostPerSecondUsd: s.VERDICT_E2B_COST_PER_SECOND_USD ?? null,
     },
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,

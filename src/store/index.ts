@@ -22,6 +22,7 @@ import { TestLabStore } from './testlab.js';
 import { ReviewThreadStore } from './review-threads.js';
 import { OperatorReadModels } from './operator-reads.js';
 import { UiSessionStore } from './ui-sessions.js';
+import { ExecutorCostStore } from './executor-costs.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
 export type Store = {
@@ -47,6 +48,8 @@ export type Store = {
   reviewThreads: ReviewThreadStore;
   /** Dashboard sessions (hashed tokens). */
   uiSessions: UiSessionStore;
+  /** Recorded cost of paid validation executors (e2b); its total is what the e2b budget reads. */
+  executorCosts: ExecutorCostStore;
   /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
   reads: OperatorReadModels;
   close(): Promise<void>;
@@ -78,6 +81,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     testLab: new TestLabStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
     uiSessions: new UiSessionStore(db.knex, opts.clock),
+    executorCosts: new ExecutorCostStore(db.knex, opts.clock, opts.ids),
     reads: new OperatorReadModels(db.knex, db.dialect),
     close: () => db.close(),
   };

@@ -5,4 +5,5 @@ export * from './install.js';
 export * from './local.js';
 export * from './shadow.js';
 export * from './executors.js';
+export * from './e2b.js';
 export { TailBuffer } from './tail-buffer.js';

@@ -121,6 +121,41 @@ export function storeSuite(dialect: TestDialect): void {
     });
   });
 
+  describe('executor costs (020)', () => {
+    test('records runs, sums them per executor as numbers, and refuses amounts that would corrupt the total', async () => {
+      const costs = t.store.executorCosts;
+      expect(await costs.totalUsd('e2b')).toBe(0);
+      const first = await costs.record({
+        executor: 'e2b',
+        runId: 'run-1',
+        seconds: 12.5,
+        costUsd: 0.000378125,
+      });
+      t.clock.advance(1000);
+      await costs.record({ executor: 'e2b', seconds: 100, costUsd: 0.003025 });
+      await costs.record({ executor: 'other', seconds: 1, costUsd: 7 });
+      const total = await costs.totalUsd('e2b');
+      expect(typeof total).toBe('number');
+      expect(total).toBeCloseTo(0.003403125, 12);
+      expect(await costs.totalUsd('other')).toBe(7);
+      const listed = await costs.list('e2b');
+      expect(listed.map((c) => c.runId)).toEqual([null, 'run-1']);
+      expect(listed[1]).toEqual(first);
+      expect(typeof listed[1]!.seconds).toBe('number');
+      await expect(costs.record({ executor: 'e2b', seconds: 1, costUsd: -1 })).rejects.toThrow(/costUsd/);
+      await expect(costs.record({ executor: 'e2b', seconds: Number.NaN, costUsd: 1 })).rejects.toThrow(
+        /seconds/,
+      );
+      expect(await costs.totalUsd('e2b')).toBeCloseTo(0.003403125, 12);
+      const knex = t.store.db.knex;
+      await migrateDownTo(knex, '020-executor-costs');
+      await knex.migrate.down({ migrationSource });
+      expect(await knex.schema.hasTable('executor_costs')).toBe(false);
+      await knex.migrate.latest({ migrationSource });
+      expect(await costs.totalUsd('e2b')).toBe(0);
+    });
+  });
+
   describe('deliveries (group commit)', () => {
     test('records deliveries, markers and jobs in one batch', async () => {
       const results = await t.store.deliveries.recordBatch([

@@ -188,8 +188,7 @@ describe('the e2b gate: key, SDK, budget of the shadow', () => {
     expect(read).not.toHaveBeenCalled();
   });
 
-  test('e2bSdkAvailable imports the package: absent here, a present package answers true', async () => {
-    expect(await e2bSdkAvailable()).toBe(false);
+  test('e2bSdkAvailable imports the package: an absent one answers false, a present one true', async () => {
     expect(await e2bSdkAvailable('definitely-not-a-package-verdict')).toBe(false);
     expect(await e2bSdkAvailable('zod')).toBe(true);
   });
@@ -313,11 +312,23 @@ describe('the validation settings of the configuration', () => {
     expect(loadConfig({ VERDICT_E2B_BUDGET_USD: '12.5', E2B_API_KEY: ' k ' }).validation).toMatchObject({
       e2bApiKey: 'k',
       e2bBudgetUsd: 12.5,
+      e2bCostPerSecondUsd: null,
     });
     expect(loadConfig({ REVIEWBOT_E2B_BUDGET_USD: '0' }).validation.e2bBudgetUsd).toBe(0);
     for (const bad of ['-1', 'fifty', '1e3']) {
       expect(() => loadConfig({ VERDICT_E2B_BUDGET_USD: bad })).toThrow(
         `VERDICT_E2B_BUDGET_USD must be a non-negative number of USD like 50 or 12.5 (got "${bad}")`,
+      );
+    }
+  });
+
+  test('VERDICT_E2B_COST_PER_SECOND_USD overrides the recorded e2b rate with a positive amount', () => {
+    expect(loadConfig({ VERDICT_E2B_COST_PER_SECOND_USD: '0.00003025' }).validation.e2bCostPerSecondUsd).toBe(
+      0.00003025,
+    );
+    for (const bad of ['0', '-0.1', 'cheap', '1e-5']) {
+      expect(() => loadConfig({ VERDICT_E2B_COST_PER_SECOND_USD: bad })).toThrow(
+        /VERDICT_E2B_COST_PER_SECOND_USD/,
       );
     }
   });

@@ -17,6 +17,7 @@ import * as m016 from './016-lean-delivery-writes.js';
 import * as m017 from './017-line-comments.js';
 import * as m018 from './018-testlab-runs.js';
 import * as m019 from './019-ui-sessions.js';
+import * as m020 from './020-executor-costs.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -40,6 +41,7 @@ const migrations: Array<[string, Migration]> = [
   ['017-line-comments', m017],
   ['018-testlab-runs', m018],
   ['019-ui-sessions', m019],
+  ['020-executor-costs', m020],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
