@@ -345,7 +345,7 @@ const rateDollars = z
 
 const validation = {
   VERDICT_VALIDATION_ENABLED: v(
-    'Run the repository\'s own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).',
+    "Run the repository's own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).",
     flag,
     'false',
   ),

@@ -228,13 +228,17 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     expect(fs.existsSync(path.join(dir, 'big.bin'))).toBe(false);
   }, 40000);
 
-  it('the memory limit leaves WebAssembly (and so Node\'s fetch) working', async () => {
+  it("the memory limit leaves WebAssembly (and so Node's fetch) working", async () => {
     const dir = checkout('passing');
     const plan = planValidation({ dir }, ['sum.js'], {
       repoCommands: [
         {
           check: 'test',
-          argv: ['node', '-e', 'new WebAssembly.Memory({ initial: 1 }); console.log(typeof fetch, "wasm ok")'],
+          argv: [
+            'node',
+            '-e',
+            'new WebAssembly.Memory({ initial: 1 }); console.log(typeof fetch, "wasm ok")',
+          ],
         },
       ],
     });
