@@ -88,7 +88,7 @@ const NEGATION = /\b(?:not|never|no)\b|n't\b/i;
 /** Sentence openers that make the rest of the sentence a condition, for the generic rules. */
 const CONDITIONAL_OPENER = /^\s*(?:if|unless|when|whenever|once|should|suppose|assuming|in case)\b/i;
 
-const CHECK = String.raw`(?:unit\s+|integration\s+|e2e\s+|new\s+|existing\s+|whole\s+|full\s+)?(?:tests?|test\s+suite|suite|specs?|build|lint(?:er)?|eslint|type-?check(?:ing|er)?|tsc|mypy|ci|pipeline|compilation|compiler|benchmarks?)`;
+const CHECK = String.raw`(?:unit\s+|integration\s+|e2e\s+|new\s+|existing\s+|whole\s+|full\s+)?(?:tests?|test\s+suite|suite|specs?|build|lint(?:er)?|eslint|type[-\s]?check(?:ing|er)?|tsc|mypy|ci|pipeline|compilation|compiler|benchmarks?)`;
 const PAST_RESULT = String.raw`(?:failed|showed|shown|produced|printed|output|yielded|reported|threw|crashed|errored|exited|hung|panicked|returned|gave|passed|succeeded|resulted\s+in|timed\s+out|segfaulted)`;
 
 interface Rule {
