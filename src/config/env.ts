@@ -406,6 +406,52 @@ const validation = {
   ),
 };
 
+/** An S3 key prefix: surrounding slashes dropped (the storage adds the one separator). */
+const keyPrefix = trimmed
+  .transform((value) => value.replace(/^\/+|\/+$/g, ''))
+  .describe('key prefix, like verdict/evidence');
+
+const evidence = {
+  VERDICT_EVIDENCE_ARTIFACTS: v(
+    '1: command outputs of validation are stored and attached to execution-claim findings as evidence (docs/evidence.md).',
+    flag,
+    '0',
+  ),
+  VERDICT_EVIDENCE_REQUIRE_ARTIFACTS: v(
+    '1: an execution claim left without an artifact is marked evidenceStatus unverified (severity kept); no effect unless VERDICT_EVIDENCE_ARTIFACTS=1.',
+    flag,
+    '0',
+  ),
+  VERDICT_EVIDENCE_STORE: v(
+    'Where artifacts go: local (VERDICT_EVIDENCE_DIR), s3 (an S3-compatible bucket), none (not stored, logged as no_artifact_storage).',
+    oneOf(['local', 's3', 'none']),
+    'local',
+  ),
+  VERDICT_EVIDENCE_DIR: v(
+    "Directory of the local artifact store (default: evidence/ in VERDICT_DB_PATH's directory, ./data/evidence).",
+    trimmed,
+  ),
+  VERDICT_EVIDENCE_PUBLIC_BASE_URL: v(
+    'Base URL artifacts are served at: an artifact links to <url>/<key> (unset: local artifacts show their key, s3 ones a presigned URL).',
+    baseUrl,
+  ),
+  VERDICT_EVIDENCE_S3_BUCKET: v(
+    'Bucket of the s3 store (required with VERDICT_EVIDENCE_STORE=s3); credentials come from the AWS SDK chain (AWS_ACCESS_KEY_ID, ...).',
+    trimmed,
+  ),
+  VERDICT_EVIDENCE_S3_REGION: v('Region of that bucket.', trimmed, 'us-east-1'),
+  VERDICT_EVIDENCE_S3_ENDPOINT: v(
+    'Endpoint of an S3-compatible store (MinIO, R2, ...; unset: AWS S3).',
+    baseUrl,
+  ),
+  VERDICT_EVIDENCE_S3_PREFIX: v('Prefix of every artifact key in the bucket (unset: none).', keyPrefix),
+  VERDICT_EVIDENCE_S3_FORCE_PATH_STYLE: v(
+    '1: address the bucket as <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint>/<key> (most S3-compatible stores).',
+    flag,
+    '0',
+  ),
+};
+
 const providers = {
   VERDICT_RUNNER_PROVIDER: v('Model provider (codex: the local codex CLI).', provider, 'codex'),
   VERDICT_RUNNER_MODEL: v(
@@ -606,6 +652,7 @@ export const SECTIONS = [
   { title: 'Product and publication', variables: publication },
   { title: 'Worker', variables: worker },
   { title: 'Validation', variables: validation },
+  { title: 'Evidence artifacts (docs/evidence.md)', variables: evidence },
   { title: 'Review engine: model providers', variables: providers },
   { title: 'Review engine: context budget', variables: budget },
   { title: 'Queue selection (for worker processes)', variables: queue },
@@ -624,6 +671,7 @@ export const VARIABLES = {
   ...publication,
   ...worker,
   ...validation,
+  ...evidence,
   ...providers,
   ...budget,
   ...queue,

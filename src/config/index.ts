@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { ServiceTokens, TokenClass } from '../http/auth.js';
 import type { PriceTable, ProviderName } from '../review/providers/types.js';
 import { ConfigError, lookup, parseEnv, type ProcessEnv, type Settings, type VariableName } from './env.js';
@@ -86,6 +87,33 @@ export type Config = {
   dashboard: DashboardConfig;
   setup: SetupConfig;
   validation: ValidationConfig;
+  evidence: EvidenceConfig;
+};
+
+/** Where evidence artifacts are stored (docs/evidence.md); `none`: nowhere (`no_artifact_storage`). */
+export type EvidenceStoreConfig =
+  | { kind: 'none' }
+  | { kind: 'local'; dir: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      region: string;
+      /** An S3-compatible store's endpoint (null: AWS S3). */
+      endpoint: string | null;
+      /** Key prefix without surrounding slashes ('' for none). */
+      prefix: string;
+      forcePathStyle: boolean;
+    };
+
+/** Evidence artifacts of findings (review-engine 2.6; docs/evidence.md). */
+export type EvidenceConfig = {
+  /** `VERDICT_EVIDENCE_ARTIFACTS=1`: command outputs are stored and attached to execution claims. */
+  enabled: boolean;
+  /** `VERDICT_EVIDENCE_REQUIRE_ARTIFACTS=1`: claims left without one are `unverified` (only when enabled). */
+  requireArtifacts: boolean;
+  store: EvidenceStoreConfig;
+  /** `VERDICT_EVIDENCE_PUBLIC_BASE_URL` without its trailing slash (null: none). */
+  publicBaseUrl: string | null;
 };
 
 /** Repo-native validation settings (issue 26; docs/validation-policy.md). */
@@ -280,6 +308,7 @@ export function loadConfig(
       registry: s.VERDICT_VALIDATION_REGISTRY,
       e2bCostPerSecondUsd: s.VERDICT_E2B_COST_PER_SECOND_USD ?? null,
     },
+    evidence: evidenceConfig(s, env),
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,
       token: s.VERDICT_OPERATOR_UI_TOKEN ?? null,
@@ -399,6 +428,44 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
     },
     codex: { bin: s.VERDICT_RUNNER_BIN, home: s.VERDICT_RUNNER_HOME ?? null },
     priceOverrides: s.VERDICT_MODEL_PRICES ?? {},
+  };
+}
+
+/** The data directory the SQLite store default lives in (`./data/verdict.sqlite`). */
+const DEFAULT_DATA_DIR = './data';
+
+function evidenceConfig(s: Settings, env: ProcessEnv): EvidenceConfig {
+  const kind = s.VERDICT_EVIDENCE_STORE;
+  let store: EvidenceStoreConfig;
+  if (kind === 's3') {
+    const bucket = s.VERDICT_EVIDENCE_S3_BUCKET;
+    if (bucket === undefined) {
+      throw new ConfigError(
+        lookup(env, 'VERDICT_EVIDENCE_S3_BUCKET').variable,
+        'must be set with VERDICT_EVIDENCE_STORE=s3',
+      );
+    }
+    store = {
+      kind,
+      bucket,
+      region: s.VERDICT_EVIDENCE_S3_REGION,
+      endpoint: s.VERDICT_EVIDENCE_S3_ENDPOINT ?? null,
+      prefix: s.VERDICT_EVIDENCE_S3_PREFIX ?? '',
+      forcePathStyle: s.VERDICT_EVIDENCE_S3_FORCE_PATH_STYLE,
+    };
+  } else if (kind === 'local') {
+    // Beside the SQLite store file: `evidence/` in VERDICT_DB_PATH's directory (an in-memory store has
+    // none, so the default data directory).
+    const dataDir = s.VERDICT_DB_PATH === ':memory:' ? DEFAULT_DATA_DIR : dirname(s.VERDICT_DB_PATH);
+    store = { kind, dir: s.VERDICT_EVIDENCE_DIR ?? join(dataDir, 'evidence') };
+  } else {
+    store = { kind };
+  }
+  return {
+    enabled: s.VERDICT_EVIDENCE_ARTIFACTS,
+    requireArtifacts: s.VERDICT_EVIDENCE_REQUIRE_ARTIFACTS,
+    store,
+    publicBaseUrl: s.VERDICT_EVIDENCE_PUBLIC_BASE_URL ?? null,
   };
 }
 
