@@ -29,6 +29,7 @@ import type { AppGitHub } from '../services/repos.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { e2bSdkAvailable } from '../validation/decide.js';
+import { createArtifactStorage } from '../evidence/storage.js';
 import { e2bExecutorFactory, recordedE2bCostReader } from '../validation/e2b.js';
 import { selectExecutor } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
@@ -140,6 +141,11 @@ export function reviewEngineFor(
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
     validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
+    evidence: {
+      enabled: config.evidence.enabled,
+      requireArtifacts: config.evidence.requireArtifacts,
+      storage: config.evidence.enabled ? createArtifactStorage(config.evidence) : null,
+    },
   });
   return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
 }

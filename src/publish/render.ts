@@ -2,6 +2,16 @@ import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { ReviewOutput } from '../review/output.schema.js';
 import { validationStatusLines } from '../validation/report.js';
+import type { EvidenceArtifact } from '../evidence/artifacts.js';
+import { renderEvidence } from '../evidence/render.js';
+
+/** Lines indented two spaces (a list item's continuation); blank lines stay blank. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => (l === '' ? '' : `  ${l}`))
+    .join('\n');
+}
 import {
   mergeStatus,
   mergeStatusCause,
@@ -27,6 +37,12 @@ export type RenderFinding = ReviewOutput['findings'][number] & {
   inline?: boolean;
   /** Link to the anchored lines at the reviewed head. */
   fileUrl?: string | null;
+  /** Evidence artifacts backing an execution claim, and whether the claim is verified (2.6). */
+  evidence?: {
+    artifacts: EvidenceArtifact[];
+    status: 'verified' | 'unverified' | null;
+    downgradedReason: string | null;
+  };
 };
 
 /** A finding still open from an earlier review: listed once, with a link to its thread when it has one. */
@@ -228,12 +244,17 @@ function findingEntries(
       const url = f.path && link ? link(f.path, f.line, f.endLine) : null;
       const where = f.path ? ` — ${url ? `[${codePath(f.path)}](${url})` : codePath(f.path)}` : '';
       const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${where}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
-      if (detail >= 3 || f.body.trim() === '') return head;
+      const unverified =
+        f.evidence?.status === 'unverified'
+          ? `\n  _Unverified: ${escapeInline(f.evidence.downgradedReason ?? 'no artifact backs it')}_`
+          : '';
+      const artifacts =
+        f.evidence && f.evidence.artifacts.length > 0
+          ? `\n\n  Evidence:\n${indent(renderEvidence(f.evidence.artifacts))}`
+          : '';
+      if (detail >= 3 || f.body.trim() === '') return `${head}${unverified}${artifacts}`;
       const body = f.body.length > bodyChars ? `${f.body.slice(0, bodyChars)}…` : f.body;
-      return `${head}\n\n${escapeText(body)
-        .split('\n')
-        .map((l) => (l === '' ? '' : `  ${l}`))
-        .join('\n')}`;
+      return `${head}${unverified}\n\n${indent(escapeText(body))}${artifacts}`;
     })
     .join('\n\n');
 }

@@ -542,6 +542,12 @@ export class ReviewPublisher {
       }
       findings.push({ ...f, stillOpen: false });
     }
+    // Evidence artifacts (review-engine 2.6) go with the findings they back.
+    const evidence = new Map((result.evidence?.findings ?? []).map((e) => [e.fingerprint, e]));
+    for (const f of findings) {
+      const e = evidence.get(findingFingerprint(f));
+      if (e) f.evidence = { artifacts: e.artifacts, status: e.status, downgradedReason: e.downgradedReason };
+    }
     const raised = new Set(result.output.findings.map((f) => findingFingerprint(f)));
     for (const p of result.priorFindings?.carriedOpen ?? []) {
       if (raised.has(p.fingerprint)) continue;

@@ -68,6 +68,8 @@ import { applyStrictness } from './strictness.js';
 import { runResultSchema, type RunResult } from './run-result.js';
 import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
 import { validationEvidence, validationFindings } from '../validation/report.js';
+import { processEvidence } from '../evidence/artifacts.js';
+import type { ArtifactStorage } from '../evidence/storage.js';
 
 export type ReviewEngineDeps = {
   store: Store;
@@ -80,6 +82,8 @@ export type ReviewEngineDeps = {
   log: Logger;
   /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
   validation?: ReviewValidator | null;
+  /** Evidence artifacts (review-engine 2.6, docs/evidence.md); absent or null: off. */
+  evidence?: { enabled: boolean; requireArtifacts: boolean; storage: ArtifactStorage | null } | null;
 };
 
 /** The review engine: opens the review of one run (see ReviewSession). */
@@ -665,11 +669,13 @@ class ReviewJob implements ReviewSession {
     const strict = applyStrictness(output.findings, policy.strictness);
     // Anchors are checked against the pull request's diff at this head; a failed one is removed.
     // A failing check the pull request introduced is a finding of its own, with the output as evidence.
-    const fromValidation = validated
-      ? validationFindings(validated.report, paths).map(({ validationCommand: _c, ...f }) => f)
-      : [];
-    const anchors = checkFindingAnchors([...strict.kept, ...fromValidation], changed);
+    const fromValidation = validated ? validationFindings(validated.report, paths) : [];
+    const anchors = checkFindingAnchors(
+      [...strict.kept, ...fromValidation.map(({ validationCommand: _c, ...f }) => f)],
+      changed,
+    );
     output = { ...output, findings: anchors.findings.map(({ lineText: _text, ...f }) => f) };
+    const evidence = await this.evidence(output.findings, fromValidation, validated, warnings);
     const earlier = new Set(
       (await store.findings.listForPr(run.repo, run.prNumber))
         .filter((f) => f.runId !== run.id)
@@ -744,6 +750,7 @@ class ReviewJob implements ReviewSession {
       },
       degraded,
       ...(validated ? { validation: { ...validated.report, seenByModel: early !== null } } : {}),
+      ...(evidence ? { evidence } : {}),
     };
     // What is stored and handed back is checked against its schema (a defect here fails the run loudly).
     const result = runResultSchema.parse(built);
@@ -792,6 +799,49 @@ class ReviewJob implements ReviewSession {
       `review ${run.reviewKey} analysed: ${output.verdict}, ${findings.length} finding(s)${degraded ? ' (degraded)' : ''}`,
     );
     return { status: 'completed', analysis: result };
+  }
+
+  /**
+   * Evidence artifacts (review-engine 2.6): the validation's command outputs are stored and attached to the
+   * findings that claim something was run, by fingerprint; null when the step is off. It never throws:
+   * a failure is `evidence_artifacts_failed` in the warnings and the findings are kept as they were.
+   */
+  private async evidence(
+    findings: ReviewOutput['findings'],
+    fromValidation: Array<{ title: string; validationCommand: string }>,
+    validated: ReviewValidation | null,
+    warnings: string[],
+  ): Promise<RunResult['evidence'] | null> {
+    const settings = this.deps.evidence;
+    if (!settings?.enabled) return null;
+    const commands = new Map(fromValidation.map((f) => [f.title, f.validationCommand]));
+    const processed = await processEvidence({
+      ...settings,
+      runId: this.run.id,
+      outcome: validated?.outcome ?? null,
+      findings: findings.map((f) => {
+        const command = commands.get(f.title);
+        return { ...f, ...(command !== undefined ? { validationCommand: command } : {}) };
+      }),
+      log: this.log,
+    });
+    if (processed.failed !== null) warnings.push(`evidence_artifacts_failed: ${processed.failed}`);
+    return {
+      artifacts: processed.artifacts,
+      failed: processed.failed,
+      findings: processed.findings.flatMap((f) =>
+        f.evidenceArtifacts || f.evidenceStatus
+          ? [
+              {
+                fingerprint: findingFingerprint(f),
+                artifacts: f.evidenceArtifacts ?? [],
+                status: f.evidenceStatus ?? null,
+                downgradedReason: f.downgradedReason ?? null,
+              },
+            ]
+          : [],
+      ),
+    };
   }
 
   /** Starts the validation of this head (null when validation is off); never rejects. */

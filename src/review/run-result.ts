@@ -8,6 +8,13 @@ import { reviewOutputSchema } from './output.schema.js';
  * same definition (a result that does not parse is not an analysis).
  */
 
+const evidenceArtifactSchema = z.object({
+  id: z.string(),
+  key: z.string(),
+  url: z.string().nullable(),
+  kind: z.enum(['command_output']),
+});
+
 export const fileCoverageSchema = z.object({
   path: z.string(),
   status: z.enum(['analysed', 'skipped', 'failed']),
@@ -129,6 +136,25 @@ export const runResultSchema = z.object({
    * arrived in time to be the model's evidence. Absent when validation is off.
    */
   validation: validationReportSchema.extend({ seenByModel: z.boolean() }).optional(),
+  /**
+   * Evidence artifacts (review-engine 2.6; docs/evidence.md): the stored command outputs, and for each
+   * finding (by fingerprint) that claims something was run, the artifacts backing it and, with
+   * VERDICT_EVIDENCE_REQUIRE_ARTIFACTS, `verified`/`unverified` and why. Absent when the step is off.
+   */
+  evidence: z
+    .object({
+      artifacts: z.array(evidenceArtifactSchema),
+      failed: z.string().nullable(),
+      findings: z.array(
+        z.object({
+          fingerprint: z.string(),
+          artifacts: z.array(evidenceArtifactSchema),
+          status: z.enum(['verified', 'unverified']).nullable(),
+          downgradedReason: z.string().nullable(),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 export type FileCoverage = z.infer<typeof fileCoverageSchema>;

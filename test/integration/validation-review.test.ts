@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import nock from 'nock';
 import { analysisOf, mergeStatus } from '../../src/publish/status.js';
@@ -184,6 +186,94 @@ const ENV = {
     const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
     expect(body).toContain('MISSING: NOT RUN repo-native validation: execution_disabled');
     expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
+  }, 60_000);
+
+  test('evidence artifacts: the failing output is stored and attached to the finding; the body shows its key', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
+    try {
+      const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: dir });
+      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+      await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
+      nock(OPENAI)
+        .post('/v1/chat/completions')
+        .reply(
+          200,
+          completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+        );
+      const run = await reviewRun();
+      const result = runResultSchema.parse(run.result);
+      const key = `runs/${run.id}/bubblewrap-1-test.log`;
+      expect(result.evidence!.failed).toBeNull();
+      expect(result.evidence!.artifacts).toEqual([
+        { id: 'bubblewrap-1-test', key, url: null, kind: 'command_output' },
+      ]);
+      expect(fs.readFileSync(path.join(dir, key), 'utf8')).toMatch(/6 !== 5/);
+      expect(result.evidence!.findings).toHaveLength(1);
+      expect(result.evidence!.findings[0]!.artifacts.map((a) => a.key)).toEqual([key]);
+      const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+      expect(body).toContain(`- command_output: \`${key}\``);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('evidence required: a model claim of a run with no artifact is unverified, kept at its severity', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
+    try {
+      const store = await start({
+        VERDICT_EVIDENCE_ARTIFACTS: '1',
+        VERDICT_EVIDENCE_REQUIRE_ARTIFACTS: '1',
+        VERDICT_EVIDENCE_DIR: dir,
+      });
+      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+      const claim = {
+        severity: 'high',
+        category: 'tests',
+        path: 'sum.js',
+        title: 'The test suite fails',
+        body: 'I ran npm test and the sum test fails with 6 !== 5.',
+        contextIds: [],
+      };
+      nock(OPENAI)
+        .post('/v1/chat/completions')
+        .reply(200, completion(JSON.stringify(review({ findings: [claim] }))));
+      const run = await reviewRun();
+      const result = runResultSchema.parse(run.result);
+      expect(result.output.findings).toMatchObject([{ severity: 'high', title: 'The test suite fails' }]);
+      expect(result.evidence!.findings).toMatchObject([{ status: 'unverified', artifacts: [] }]);
+      expect(result.evidence!.findings[0]!.downgradedReason).toBeTruthy();
+      const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+      expect(body).toMatch(/The test suite fails[\s\S]*_Unverified: /);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('evidence storage failing: evidence_artifacts_failed is recorded and the findings are kept', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
+    const notADir = path.join(dir, 'file');
+    fs.writeFileSync(notADir, 'a file where the evidence folder should be');
+    try {
+      const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: notADir });
+      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+      await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
+      nock(OPENAI)
+        .post('/v1/chat/completions')
+        .reply(
+          200,
+          completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+        );
+      const run = await reviewRun();
+      const result = runResultSchema.parse(run.result);
+      expect(result.evidence!.failed).toBeTruthy();
+      expect(result.evidence!.artifacts).toEqual([]);
+      expect(result.warnings.join('\n')).toMatch(/^evidence_artifacts_failed: /m);
+      expect(await store.findings.listForRun(run.id)).toMatchObject([
+        { severity: 'high', category: 'validation' },
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   test('validation off (the default): the review is semantic only, as before', async () => {
