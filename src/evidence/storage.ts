@@ -138,7 +138,12 @@ export function createS3ArtifactStorage(options: S3ArtifactStorageOptions): S3Ar
     ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
     // Checksums only where S3 requires them: S3-compatible stores do not all accept the newer defaults.
     requestChecksumCalculation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: 5000, requestTimeout: options.requestTimeoutMs ?? 30_000 },
+    // A stalled store fails the write instead of holding the review (the SDK only warns by default).
+    requestHandler: {
+      connectionTimeout: 5000,
+      requestTimeout: options.requestTimeoutMs ?? 30_000,
+      throwOnRequestTimeout: true,
+    },
   });
   return {
     kind: 's3',

@@ -323,6 +323,38 @@ describe('the S3 artifact store against a local S3-like server', () => {
     ]);
   });
 
+  test('a store that does not answer fails after the request time limit', async () => {
+    s3 = await fakeS3();
+    const silent = createServer(() => {
+      // Never answers.
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    // If the write never fails, the test times out without this server keeping Jest alive.
+    silent.unref();
+    silent.on('connection', (socket) => socket.unref());
+    try {
+      storage = createS3ArtifactStorage({
+        bucket: 'bkt',
+        region: 'us-east-1',
+        endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        forcePathStyle: true,
+        credentials: CREDENTIALS,
+        maxAttempts: 1,
+        requestTimeoutMs: 300,
+      });
+      const started = Date.now();
+      await expect(storage.put({ key: 'a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
+        /exceeded the configured 300 ms requestTimeout/,
+      );
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      storage?.destroy();
+      storage = undefined;
+      silent.closeAllConnections();
+      await new Promise((done) => silent.close(done));
+    }
+  });
+
   test('refuses a key that could leave the prefix, sending nothing', async () => {
     s3 = await fakeS3();
     storage = createS3ArtifactStorage({
