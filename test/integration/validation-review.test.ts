@@ -25,7 +25,7 @@ import { githubTarball } from '../helpers/tarball.js';
 const BASE = 'c'.repeat(40);
 const FIXTURES = path.resolve('fixtures/validation');
 const CODELOAD = 'https://codeload.github.com';
-const hasBwrap = findBinary('bwrap') !== undefined;
+const hasBwrap = findBinary('bwrap') !== undefined || Boolean(process.env.CI);
 
 const SUM_PATCH =
   "@@ -1,3 +1,4 @@\n export function sum(a, b) {\n-  return a + b;\n+  // The PR's change: an off-by-one that breaks the existing test.\n+  return a + b + 1;\n }";
