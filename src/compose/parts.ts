@@ -31,7 +31,7 @@ import { scheduledJobs } from '../scheduler/jobs.js';
 import { e2bSdkAvailable } from '../validation/decide.js';
 import { createArtifactStorage } from '../evidence/storage.js';
 import { e2bExecutorFactory, recordedE2bCostReader } from '../validation/e2b.js';
-import { selectExecutor } from '../validation/executors.js';
+import { createExecutor } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
 /**
@@ -170,8 +170,8 @@ export function reviewValidatorFor(store: Store, config: Config, clock: Clock): 
     sdkAvailable: () => e2bSdkAvailable(),
     readRecordedCostUsd: recordedE2bCostReader(store.executorCosts),
     now: () => clock.now(),
-    executor: (name, { trusted }) => {
-      const selected = selectExecutor(name, {
+    executor: (name, { trusted }) =>
+      createExecutor(name, {
         bubblewrap: { trusted, install: { mode: v.install, registry: v.registry } },
         local: {
           allowLocal: v.allowLocal,
@@ -179,10 +179,7 @@ export function reviewValidatorFor(store: Store, config: Config, clock: Clock): 
           isolatedExecutorCommand: v.isolatedCommand,
         },
         e2b,
-      });
-      if (!selected.ok) throw new Error(selected.outcome.evidence);
-      return selected.executor;
-    },
+      }),
   });
 }
 

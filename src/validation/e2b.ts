@@ -475,7 +475,7 @@ export interface E2bCostStore {
   totalUsd(executor: string): Promise<number>;
 }
 
-/** selectExecutor's `deps.e2b`: an e2b executor that records each run's cost in the store. */
+/** createExecutor's `deps.e2b`: an e2b executor that records each run's cost in the store. */
 export function e2bExecutorFactory(
   o: Omit<E2bOptions, 'recordCost'> & { costs: E2bCostStore },
 ): () => Executor {

@@ -1,53 +1,25 @@
 /**
- * Executor selection by NAMES.md name (`validation.provider`): `local`, `bubblewrap`, `e2b`, `shadow`.
- * Anything else, the spec placeholders `executor_a`/`executor_b` included, is `unknown_executor`.
+ * The executor of a name that runs a plan: `local`, `bubblewrap` or `e2b` (NAMES.md). Which name a
+ * repository gets, `shadow` (two of them side by side) and `unknown_executor` are decided in decide.ts and
+ * review.ts; this only builds the executor.
  */
 import { createBubblewrapExecutor, type BubblewrapOptions } from './bubblewrap.js';
+import type { ExecutorName } from './decide.js';
+import { OUTCOMES } from './decide.js';
 import { createLocalExecutor, type LocalOptions } from './local.js';
-import { createShadowExecutor, DEFAULT_SHADOW_TIMEOUT_MS } from './shadow.js';
-import type { Executor, ExecutorName, ValidationOutcome } from './types.js';
-import { EXECUTOR_NAMES, simpleOutcome } from './types.js';
-
-export const UNKNOWN_EXECUTOR = 'unknown_executor';
-export const E2B_SDK_UNAVAILABLE = 'SKIPPED e2b: SDK unavailable';
+import type { Executor } from './types.js';
+import { simpleOutcome } from './types.js';
 
 export interface ExecutorDeps {
   bubblewrap?: BubblewrapOptions;
   local?: LocalOptions;
-  /** The e2b executor is built elsewhere; without it, `e2b` answers `SKIPPED e2b: SDK unavailable`. */
+  /** The e2b executor (src/validation/e2b.ts); without it, `e2b` answers `SKIPPED e2b: SDK unavailable`. */
   e2b?: () => Executor;
-  /** For `shadow`: the primary and the shadow (defaults `bubblewrap` and `e2b`), and the shadow's timeout. */
-  shadow?: {
-    primary?: Exclude<ExecutorName, 'shadow'>;
-    secondary?: Exclude<ExecutorName, 'shadow'>;
-    timeoutMs?: number;
-  };
 }
 
-export function isExecutorName(name: string): name is ExecutorName {
-  return (EXECUTOR_NAMES as readonly string[]).includes(name);
-}
-
-export type ExecutorSelection = { ok: true; executor: Executor } | { ok: false; outcome: ValidationOutcome };
-
-function unavailableE2b(): Executor {
-  return { name: 'e2b', run: async () => simpleOutcome('e2b', 'skipped', E2B_SDK_UNAVAILABLE) };
-}
-
-export function selectExecutor(name: string, deps: ExecutorDeps = {}): ExecutorSelection {
-  if (!isExecutorName(name)) return { ok: false, outcome: simpleOutcome(name, 'refused', UNKNOWN_EXECUTOR) };
-  const make = (n: Exclude<ExecutorName, 'shadow'>): Executor => {
-    if (n === 'bubblewrap') return createBubblewrapExecutor(deps.bubblewrap);
-    if (n === 'local') return createLocalExecutor(deps.local);
-    return deps.e2b ? deps.e2b() : unavailableE2b();
-  };
-  if (name !== 'shadow') return { ok: true, executor: make(name) };
-  return {
-    ok: true,
-    executor: createShadowExecutor({
-      primary: make(deps.shadow?.primary ?? 'bubblewrap'),
-      shadow: make(deps.shadow?.secondary ?? 'e2b'),
-      shadowTimeoutMs: deps.shadow?.timeoutMs ?? DEFAULT_SHADOW_TIMEOUT_MS,
-    }),
-  };
+export function createExecutor(name: ExecutorName, deps: ExecutorDeps = {}): Executor {
+  if (name === 'bubblewrap') return createBubblewrapExecutor(deps.bubblewrap);
+  if (name === 'local') return createLocalExecutor(deps.local);
+  if (deps.e2b) return deps.e2b();
+  return { name: 'e2b', run: async () => simpleOutcome('e2b', 'skipped', OUTCOMES.e2bSdkUnavailable) };
 }

@@ -9,12 +9,6 @@ import { simpleOutcome } from './types.js';
 export const DEFAULT_SHADOW_TIMEOUT_MS = 600000;
 export const SHADOW_NOT_EVIDENCE = 'shadow validation failure is not evidence that primary validation failed';
 
-/** VERDICT_VALIDATION_SHADOW_TIMEOUT_MS: a positive integer, else 600000. */
-export function shadowTimeoutMs(raw: string | undefined): number {
-  const n = raw !== undefined && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_SHADOW_TIMEOUT_MS;
-}
-
 export interface ShadowOptions {
   primary: Executor;
   shadow: Executor;

@@ -91,10 +91,6 @@ export interface Executor {
   run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome>;
 }
 
-/** NAMES.md: the only accepted `validation.provider` values. */
-export const EXECUTOR_NAMES = ['local', 'bubblewrap', 'e2b', 'shadow'] as const;
-export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
-
 export function outcomeFromPlan(executor: string, plan: ValidationPlan): ValidationOutcome | undefined {
   if (plan.kind === 'run') return undefined;
   return {

@@ -28,7 +28,7 @@ jest.unstable_mockModule(undiciOfTheSdk, () => {
 const { e2bExecutorFactory, recordedE2bCostReader, loadE2bSdk, e2bCostPerSecondUsd, E2B_WORKDIR } =
   await import('../../src/validation/e2b.js');
 const { selectValidation, e2bSdkAvailable, OUTCOMES } = await import('../../src/validation/decide.js');
-const { selectExecutor } = await import('../../src/validation/executors.js');
+const { createExecutor } = await import('../../src/validation/executors.js');
 const { reviewPolicySchema } = await import('../../src/policy/policy.schema.js');
 
 const API = 'https://api.e2b.app';
@@ -490,11 +490,15 @@ describe('e2b executor', () => {
     });
   });
 
-  test('selectExecutor takes the e2b executor from deps.e2b', () => {
-    const chosen = selectExecutor('e2b', {
-      e2b: e2bExecutorFactory({ apiKey: KEY, costs: t.store.executorCosts }),
+  test('createExecutor takes the e2b executor from deps.e2b', async () => {
+    const built = createExecutor('e2b', {
+      e2b: e2bExecutorFactory({ apiKey: '', costs: t.store.executorCosts }),
     });
-    expect(chosen).toMatchObject({ ok: true, executor: { name: 'e2b' } });
+    // The real e2b executor (not the SDK-unavailable stand-in): without a key it says so.
+    expect(await built.run(plan(['npm', 'test']), dir, { timeoutMs: 1000 })).toMatchObject({
+      status: 'skipped',
+      evidence: 'SKIPPED e2b: API key unavailable',
+    });
   });
 });
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../../src/policy/policy.schema.js';
 import { findBinary } from '../../src/validation/bubblewrap.js';
-import { selectExecutor, type ExecutorDeps } from '../../src/validation/executors.js';
+import { createExecutor, type ExecutorDeps } from '../../src/validation/executors.js';
 import { validationFindings } from '../../src/validation/report.js';
 import {
   NO_SANDBOX_BINDING,
@@ -40,11 +40,8 @@ function deps(over: Partial<ReviewValidationDeps> & { executors?: ExecutorDeps }
     trustedRepos: [],
     scratchRoot,
     now: () => Date.now(),
-    executor: (name, { trusted }) => {
-      const e = selectExecutor(name, { ...executors, bubblewrap: { ...executors?.bubblewrap, trusted } });
-      if (!e.ok) throw new Error(e.outcome.evidence);
-      return e.executor;
-    },
+    executor: (name, { trusted }) =>
+      createExecutor(name, { ...executors, bubblewrap: { ...executors?.bubblewrap, trusted } }),
     checkout: async (ref, dir) => {
       await fs.promises.cp(path.join(FIXTURES, fixtureOf[ref] ?? ref), dir, { recursive: true });
     },
@@ -227,9 +224,7 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
         apiKey: 'e2b_key',
         executor: (name, { trusted }) => {
           if (name === 'e2b') return failing;
-          const e = selectExecutor(name, { bubblewrap: { trusted } });
-          if (!e.ok) throw new Error('no');
-          return e.executor;
+          return createExecutor(name, { bubblewrap: { trusted } });
         },
       }),
       input({ operatorConfig: { validation: { provider: 'shadow' } } }),
