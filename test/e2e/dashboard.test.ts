@@ -153,6 +153,9 @@ maybe('operator dashboard in a browser', () => {
     await page.waitForURL(/\/operator\/pull-requests\/acme\/api\/7$/);
     await page.getByText('Stale read after invalidation').waitFor();
     await page.getByText('src/cache.ts:12-14').waitFor();
+    // The run's validation: its outcome and the failing command the pull request introduced.
+    await page.getByText('FAILED bubblewrap: npm run test (exit 1)').waitFor();
+    await page.getByText('npm run test · introduced by this pull request').waitFor();
     expect(await page.getByRole('link', { name: 'review 1234567' }).getAttribute('href')).toBe(
       'https://github.com/acme/api/pull/7#pullrequestreview-1234567',
     );

@@ -46,7 +46,16 @@ export async function seedDashboard(
       analysisStatus: 'analysed',
       verdict: 'needs-attention',
       confidence: 4,
-      result: { summary: 'Two problems' },
+      result: {
+        summary: 'Two problems',
+        validation: {
+          status: 'failed',
+          executor: 'bubblewrap',
+          evidence: 'FAILED bubblewrap: npm run test (exit 1)',
+          commands: [{ command: 'npm run test', passed: false, introduced: true }],
+          notRun: [],
+        },
+      },
     },
     [
       {

@@ -32,6 +32,15 @@ type Run = {
   checkRunId: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The stored analysis; only its validation report is read here (docs/validation.md). */
+  result?: { validation?: RunValidation } | null;
+};
+type RunValidation = {
+  status: string;
+  executor: string | null;
+  evidence: string;
+  commands: Array<{ command: string; passed: boolean; introduced: boolean | null }>;
+  notRun: string[];
 };
 type Finding = {
   id: number;
@@ -343,6 +352,26 @@ function RunCard({
             </p>
           )}
         </div>
+        {run.result?.validation && (
+          <div>
+            <h4>Validation</h4>
+            <Badge value={run.result.validation.status} />
+            <p class="small">{run.result.validation.evidence}</p>
+            {run.result.validation.commands
+              .filter((c) => !c.passed)
+              .map((c) => (
+                <p class="small error-text" key={c.command}>
+                  {c.command}
+                  {c.introduced === true ? ' · introduced by this pull request' : ''}
+                </p>
+              ))}
+            {run.result.validation.notRun.map((n) => (
+              <p class="small muted" key={n}>
+                not run: {n}
+              </p>
+            ))}
+          </div>
+        )}
         <div>
           <h4>Publication</h4>
           <Badge value={run.publishStatus} />
