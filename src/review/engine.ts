@@ -328,10 +328,17 @@ class ReviewJob implements ReviewSession {
   analyse(): Promise<ReviewExecution> {
     const admitted = this.admitted;
     if (!admitted) throw new Error('analyse() before a successful admit()');
+    // An analysis that ends early (an error while gathering) stops its validation with it.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    this.ctx.signal.addEventListener('abort', onAbort, { once: true });
     return this.guarded(
-      () => this.analysis(admitted),
+      () => this.analysis(admitted, stop.signal),
       (execution) => execution,
-    );
+    ).finally(() => {
+      this.ctx.signal.removeEventListener('abort', onAbort);
+      stop.abort();
+    });
   }
 
   private async recordFailure(error: string) {
@@ -440,14 +447,14 @@ class ReviewJob implements ReviewSession {
     return { admitted: true, gh, headSha: this.headSha };
   }
 
-  private async analysis(admitted: Admitted): Promise<ReviewExecution> {
+  private async analysis(admitted: Admitted, validationSignal: AbortSignal): Promise<ReviewExecution> {
     const { store, clock, config } = this.deps;
     const run = this.run;
     const { gh, pr, policy, standalone, files, gatherStart, notes } = admitted;
     const changed =
       files ?? (await listChangedFiles(gh, this.owner, this.repo, run.prNumber, pr.changedFiles));
     // Validation runs beside the semantic review, from here until its own time limit.
-    const validating = this.validate(admitted, changed);
+    const validating = this.validate(admitted, changed, validationSignal);
 
     // 2. Context: prior findings, full or incremental review, memory contexts, chunks.
     const previous = await store.runs.previousAnalysed(run.repo, run.prNumber, run.id);
@@ -845,7 +852,11 @@ class ReviewJob implements ReviewSession {
   }
 
   /** Starts the validation of this head (null when validation is off); never rejects. */
-  private async validate(admitted: Admitted, changed: ChangedFile[]): Promise<ReviewValidation | null> {
+  private async validate(
+    admitted: Admitted,
+    changed: ChangedFile[],
+    signal: AbortSignal,
+  ): Promise<ReviewValidation | null> {
     const validator = this.deps.validation;
     if (!validator) return null;
     const { pr, policy, standalone, gh } = admitted;
@@ -877,7 +888,7 @@ class ReviewJob implements ReviewSession {
             draft: pr.draft,
             filesChanged: pr.changedFiles,
           },
-          signal: this.ctx.signal,
+          signal,
         },
       );
     } catch (error) {
