@@ -29,7 +29,7 @@ import type {
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
 
 export const BWRAP_UNAVAILABLE = 'SKIPPED bubblewrap: binary unavailable';
 export const BWRAP_REFUSED_UNTRUSTED = 'REFUSED bubblewrap: repo-committed config untrusted';
@@ -451,74 +451,29 @@ function summarize(
   aborted: boolean,
   step: InstallStep,
 ): ValidationOutcome {
-  const artifacts: ValidationArtifact[] = [
-    ...(step.artifact ? [step.artifact] : []),
-    ...results.map((r, i) => ({
-      id: `bubblewrap-${i + 1}-${r.check}`,
-      kind: 'command_output' as const,
-      command: r.command,
-      content: r.outputTail,
-    })),
-  ];
-  const timed = results.find((r) => r.timedOut);
-  const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
-  const notRun = plan.commands.slice(results.length).map((c) => c.argv.join(' '));
-  const notRunTail = notRun.length ? `; not run: ${notRun.join(', ')}` : '';
-  const base = {
+  const install = step.record;
+  const stopped =
+    install?.result === 'timed_out'
+      ? {
+          status: 'timed_out' as const,
+          evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)`,
+        }
+      : install?.result === 'failed'
+        ? // Not a test failure: the checks never ran.
+          {
+            status: 'error' as const,
+            evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${install.exitCode ?? install.signal}`,
+          }
+        : null;
+  return commandsOutcome({
     executor: 'bubblewrap',
-    commands: results,
-    artifacts,
+    plan,
+    results,
+    aborted,
+    killed: 'process tree',
+    stopped,
+    artifacts: step.artifact ? [step.artifact] : [],
     note: step.note,
-    ...(step.record ? { install: step.record } : {}),
-  };
-  if (aborted) {
-    return {
-      ...base,
-      status: 'not_run',
-      evidence: `NOT RUN bubblewrap: cancelled (process tree killed)${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`,
-    };
-  }
-  if (step.record?.result === 'timed_out') {
-    return {
-      ...base,
-      status: 'timed_out',
-      evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)${notRunTail}`,
-    };
-  }
-  if (step.record?.result === 'failed') {
-    // Not a test failure: the checks never ran.
-    return {
-      ...base,
-      status: 'error',
-      evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${step.record.exitCode ?? step.record.signal}${notRunTail}`,
-    };
-  }
-  if (timed) {
-    return {
-      ...base,
-      status: 'timed_out',
-      evidence:
-        `TIMED OUT bubblewrap: ${timed.command} (process tree killed at the time limit)` +
-        (notRun.length ? `; not run: ${notRun.join(', ')}` : ''),
-    };
-  }
-  if (failed.length > 0) {
-    return {
-      ...base,
-      status: 'failed',
-      evidence: `FAILED bubblewrap: ${failed.map((r) => `${r.command} (exit ${r.exitCode ?? r.signal})`).join(', ')}`,
-    };
-  }
-  if (notRun.length > 0) {
-    return {
-      ...base,
-      status: 'not_run',
-      evidence: `NOT RUN bubblewrap: cancelled before ${notRun.join(', ')}`,
-    };
-  }
-  return {
-    ...base,
-    status: 'passed',
-    evidence: `PASSED bubblewrap: ${results.map((r) => r.command).join(', ')}`,
-  };
+    ...(install ? { install } : {}),
+  });
 }

@@ -21,11 +21,10 @@ import type {
   Executor,
   PlannedCommand,
   RunOptions,
-  ValidationArtifact,
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
 import { OUTCOMES } from './decide.js';
 
 /**
@@ -432,41 +431,15 @@ function summarize(
   failure: string | null,
   note: string,
 ): ValidationOutcome {
-  const artifacts: ValidationArtifact[] = results.map((r, i) => ({
-    id: `e2b-${i + 1}-${r.check}`,
-    kind: 'command_output' as const,
-    command: r.command,
-    content: r.outputTail,
-  }));
-  const timed = results.find((r) => r.timedOut);
-  const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
-  const notRun = plan.commands.slice(results.length).map((c) => c.argv.join(' '));
-  const notRunText = notRun.length ? `; not run: ${notRun.join(', ')}` : '';
-  const base = { executor: 'e2b', commands: results, artifacts, note };
-  if (aborted) {
-    return { ...base, status: 'not_run', evidence: `NOT RUN e2b: cancelled (sandbox killed)${notRunText}` };
-  }
-  if (failure !== null) {
-    return { ...base, status: 'error', evidence: `ERROR e2b: ${failure}${notRunText}` };
-  }
-  if (timed) {
-    return {
-      ...base,
-      status: 'timed_out',
-      evidence: `TIMED OUT e2b: ${timed.command} (sandbox killed at the time limit)${notRunText}`,
-    };
-  }
-  if (failed.length > 0) {
-    return {
-      ...base,
-      status: 'failed',
-      evidence: `FAILED e2b: ${failed.map((r) => `${r.command} (exit ${r.exitCode ?? r.signal})`).join(', ')}`,
-    };
-  }
-  if (notRun.length > 0) {
-    return { ...base, status: 'not_run', evidence: `NOT RUN e2b: cancelled before ${notRun.join(', ')}` };
-  }
-  return { ...base, status: 'passed', evidence: `PASSED e2b: ${results.map((r) => r.command).join(', ')}` };
+  return commandsOutcome({
+    executor: 'e2b',
+    plan,
+    results,
+    aborted,
+    killed: 'sandbox',
+    stopped: failure !== null ? { status: 'error', evidence: `ERROR e2b: ${failure}` } : null,
+    note,
+  });
 }
 
 /** The store's part in e2b: where costs are recorded and the total the budget gate reads. */

@@ -110,3 +110,65 @@ export function simpleOutcome(
 ): ValidationOutcome {
   return { executor, status, evidence, commands: [], artifacts: [], ...(note ? { note } : {}) };
 }
+
+/**
+ * The outcome of an executor that ran a plan's commands one after another (bubblewrap, e2b), in this
+ * order: cancelled; a stop of the executor's own before the commands' results (a failed install, an
+ * executor error); a command at the time limit; failed commands; commands never reached; passed. Each
+ * command's output tail is an artifact `<executor>-<n>-<check>`, after the executor's own `artifacts`.
+ */
+export function commandsOutcome(a: {
+  executor: string;
+  plan: Extract<ValidationPlan, { kind: 'run' }>;
+  results: CommandResult[];
+  aborted: boolean;
+  /** What a cancellation or the time limit kills: `process tree` (bubblewrap), `sandbox` (e2b). */
+  killed: string;
+  stopped?: { status: OutcomeStatus; evidence: string } | null;
+  artifacts?: ValidationArtifact[];
+  note?: string;
+  install?: InstallRecord;
+}): ValidationOutcome {
+  const { executor, results } = a;
+  const artifacts: ValidationArtifact[] = [
+    ...(a.artifacts ?? []),
+    ...results.map((r, i) => ({
+      id: `${executor}-${i + 1}-${r.check}`,
+      kind: 'command_output' as const,
+      command: r.command,
+      content: r.outputTail,
+    })),
+  ];
+  const timed = results.find((r) => r.timedOut);
+  const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
+  const notRun = a.plan.commands.slice(results.length).map((c) => c.argv.join(' '));
+  const notRunTail = notRun.length ? `; not run: ${notRun.join(', ')}` : '';
+  const base = {
+    executor,
+    commands: results,
+    artifacts,
+    ...(a.note !== undefined ? { note: a.note } : {}),
+    ...(a.install ? { install: a.install } : {}),
+  };
+  const outcome = (status: OutcomeStatus, evidence: string): ValidationOutcome => ({
+    ...base,
+    status,
+    evidence,
+  });
+  if (a.aborted)
+    return outcome('not_run', `NOT RUN ${executor}: cancelled (${a.killed} killed)${notRunTail}`);
+  if (a.stopped) return outcome(a.stopped.status, `${a.stopped.evidence}${notRunTail}`);
+  if (timed) {
+    return outcome(
+      'timed_out',
+      `TIMED OUT ${executor}: ${timed.command} (${a.killed} killed at the time limit)${notRunTail}`,
+    );
+  }
+  if (failed.length > 0) {
+    const list = failed.map((r) => `${r.command} (exit ${r.exitCode ?? r.signal})`).join(', ');
+    return outcome('failed', `FAILED ${executor}: ${list}`);
+  }
+  if (notRun.length > 0)
+    return outcome('not_run', `NOT RUN ${executor}: cancelled before ${notRun.join(', ')}`);
+  return outcome('passed', `PASSED ${executor}: ${results.map((r) => r.command).join(', ')}`);
+}
