@@ -28,9 +28,8 @@ import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
-import { e2bSdkAvailable } from '../validation/decide.js';
 import { createArtifactStorage } from '../evidence/storage.js';
-import { e2bExecutorFactory, recordedE2bCostReader } from '../validation/e2b.js';
+import { e2bExecutorFactory, loadE2bSdk, recordedE2bCostReader } from '../validation/e2b.js';
 import { createExecutor } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
@@ -167,7 +166,7 @@ export function reviewValidatorFor(store: Store, config: Config, clock: Clock): 
     trustedRepos: v.trustedRepos,
     apiKey: v.e2bApiKey ?? undefined,
     budgetUsd: v.e2bBudgetUsd,
-    sdkAvailable: () => e2bSdkAvailable(),
+    sdkAvailable: async () => (await loadE2bSdk()) !== null,
     readRecordedCostUsd: recordedE2bCostReader(store.executorCosts),
     now: () => clock.now(),
     executor: (name, { trusted }) =>

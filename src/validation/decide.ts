@@ -135,7 +135,7 @@ export type E2bGateInput = {
   apiKey: string | undefined;
   /** `VERDICT_E2B_BUDGET_USD`. */
   budgetUsd: number;
-  /** Whether the `e2b` SDK can be loaded (see e2bSdkAvailable). */
+  /** Whether the `e2b` SDK can be loaded (in production: e2b.ts's loadE2bSdk found it). */
   sdkAvailable: () => Promise<boolean>;
   /**
    * The cumulative recorded e2b cost in USD. No store keeps it yet: the caller passes a reader (a thrown
@@ -195,20 +195,6 @@ export async function budgetGate(budgetUsd: number, read: () => Promise<number>)
 
 function formatUsd(value: number): string {
   return `$${value.toFixed(2)}`;
-}
-
-/**
- * Whether the npm package `e2b` can be imported (it is an optional dependency: not installed, e2b is
- * skipped). The specifier is a parameter so that the type checker does not need the package, and so that
- * tests can probe a package that exists and one that does not.
- */
-export async function e2bSdkAvailable(specifier = 'e2b'): Promise<boolean> {
-  try {
-    await import(specifier);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // --- The whole decision ----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
  * request introduced becomes. The decisions: docs/validation.md ("Into the review").
  */
 import { z } from 'zod';
+import { dataFence } from '../review/prompt.js';
 
 /** An output tail kept in the run record (the full tail, up to the executor's cap, is an artifact). */
 export const STORED_TAIL_CHARS = 4000;
@@ -89,20 +90,13 @@ export function validationEvidence(report: ValidationReport): string {
   for (const c of report.commands.filter((c) => !c.passed)) {
     lines.push(
       `Output of \`${c.command}\` (last ${SHOWN_TAIL_CHARS} characters):`,
-      fenced(tail(c.outputTail, SHOWN_TAIL_CHARS)),
+      dataFence(tail(c.outputTail, SHOWN_TAIL_CHARS)),
     );
   }
   lines.push(
     'Use these results as evidence: explain in your findings what in the diff makes a failing check fail, citing its output. Verdict itself reports each failing check as a finding, so do not repeat the bare failure.',
   );
   return lines.join('\n');
-}
-
-/** A fence the text cannot close. */
-export function fenced(text: string): string {
-  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}text\n${text}\n${fence}`;
 }
 
 export type ValidationFinding = {
@@ -136,7 +130,7 @@ export function validationFindings(report: ValidationReport, changedPaths: strin
         `${commandLine(c)}.`,
         c.baseNote ? `${c.baseNote}.` : null,
         `The last lines of its output:`,
-        fenced(tail(c.outputTail, SHOWN_TAIL_CHARS)),
+        dataFence(tail(c.outputTail, SHOWN_TAIL_CHARS)),
       ]
         .filter((l): l is string => l !== null)
         .join('\n\n'),
@@ -167,7 +161,7 @@ export function validationStatusLines(report: ValidationReport): string[] {
       lines.push(`- RAN: ${commandLine(c)}`);
       if (!c.passed) {
         lines.push(
-          `\n  <details><summary>Output of <code>${escapeHtml(c.command)}</code></summary>\n\n${fenced(
+          `\n  <details><summary>Output of <code>${escapeHtml(c.command)}</code></summary>\n\n${dataFence(
             tail(c.outputTail, SHOWN_TAIL_CHARS),
           )
             .split('\n')

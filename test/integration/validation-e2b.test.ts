@@ -27,7 +27,7 @@ jest.unstable_mockModule(undiciOfTheSdk, () => {
 
 const { e2bExecutorFactory, recordedE2bCostReader, loadE2bSdk, e2bCostPerSecondUsd, E2B_WORKDIR } =
   await import('../../src/validation/e2b.js');
-const { selectValidation, e2bSdkAvailable, OUTCOMES } = await import('../../src/validation/decide.js');
+const { selectValidation, OUTCOMES } = await import('../../src/validation/decide.js');
 const { createExecutor } = await import('../../src/validation/executors.js');
 const { reviewPolicySchema } = await import('../../src/policy/policy.schema.js');
 
@@ -464,8 +464,7 @@ describe('e2b executor', () => {
   test('SDK unavailable: SKIPPED e2b: SDK unavailable, from the executor and from the gate', async () => {
     const missing = 'e2b-sdk-that-is-not-installed-verdict';
     expect(await loadE2bSdk(missing)).toBeNull();
-    expect(await e2bSdkAvailable(missing)).toBe(false);
-    expect(await e2bSdkAvailable('e2b')).toBe(true);
+    expect(await loadE2bSdk('e2b')).not.toBeNull();
     const outcome = await executor({ loadSdk: () => loadE2bSdk(missing) }).run(
       plan(['npm', 'run', 'test']),
       dir,
@@ -479,7 +478,7 @@ describe('e2b executor', () => {
       {
         apiKey: KEY,
         budgetUsd: 50,
-        sdkAvailable: () => e2bSdkAvailable(missing),
+        sdkAvailable: async () => (await loadE2bSdk(missing)) !== null,
         readRecordedCostUsd: recordedE2bCostReader(t.store.executorCosts),
       },
     );
@@ -511,7 +510,7 @@ describe('the e2b budget over recorded costs', () => {
   const gateDeps = (read: () => Promise<number>) => ({
     apiKey: KEY,
     budgetUsd: 10,
-    sdkAvailable: () => e2bSdkAvailable(),
+    sdkAvailable: async () => (await loadE2bSdk()) !== null,
     readRecordedCostUsd: read,
   });
 
