@@ -119,11 +119,18 @@ function describeProvider(value: unknown): string {
   return real ? `${shown} is the spec's placeholder; use "${real}"` : shown;
 }
 
+/** The repository's stored `validation` section (operator configuration), `{}` when it has none. */
+export function storedValidation(
+  config: Record<string, unknown> | null | undefined,
+): Record<string, unknown> {
+  const validation = config?.validation;
+  if (validation === null || typeof validation !== 'object' || Array.isArray(validation)) return {};
+  return validation as Record<string, unknown>;
+}
+
 /** The repository's stored `validation.provider` (operator configuration), or undefined when not set. */
 export function storedValidationProvider(config: Record<string, unknown> | null | undefined): unknown {
-  const validation = config?.validation;
-  if (validation === null || typeof validation !== 'object' || Array.isArray(validation)) return undefined;
-  return (validation as Record<string, unknown>).provider;
+  return storedValidation(config).provider;
 }
 
 // --- e2b: provisioning and budget ----------------------------------------------------------------------

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { GitHubClient } from '../github/client.js';
 import type { PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
-import { selectValidation, type ExecutorName, type ValidationPlanDeps } from './decide.js';
+import { selectValidation, storedValidation, type ExecutorName, type ValidationPlanDeps } from './decide.js';
 import { downloadCheckout } from './checkout.js';
 import { planValidation, SKIPPED_DOCS_ONLY } from './plan.js';
 import { STORED_TAIL_CHARS, tail, type ValidationCommand, type ValidationReport } from './report.js';
@@ -55,11 +55,6 @@ export type ReviewValidation = {
   outcome: ValidationOutcome | null;
 };
 
-function operatorValidation(config: Record<string, unknown> | null): Record<string, unknown> {
-  const v = config?.validation;
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
 function toCommand(r: CommandResult): ValidationCommand {
   return {
     check: r.check,
@@ -86,7 +81,7 @@ export async function validateReview(
     outcome,
   });
   const empty = { commands: [], notes: [], shadow: null };
-  const ops = operatorValidation(input.operatorConfig);
+  const ops = storedValidation(input.operatorConfig);
   const selection = await selectValidation(
     { execution: input.execution, provider: ops.provider, pr: input.pr },
     deps,
