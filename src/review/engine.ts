@@ -203,6 +203,8 @@ type Admitted = {
   pr: PullRequestFacts;
   policy: ReviewPolicy;
   standalone: ReturnType<typeof resolveRepoConfig>['config'];
+  /** The operator's configuration of the repository (validation reads its `validation` section). */
+  operatorConfig: Record<string, unknown> | null;
   files: ChangedFile[] | null;
   gatherStart: number;
   /** Admission's notes (kept in the result). */
@@ -443,7 +445,16 @@ class ReviewJob implements ReviewSession {
       budget: () => this.budget(),
     });
     if (!decision.admitted) return refuse(decision.reason, decision.detail);
-    this.admitted = { gh, pr, policy, standalone, files, gatherStart, notes: decision.notes };
+    this.admitted = {
+      gh,
+      pr,
+      policy,
+      standalone,
+      operatorConfig: repoRecord?.config ?? null,
+      files,
+      gatherStart,
+      notes: decision.notes,
+    };
     return { admitted: true, gh, headSha: this.headSha };
   }
 
@@ -859,9 +870,8 @@ class ReviewJob implements ReviewSession {
   ): Promise<ReviewValidation | null> {
     const validator = this.deps.validation;
     if (!validator) return null;
-    const { pr, policy, standalone, gh } = admitted;
+    const { pr, policy, standalone, gh, operatorConfig } = admitted;
     const startedAt = this.deps.clock.now();
-    const repoRecord = await this.deps.store.repositories.get(this.run.repo).catch(() => null);
     const paths = changed.map((f) => f.filename);
     let result: ReviewValidation;
     try {
@@ -874,7 +884,7 @@ class ReviewJob implements ReviewSession {
           baseSha: pr.baseSha,
           changedPaths: paths,
           execution: policy.execution,
-          operatorConfig: repoRecord?.config ?? null,
+          operatorConfig,
           repoCommands: standalone.validation?.commands ?? [],
           pr: {
             labels: pr.labels,
