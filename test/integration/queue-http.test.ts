@@ -5,7 +5,6 @@ import pino from 'pino';
 import { Router } from '../../src/http/router.js';
 import { HttpQueue, QueueHttpError } from '../../src/queue/http-client.js';
 import { registerQueueRoutes } from '../../src/queue/http-routes.js';
-import { bindJobs } from '../../src/queue/sql.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { createHttpServer } from '../../src/server.js';
 import { retryDelayMs } from '../../src/store/jobs.js';
@@ -195,7 +194,7 @@ describe('queue routes over a manual clock', () => {
     const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
     const router = new Router();
     registerQueueRoutes(router, {
-      queue: opts.queue ?? { kind: t.store.db.dialect, ...bindJobs(t.store) },
+      queue: opts.queue ?? t.store.jobs,
       tokens: Q_TOKENS,
       defaultLeaseMs: opts.defaultLeaseMs ?? 300_000,
       maxLeaseMs: opts.maxLeaseMs,
