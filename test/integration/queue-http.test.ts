@@ -13,6 +13,19 @@ import { openTestStore, type TestStore } from '../helpers/store.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
 
+/** One request with a bearer token (none: no authorization header); a string body is sent as it is. */
+async function request(base: string, method: string, path: string, token: string | null, body?: unknown) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
 /** The `/queue` routes on the real server (operator-api 4.5, 5.1) and a worker over them. */
 describe('queue routes', () => {
   let app: RunningVerdict;
@@ -21,17 +34,8 @@ describe('queue routes', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown) =>
+    request(app.baseUrl, method, path, token, body);
 
   test('every route accepts exactly its token class (not hierarchical); others get 401', async () => {
     const rows: Array<[string, string, unknown, string]> = [
@@ -216,17 +220,8 @@ describe('queue routes over a manual clock', () => {
     await t.cleanup();
   });
 
-  async function raw(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(url + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const raw = (method: string, path: string, token: string | null, body?: unknown) =>
+    request(url, method, path, token, body);
 
   test('enqueue → claim → renew → ack through HttpQueue; the store sees every step', async () => {
     const input = { queue: 'lane', kind: 'review', key: 'pr-1', payload: { n: 1 }, priority: 2 };
