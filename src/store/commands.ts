@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 
 export const COMMAND_KINDS = ['requeue', 'retry-publish', 'replay-webhook', 'sync-repositories'] as const;
 export type CommandKind = (typeof COMMAND_KINDS)[number];
@@ -79,7 +79,6 @@ export function transitionAllowed(from: CommandStatus, to: CommandStatus): boole
 }
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 function mapCommand(row: Raw): Command {
   return {
@@ -88,7 +87,7 @@ function mapCommand(row: Raw): Command {
     status: row.status as CommandStatus,
     payload: parseJson<Record<string, unknown>>(row.payload, {}),
     repo: (row.repo as string | null) ?? null,
-    prNumber: num(row.pr_number),
+    prNumber: numberOrNull(row.pr_number),
     reviewKey: (row.review_key as string | null) ?? null,
     deliveryId: (row.delivery_id as string | null) ?? null,
     reason: (row.reason as string | null) ?? null,
@@ -98,8 +97,8 @@ function mapCommand(row: Raw): Command {
     result: parseJson(row.result, null),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
-    startedAt: num(row.started_at),
-    completedAt: num(row.completed_at),
+    startedAt: numberOrNull(row.started_at),
+    completedAt: numberOrNull(row.completed_at),
     claimedBy: (row.claimed_by as string | null) ?? null,
   };
 }
