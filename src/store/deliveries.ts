@@ -9,8 +9,8 @@ const require = createRequire(import.meta.url);
 let lz4: typeof import('lz4-napi') | null = null;
 
 /**
- * LZ4 payloads (migration 015): a webhook body's block is about 8x smaller than the JSON, some 10-20 µs
- * for 20 KB. lz4-napi, a native module, is loaded with the first one.
+ * LZ4 blocks of webhook bodies, as SQLite stores them (migrations 014 and 015): about 8x smaller than the
+ * JSON, some 10-20 µs for 20 KB. lz4-napi, a native module, is loaded with the first one.
  */
 function lz4Module(): typeof import('lz4-napi') {
   return (lz4 ??= require('lz4-napi') as typeof import('lz4-napi'));
