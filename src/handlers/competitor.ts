@@ -1,6 +1,6 @@
 import type { AppDeps } from './app.js';
 import { requestReview } from '../review/request.js';
-import { classifyEvent } from '../ingress/event-filter.js';
+import { classifyEvent, type PrReviewRef } from '../ingress/event-filter.js';
 
 /** Whether a login belongs to another review bot (`VERDICT_COMPETITOR_LOGINS`, case-insensitive). */
 export function isCompetitor(deps: AppDeps, login: unknown): boolean {
@@ -19,18 +19,7 @@ export async function handleCompetitorReview(
   context: { name: string; payload: any },
 ): Promise<string> {
   const decision = classifyEvent(context.name, context.payload);
-  let ref: {
-    owner: string;
-    repo: string;
-    number: number;
-    id: number;
-    author: string;
-    body: string;
-    kind: 'review' | 'comment';
-    state: string | null;
-    submittedAt: string | null;
-    installationId: number | null;
-  };
+  let ref: Omit<PrReviewRef, 'reviewId'> & { id: number; kind: 'review' | 'comment' };
   if (decision.action === 'competitor_review') {
     const r = decision.pr;
     ref = { ...r, id: r.reviewId, kind: 'review' };

@@ -11,10 +11,13 @@ export type PullRequestContext = ConfigContext & {
   octokit: ReplyOctokit;
 };
 
-function metadata(pr: PrRef) {
+/** The stored row of an open pull request, from its webhook. */
+function openPr(pr: PrRef) {
   return {
     repo: `${pr.owner}/${pr.repo}`,
     number: pr.number,
+    headSha: pr.headSha,
+    state: 'open',
     baseRef: pr.baseRef,
     headRef: pr.headRef,
     title: pr.title,
@@ -42,15 +45,11 @@ export async function handlePullRequest(deps: AppDeps, context: PullRequestConte
     case 'ignore':
       return decision.reason;
     case 'update_metadata':
-      await deps.store.pullRequests.upsert({
-        ...metadata(decision.pr),
-        headSha: decision.pr.headSha,
-        state: 'open',
-      });
+      await deps.store.pullRequests.upsert(openPr(decision.pr));
       return 'metadata_updated';
     case 'review': {
       const pr = decision.pr;
-      await deps.store.pullRequests.upsert({ ...metadata(pr), headSha: pr.headSha, state: 'open' });
+      await deps.store.pullRequests.upsert(openPr(pr));
       // Read (and validate) .github/verdict.yml now, so an invalid file is reported on the PR once.
       await loadRepoConfig(
         context,

@@ -162,5 +162,3 @@ export const filterRuleListSchema = z
 
 export type FilterCondition = z.infer<typeof filterConditionSchema>;
 export type FilterRule = z.infer<typeof filterRuleSchema>;
-export type FilterField = FilterCondition['field'];
-export type FilterOperator = FilterCondition['operator'];

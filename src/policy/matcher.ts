@@ -48,18 +48,14 @@ type Outcome = true | false | { missing: PrFactName[] };
 
 const unknown = (...missing: PrFactName[]): Outcome => ({ missing });
 
-function lower(value: string): string {
-  return value.toLowerCase();
-}
-
 function equalsAny(actual: string, values: readonly string[]): boolean {
-  const a = lower(actual);
-  return values.some((v) => lower(v) === a);
+  const a = actual.toLowerCase();
+  return values.some((v) => v.toLowerCase() === a);
 }
 
 function containsAny(text: string, values: readonly string[]): boolean {
-  const t = lower(text);
-  return values.some((v) => t.includes(lower(v)));
+  const t = text.toLowerCase();
+  return values.some((v) => t.includes(v.toLowerCase()));
 }
 
 function matchesAnyGlob(value: string, globs: readonly string[]): boolean {
@@ -79,10 +75,9 @@ function evaluateCondition(condition: FilterCondition, pr: PrFacts): Outcome {
   switch (condition.field) {
     case 'label': {
       if (!isKnown(pr.labels)) return unknown('labels');
-      const labels = pr.labels;
       return polarity(
         condition.operator,
-        labels.some((label) => equalsAny(label, condition.values)),
+        pr.labels.some((label) => equalsAny(label, condition.values)),
       );
     }
     case 'author':
@@ -99,10 +94,9 @@ function evaluateCondition(condition: FilterCondition, pr: PrFacts): Outcome {
     }
     case 'path': {
       if (!isKnown(pr.paths)) return unknown('paths');
-      const paths = pr.paths;
       return polarity(
         condition.operator,
-        paths.some((path) => matchesAnyGlob(path, condition.values)),
+        pr.paths.some((path) => matchesAnyGlob(path, condition.values)),
       );
     }
     case 'title': {
@@ -113,9 +107,7 @@ function evaluateCondition(condition: FilterCondition, pr: PrFacts): Outcome {
       const parts = [pr.title, pr.body].filter(isKnown);
       const hit = parts.some((part) => containsAny(part, condition.values));
       if (hit) return polarity(condition.operator, true);
-      const missing: PrFactName[] = [];
-      if (!isKnown(pr.title)) missing.push('title');
-      if (!isKnown(pr.body)) missing.push('body');
+      const missing = (['title', 'body'] as const).filter((fact) => !isKnown(pr[fact]));
       if (missing.length > 0) return unknown(...missing);
       return polarity(condition.operator, false);
     }
@@ -136,10 +128,7 @@ function evaluateCondition(condition: FilterCondition, pr: PrFacts): Outcome {
   }
 }
 
-type RuleOutcome =
-  { decision: 'match' } | { decision: 'no_match' } | { decision: 'deferred'; missing: PrFactName[] };
-
-function evaluateRule(rule: FilterRule, pr: PrFacts): RuleOutcome {
+function evaluateRule(rule: FilterRule, pr: PrFacts): MatchResult {
   const missing: PrFactName[] = [];
   for (const condition of rule.conditions) {
     const outcome = evaluateCondition(condition, pr);
@@ -224,21 +213,12 @@ export function globMatch(glob: string, value: string): boolean {
           }
         }
         break;
-      case 'star': {
-        let running = false;
-        for (let j = 0; j <= n; j += 1) {
-          if (j > 0 && chars[j - 1] === '/') running = false;
-          if (reachable[j]) running = true;
-          if (running) {
-            next[j] = 1;
-            any = true;
-          }
-        }
-        break;
-      }
+      case 'star':
       case 'any': {
         let running = false;
         for (let j = 0; j <= n; j += 1) {
+          // `*` stops at a `/`; `**` runs on.
+          if (token.kind === 'star' && j > 0 && chars[j - 1] === '/') running = false;
           if (reachable[j]) running = true;
           if (running) {
             next[j] = 1;

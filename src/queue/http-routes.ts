@@ -91,10 +91,9 @@ export function registerQueueRoutes(
   /** A claim or renewal that names no lease gets the server default (never over the maximum). */
   const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
 
-  /** Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
-  const route =
-    (rule: AccessRule, handler: RouteHandler): RouteHandler =>
-    async (req, res, params, url) => {
+  /** Adds a route behind `rule`. Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
+  const route = (method: 'GET' | 'POST', path: string, rule: AccessRule, handler: RouteHandler) =>
+    router.add(method, path, async (req, res, params, url) => {
       if (!(await guard(req, res, auth, rule))) return;
       try {
         await handler(req, res, params, url);
@@ -108,113 +107,74 @@ export function registerQueueRoutes(
           });
         } else res.destroy();
       }
-    };
+    });
 
-  router.add(
-    'GET',
-    '/queue/jobs',
-    route(ADMIN, async (_req, res, _params, url) => {
-      const status = url.searchParams.get('status') || null;
-      if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
-        return sendJson(res, 400, {
-          ok: false,
-          error: 'invalid_request',
-          message: `Invalid parameter status: one of ${STATUSES.join(', ')}`,
-        });
-      }
-      const queueName = url.searchParams.get('queue') || undefined;
-      if (queueName !== undefined && !NAME.test(queueName)) {
-        return sendJson(res, 400, {
-          ok: false,
-          error: 'invalid_request',
-          message: 'Invalid parameter queue: must be 1 to 64 letters, digits or . _ : -',
-        });
-      }
-      const jobs = await queue.list({
-        queue: queueName,
-        status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
-        limit: parseLimit(url.searchParams.get('limit')),
-      });
-      sendJson(res, 200, { ok: true, jobs });
-    }),
-  );
+  route('GET', '/queue/jobs', ADMIN, async (_req, res, _params, url) => {
+    const invalid = (message: string) => sendJson(res, 400, { ok: false, error: 'invalid_request', message });
+    const status = url.searchParams.get('status') || null;
+    if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
+      return invalid(`Invalid parameter status: one of ${STATUSES.join(', ')}`);
+    }
+    const queueName = url.searchParams.get('queue') || undefined;
+    if (queueName !== undefined && !NAME.test(queueName)) {
+      return invalid('Invalid parameter queue: must be 1 to 64 letters, digits or . _ : -');
+    }
+    const jobs = await queue.list({
+      queue: queueName,
+      status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
+      limit: parseLimit(url.searchParams.get('limit')),
+    });
+    sendJson(res, 200, { ok: true, jobs });
+  });
 
-  router.add(
-    'GET',
-    '/queue/stats',
-    route(ADMIN, async (_req, res) => {
-      sendJson(res, 200, { ok: true, stats: await queue.stats() });
-    }),
-  );
+  route('GET', '/queue/stats', ADMIN, async (_req, res) => {
+    sendJson(res, 200, { ok: true, stats: await queue.stats() });
+  });
 
-  router.add(
-    'POST',
-    '/queue/enqueue',
-    route(ENQUEUE, async (req, res) => {
-      const body = await readJsonBody(req, res, enqueueBody, BODY_LIMIT);
-      if (!body.ok) return;
-      const result = await queue.enqueue(body.value);
-      sendJson(res, result.outcome === 'enqueued' ? 201 : 200, { ok: true, ...result });
-    }),
-  );
+  route('POST', '/queue/enqueue', ENQUEUE, async (req, res) => {
+    const body = await readJsonBody(req, res, enqueueBody, BODY_LIMIT);
+    if (!body.ok) return;
+    const result = await queue.enqueue(body.value);
+    sendJson(res, result.outcome === 'enqueued' ? 201 : 200, { ok: true, ...result });
+  });
 
-  router.add(
-    'POST',
-    '/queue/claim',
-    route(WORKER, async (req, res) => {
-      const body = await readJsonBody(req, res, claimBody(maxLeaseMs));
-      if (!body.ok) return;
-      const job = await queue.claim(body.value.queue, body.value.owner, body.value.leaseMs ?? defaultLeaseMs);
-      sendJson(res, 200, { ok: true, job });
-    }),
-  );
+  route('POST', '/queue/claim', WORKER, async (req, res) => {
+    const body = await readJsonBody(req, res, claimBody(maxLeaseMs));
+    if (!body.ok) return;
+    const job = await queue.claim(body.value.queue, body.value.owner, body.value.leaseMs ?? defaultLeaseMs);
+    sendJson(res, 200, { ok: true, job });
+  });
 
-  router.add(
-    'POST',
-    '/queue/renew',
-    route(WORKER, async (req, res) => {
-      const body = await readJsonBody(req, res, renewBody(maxLeaseMs));
-      if (!body.ok) return;
-      const { jobId: id, receipt: r, leaseMs } = body.value;
-      const expires = await queue.renew(id, r, leaseMs ?? defaultLeaseMs);
-      if (expires === null) return sendJson(res, 409, STALE);
-      sendJson(res, 200, { ok: true, leaseExpiresAt: expires });
-    }),
-  );
+  route('POST', '/queue/renew', WORKER, async (req, res) => {
+    const body = await readJsonBody(req, res, renewBody(maxLeaseMs));
+    if (!body.ok) return;
+    const { jobId: id, receipt: r, leaseMs } = body.value;
+    const expires = await queue.renew(id, r, leaseMs ?? defaultLeaseMs);
+    if (expires === null) return sendJson(res, 409, STALE);
+    sendJson(res, 200, { ok: true, leaseExpiresAt: expires });
+  });
 
-  router.add(
-    'POST',
-    '/queue/ack',
-    route(WORKER, async (req, res) => {
-      const body = await readJsonBody(req, res, ackBody);
-      if (!body.ok) return;
-      if (!(await queue.ack(body.value.jobId, body.value.receipt))) return sendJson(res, 409, STALE);
-      sendJson(res, 200, { ok: true });
-    }),
-  );
+  route('POST', '/queue/ack', WORKER, async (req, res) => {
+    const body = await readJsonBody(req, res, ackBody);
+    if (!body.ok) return;
+    if (!(await queue.ack(body.value.jobId, body.value.receipt))) return sendJson(res, 409, STALE);
+    sendJson(res, 200, { ok: true });
+  });
 
-  router.add(
-    'POST',
-    '/queue/fail',
-    route(WORKER, async (req, res) => {
-      const body = await readJsonBody(req, res, failBody);
-      if (!body.ok) return;
-      const { jobId: id, receipt: r, error, deadReason } = body.value;
-      const result = await queue.fail(id, r, error, deadReason ? { deadReason } : {});
-      if (result === null) return sendJson(res, 409, STALE);
-      sendJson(res, 200, { ok: true, result });
-    }),
-  );
+  route('POST', '/queue/fail', WORKER, async (req, res) => {
+    const body = await readJsonBody(req, res, failBody);
+    if (!body.ok) return;
+    const { jobId: id, receipt: r, error, deadReason } = body.value;
+    const result = await queue.fail(id, r, error, deadReason ? { deadReason } : {});
+    if (result === null) return sendJson(res, 409, STALE);
+    sendJson(res, 200, { ok: true, result });
+  });
 
-  router.add(
-    'POST',
-    '/queue/release',
-    route(WORKER, async (req, res) => {
-      const body = await readJsonBody(req, res, releaseBody);
-      if (!body.ok) return;
-      const { jobId: id, receipt: r, delayMs } = body.value;
-      if (!(await queue.release(id, r, { delayMs }))) return sendJson(res, 409, STALE);
-      sendJson(res, 200, { ok: true });
-    }),
-  );
+  route('POST', '/queue/release', WORKER, async (req, res) => {
+    const body = await readJsonBody(req, res, releaseBody);
+    if (!body.ok) return;
+    const { jobId: id, receipt: r, delayMs } = body.value;
+    if (!(await queue.release(id, r, { delayMs }))) return sendJson(res, 409, STALE);
+    sendJson(res, 200, { ok: true });
+  });
 }

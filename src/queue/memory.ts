@@ -1,6 +1,7 @@
 import type { Clock, IdGenerator } from '../clock.js';
 import {
   DEFAULT_MAX_ATTEMPTS,
+  refusal,
   retryDelayMs,
   type ClaimedJob,
   type DeadReason,
@@ -36,6 +37,11 @@ export class MemoryQueue implements QueueBackend {
   private waitingWithKey(key: string): Job | undefined {
     for (const job of this.jobs.values()) if (job.key === key && job.status === 'waiting') return job;
     return undefined;
+  }
+
+  /** Takes a job's lease away: its holder's receipt is stale from then on. */
+  private unleased(now: number): Partial<Job> {
+    return { leaseOwner: null, leaseExpiresAt: null, receipt: null, updatedAt: now };
   }
 
   private current(jobId: number, receipt: string): Job | null {
@@ -156,27 +162,15 @@ export class MemoryQueue implements QueueBackend {
     if (!job) return null;
     const now = this.now();
     const deadReason = opts.deadReason ?? (job.attempts >= job.maxAttempts ? 'max_attempts' : null);
-    if (deadReason) {
-      Object.assign(job, {
-        status: 'dead',
-        deadReason,
-        lastError: error.slice(0, 4000),
-        leaseExpiresAt: null,
-        updatedAt: now,
-      });
-      return { status: 'dead', reason: deadReason };
-    }
     const runAt = now + retryDelayMs(job.attempts);
-    Object.assign(job, {
-      status: 'waiting',
-      runAt,
-      lastError: error.slice(0, 4000),
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      receipt: null,
-      updatedAt: now,
-    });
-    return { status: 'waiting', runAt };
+    Object.assign(
+      job,
+      deadReason
+        ? { status: 'dead', deadReason, leaseExpiresAt: null, updatedAt: now }
+        : { status: 'waiting', runAt, ...this.unleased(now) },
+      { lastError: error.slice(0, 4000) },
+    );
+    return deadReason ? { status: 'dead', reason: deadReason } : { status: 'waiting', runAt };
   }
 
   async release(jobId: number, receipt: string, opts: { delayMs?: number } = {}): Promise<boolean> {
@@ -187,10 +181,7 @@ export class MemoryQueue implements QueueBackend {
       status: 'waiting',
       attempts: Math.max(0, job.attempts - 1),
       runAt: now + (opts.delayMs ?? 0),
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      receipt: null,
-      updatedAt: now,
+      ...this.unleased(now),
     });
     return true;
   }
@@ -243,25 +234,15 @@ export class MemoryQueue implements QueueBackend {
     const dead = [...this.jobs.values()]
       .filter((j) => j.key === jobKey && j.status === 'dead')
       .sort((a, b) => b.id - a.id)[0];
-    if (!dead) return { ok: false, code: 'not_found', message: `No dead job with key ${jobKey}` };
+    if (!dead) return refusal.notFound(`dead job with key ${jobKey}`);
     const waiting = this.waitingWithKey(jobKey);
-    if (waiting) {
-      return {
-        ok: false,
-        code: 'waiting_job_exists',
-        message: `Job key ${jobKey} already has a waiting job`,
-        jobId: waiting.id,
-      };
-    }
+    if (waiting) return refusal.waitingExists(jobKey, waiting.id);
     const now = this.now();
     Object.assign(dead, {
       status: 'waiting',
       runAt: now,
       deadReason: null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      receipt: null,
-      updatedAt: now,
+      ...this.unleased(now),
       ...(opts.resetAttempts ? { attempts: 0 } : {}),
     });
     return { ok: true, job: this.copy(dead) };
@@ -279,24 +260,13 @@ export class MemoryQueue implements QueueBackend {
           ('jobKey' in target ? j.key === target.jobKey : j.receipt === target.receipt),
       )
       .sort((a, b) => b.id - a.id)[0];
-    if (!job) return { ok: false, code: 'not_found', message: `No running job with ${label}` };
+    if (!job) return refusal.notFound(`running job with ${label}`);
     const now = this.now();
     const expires = job.leaseExpiresAt ?? 0;
-    if (!opts.force && expires > now) {
-      return {
-        ok: false,
-        code: 'lease_active',
-        message: `The lease of job ${job.id} is held by ${job.leaseOwner} until ${new Date(expires).toISOString()}; use force to release it`,
-        jobId: job.id,
-        leaseExpiresAt: expires,
-      };
-    }
+    if (!opts.force && expires > now) return refusal.leaseActive(job.id, job.leaseOwner, expires);
     const waiting = job.key === null ? undefined : this.waitingWithKey(job.key);
     Object.assign(job, {
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      receipt: null,
-      updatedAt: now,
+      ...this.unleased(now),
       runAt: now,
       status: waiting ? 'dead' : 'waiting',
       ...(waiting

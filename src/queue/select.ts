@@ -6,7 +6,6 @@ import type { Store } from '../store/index.js';
 import { JobStore } from '../store/jobs.js';
 import { HttpQueue } from './http-client.js';
 import { MemoryQueue } from './memory.js';
-import { sqlQueue } from './sql.js';
 import type { QueueBackend } from './types.js';
 
 export type OpenedQueue = {
@@ -37,9 +36,8 @@ export async function openQueue(
       };
     case 'sqlite': {
       const db = await openDb({ client: 'sqlite', filename: selection.filename });
-      const jobs = new JobStore(db.knex, 'sqlite', deps.clock, deps.ids);
       return {
-        backend: sqlQueue({ db, jobs }),
+        backend: new JobStore(db.knex, 'sqlite', deps.clock, deps.ids),
         sharesStore: false,
         describe: `sqlite queue at ${selection.filename}`,
         close: () => db.close(),
@@ -58,7 +56,7 @@ export async function openQueue(
       };
     case 'store':
       return {
-        backend: sqlQueue(deps.store),
+        backend: deps.store.jobs,
         sharesStore: true,
         describe: `${deps.store.db.dialect} store job table`,
         close: async () => undefined,

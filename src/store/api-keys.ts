@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 
 export const API_KEY_SCOPES = ['read', 'memory:write'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
@@ -24,6 +24,7 @@ export type ApiKey = {
   lastUsedAt: number | null;
 };
 
+/** The stored form of a secret token (API keys, dashboard sessions): its SHA-256, hex. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
@@ -31,7 +32,7 @@ export function hashToken(token: string): string {
 type Raw = Record<string, unknown>;
 
 function mapKey(row: Raw): ApiKey {
-  const revokedAt = row.revoked_at === null || row.revoked_at === undefined ? null : Number(row.revoked_at);
+  const revokedAt = numberOrNull(row.revoked_at);
   return {
     id: String(row.id),
     name: String(row.name),
@@ -42,7 +43,7 @@ function mapKey(row: Raw): ApiKey {
     status: revokedAt === null ? 'active' : 'revoked',
     revokedAt,
     revokedBy: (row.revoked_by as string | null) ?? null,
-    lastUsedAt: row.last_used_at === null || row.last_used_at === undefined ? null : Number(row.last_used_at),
+    lastUsedAt: numberOrNull(row.last_used_at),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 
 export const COMMAND_KINDS = ['requeue', 'retry-publish', 'replay-webhook', 'sync-repositories'] as const;
 export type CommandKind = (typeof COMMAND_KINDS)[number];
@@ -79,7 +79,6 @@ export function transitionAllowed(from: CommandStatus, to: CommandStatus): boole
 }
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 function mapCommand(row: Raw): Command {
   return {
@@ -88,7 +87,7 @@ function mapCommand(row: Raw): Command {
     status: row.status as CommandStatus,
     payload: parseJson<Record<string, unknown>>(row.payload, {}),
     repo: (row.repo as string | null) ?? null,
-    prNumber: num(row.pr_number),
+    prNumber: numberOrNull(row.pr_number),
     reviewKey: (row.review_key as string | null) ?? null,
     deliveryId: (row.delivery_id as string | null) ?? null,
     reason: (row.reason as string | null) ?? null,
@@ -98,10 +97,29 @@ function mapCommand(row: Raw): Command {
     result: parseJson(row.result, null),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
-    startedAt: num(row.started_at),
-    completedAt: num(row.completed_at),
+    startedAt: numberOrNull(row.started_at),
+    completedAt: numberOrNull(row.completed_at),
     claimedBy: (row.claimed_by as string | null) ?? null,
   };
+}
+
+/** Writes a command's event. */
+function addEvent(
+  trx: Knex.Transaction,
+  commandId: string,
+  type: CommandEvent['type'],
+  [from, to]: [CommandStatus | null, CommandStatus | null],
+  actor: string,
+  now: number,
+): Promise<unknown> {
+  return trx('operator_command_events').insert({
+    command_id: commandId,
+    type,
+    from_status: from,
+    to_status: to,
+    actor,
+    created_at: now,
+  });
 }
 
 /** Operator commands and their events. */
@@ -139,14 +157,7 @@ export class CommandStore {
         .ignore()
         .returning('id');
       if (inserted.length === 0) return false;
-      await trx('operator_command_events').insert({
-        command_id: input.id,
-        type: 'created',
-        from_status: null,
-        to_status: 'queued',
-        actor: input.actor,
-        created_at: now,
-      });
+      await addEvent(trx, input.id, 'created', [null, 'queued'], input.actor, now);
       return true;
     });
     const command = await this.get(input.id);
@@ -210,14 +221,7 @@ export class CommandStore {
         const n = await trx('operator_commands').where({ id, status: current.status }).update(values);
         if (n !== 1) return false;
         if (current.status !== patch.status) {
-          await trx('operator_command_events').insert({
-            command_id: id,
-            type: 'status',
-            from_status: current.status,
-            to_status: patch.status,
-            actor,
-            created_at: now,
-          });
+          await addEvent(trx, id, 'status', [current.status, patch.status], actor, now);
         }
         return true;
       });
@@ -250,15 +254,16 @@ export class CommandStore {
       const n = await trx('operator_commands')
         .where({ id, status: 'queued' })
         .update({ status: 'running', started_at: now, updated_at: now, claimed_by: bridge });
-      await trx('operator_command_events').insert({
-        command_id: id,
-        type: n === 1 ? 'status' : 'skipped',
-        from_status: 'queued',
-        to_status: n === 1 ? 'running' : null,
-        actor: bridge,
-        created_at: now,
-      });
-      return n === 1;
+      const claimed = n === 1;
+      await addEvent(
+        trx,
+        id,
+        claimed ? 'status' : 'skipped',
+        ['queued', claimed ? 'running' : null],
+        bridge,
+        now,
+      );
+      return claimed;
     });
     return won ? this.get(id) : null;
   }
@@ -284,14 +289,7 @@ export class CommandStore {
           result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
         });
       if (n !== 1) return false;
-      await trx('operator_command_events').insert({
-        command_id: id,
-        type: 'status',
-        from_status: 'running',
-        to_status: outcome.status,
-        actor: bridge,
-        created_at: now,
-      });
+      await addEvent(trx, id, 'status', ['running', outcome.status], bridge, now);
       return true;
     });
   }

@@ -155,6 +155,11 @@ export function parseJson<T>(value: unknown, fallback: T): T {
   }
 }
 
+/** A nullable number column: null (or a column the row lacks) stays null. */
+export function numberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
 export function toBool(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't';
 }

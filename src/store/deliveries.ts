@@ -8,17 +8,12 @@ import { JOB_ROW, newJobRow, type EnqueueInput } from './jobs.js';
 const require = createRequire(import.meta.url);
 let lz4: typeof import('lz4-napi') | null = null;
 
-/** LZ4 payloads (migration 015); lz4-napi, a native module, is loaded with the first one. */
+/**
+ * LZ4 blocks of webhook bodies, as SQLite stores them (migrations 014 and 015): about 8x smaller than the
+ * JSON, some 10-20 µs for 20 KB. lz4-napi, a native module, is loaded with the first one.
+ */
 function lz4Module(): typeof import('lz4-napi') {
   return (lz4 ??= require('lz4-napi') as typeof import('lz4-napi'));
-}
-
-/**
- * The LZ4 block of a webhook body's bytes (about 8x smaller than the JSON, some 10-20 µs for 20 KB), as
- * SQLite stores it (migrations 014 and 015).
- */
-function lz4Compress(raw: string | Buffer): Buffer {
-  return lz4Module().compressSync(raw);
 }
 
 export type DeliveryStatus = 'queued' | 'ignored' | 'processed' | 'failed';
@@ -86,23 +81,6 @@ function mapDelivery(row: Raw): Delivery {
   };
 }
 
-/** Every column but the payload: listings and lookups never read whole payloads. */
-const DELIVERY_COLUMNS = [
-  'id',
-  'event',
-  'action',
-  'status',
-  'outcome',
-  'repo',
-  'pr_number',
-  'installation_id',
-  'payload_bytes',
-  'attempts',
-  'error',
-  'received_at',
-  'processed_at',
-];
-
 export const markerKey = (deliveryId: string): string => `delivery:${deliveryId}`;
 
 const CHUNK = 100;
@@ -127,13 +105,16 @@ const DELIVERY_ROW: readonly Column[] = [
   ['processed_at', 'bigint'],
 ];
 
+/** Every column but the payload: listings and lookups never read whole payloads. */
+const DELIVERY_COLUMNS = DELIVERY_ROW.map(([name]) => name).filter((name) => name !== 'payload');
+
 /** A delivery's row values in DELIVERY_ROW's order, then its marker key. */
 function deliveryRow(item: IncomingDelivery, now: number, dialect: Dialect): unknown[] {
   const status = item.job ? 'queued' : 'ignored';
   // SQLite stores the LZ4 block of the body's bytes; PostgreSQL stores the text.
   const raw = item.raw;
   const payload =
-    dialect === 'pg' ? (typeof raw === 'string' ? raw : raw.toString('utf8')) : lz4Compress(raw);
+    dialect === 'pg' ? (typeof raw === 'string' ? raw : raw.toString('utf8')) : lz4Module().compressSync(raw);
   return [
     item.id,
     item.event,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { toBool } from './db.js';
+import { numberOrNull, toBool } from './db.js';
 
 /** A stored finding (review-engine 2.3 plus the run it belongs to). Location fields may be null. */
 export type FindingRecord = {
@@ -57,8 +57,8 @@ function mapFinding(r: Record<string, unknown>): FindingRecord {
     severity: String(r.severity),
     category: String(r.category),
     path: (r.path as string | null) ?? null,
-    line: r.line === null || r.line === undefined ? null : Number(r.line),
-    endLine: r.end_line === null || r.end_line === undefined ? null : Number(r.end_line),
+    line: numberOrNull(r.line),
+    endLine: numberOrNull(r.end_line),
     suggestion: (r.suggestion as string | null | undefined) ?? null,
     lineText: (r.line_text as string | null | undefined) ?? null,
     title: String(r.title),

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
+import type { QueueBackend } from '../queue/types.js';
 import { isUniqueViolation, parseJson, writeTransaction } from './db.js';
 import type { Dialect } from './db.js';
 
@@ -59,6 +60,24 @@ export type RepairRefusal =
 
 export type RepairResult = { ok: true; job: Job } | RepairRefusal;
 
+/** The repair refusals, worded the same on every backend. */
+export const refusal = {
+  notFound: (what: string): RepairRefusal => ({ ok: false, code: 'not_found', message: `No ${what}` }),
+  waitingExists: (jobKey: string, jobId: number): RepairRefusal => ({
+    ok: false,
+    code: 'waiting_job_exists',
+    message: `Job key ${jobKey} already has a waiting job`,
+    jobId,
+  }),
+  leaseActive: (jobId: number, owner: string | null, expires: number): RepairRefusal => ({
+    ok: false,
+    code: 'lease_active',
+    message: `The lease of job ${jobId} is held by ${owner} until ${new Date(expires).toISOString()}; use force to release it`,
+    jobId,
+    leaseExpiresAt: expires,
+  }),
+};
+
 export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'; reason: DeadReason };
 
 export const DEFAULT_MAX_ATTEMPTS = 8;
@@ -101,6 +120,11 @@ export function newJobRow(input: EnqueueInput, now: number): Raw {
   };
 }
 
+/** Takes a job's lease away: its holder's receipt is stale from then on. */
+function unleased(now: number): Raw {
+  return { lease_owner: null, lease_expires_at: null, receipt: null, updated_at: now };
+}
+
 function mapJob(row: Raw): Job {
   return {
     id: Number(row.id),
@@ -128,13 +152,23 @@ function mapJob(row: Raw): Job {
  * with a receipt that is no longer current are refused, so a worker that lost its lease can neither
  * complete a job nor publish for it.
  */
-export class JobStore {
+export class JobStore implements QueueBackend {
   constructor(
     private readonly knex: Knex,
     private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
   ) {}
+
+  /** The job table is a queue backend of its own dialect. */
+  get kind(): Dialect {
+    return this.dialect;
+  }
+
+  /** The job while `receipt` is its current lease. */
+  private held(jobId: number, receipt: string): Knex.QueryBuilder {
+    return this.knex('jobs').where({ id: jobId, receipt, status: 'running' });
+  }
 
   async enqueue(input: EnqueueInput, trx: Knex | Knex.Transaction = this.knex): Promise<EnqueueResult> {
     const now = this.clock.now();
@@ -258,18 +292,13 @@ export class JobStore {
   async renew(jobId: number, receipt: string, leaseMs: number): Promise<number | null> {
     const now = this.clock.now();
     const expires = now + leaseMs;
-    const n = await this.knex('jobs')
-      .where({ id: jobId, receipt, status: 'running' })
-      .update({ lease_expires_at: expires, updated_at: now });
+    const n = await this.held(jobId, receipt).update({ lease_expires_at: expires, updated_at: now });
     return n === 1 ? expires : null;
   }
 
   async ack(jobId: number, receipt: string): Promise<boolean> {
-    const now = this.clock.now();
-    const n = await this.knex('jobs')
-      .where({ id: jobId, receipt, status: 'running' })
-      .update({ status: 'done', lease_expires_at: null, updated_at: now, last_error: null });
-    return n === 1;
+    const done = { status: 'done', lease_expires_at: null, last_error: null, updated_at: this.clock.now() };
+    return (await this.held(jobId, receipt).update(done)) === 1;
   }
 
   /**
@@ -284,51 +313,30 @@ export class JobStore {
     opts: { deadReason?: DeadReason } = {},
   ): Promise<FailResult | null> {
     const now = this.clock.now();
-    const job = await this.knex('jobs').where({ id: jobId, receipt, status: 'running' }).first();
+    const job = await this.held(jobId, receipt).first();
     if (!job) return null;
     const attempts = Number(job.attempts);
     const deadReason = opts.deadReason ?? (attempts >= Number(job.max_attempts) ? 'max_attempts' : null);
-    if (deadReason) {
-      const n = await this.knex('jobs')
-        .where({ id: jobId, receipt, status: 'running' })
-        .update({
-          status: 'dead',
-          dead_reason: deadReason,
-          last_error: error.slice(0, 4000),
-          lease_expires_at: null,
-          updated_at: now,
-        });
-      return n === 1 ? { status: 'dead', reason: deadReason } : null;
-    }
     const runAt = now + retryDelayMs(attempts);
-    const n = await this.knex('jobs')
-      .where({ id: jobId, receipt, status: 'running' })
-      .update({
-        status: 'waiting',
-        run_at: runAt,
-        last_error: error.slice(0, 4000),
-        lease_owner: null,
-        lease_expires_at: null,
-        receipt: null,
-        updated_at: now,
-      });
-    return n === 1 ? { status: 'waiting', runAt } : null;
+    const n = await this.held(jobId, receipt).update({
+      ...(deadReason
+        ? { status: 'dead', dead_reason: deadReason, lease_expires_at: null, updated_at: now }
+        : { status: 'waiting', run_at: runAt, ...unleased(now) }),
+      last_error: error.slice(0, 4000),
+    });
+    if (n !== 1) return null;
+    return deadReason ? { status: 'dead', reason: deadReason } : { status: 'waiting', runAt };
   }
 
   /** Gives a claimed job back without counting the attempt (graceful shutdown, `skipped_locked`). */
   async release(jobId: number, receipt: string, opts: { delayMs?: number } = {}): Promise<boolean> {
     const now = this.clock.now();
-    const n = await this.knex('jobs')
-      .where({ id: jobId, receipt, status: 'running' })
-      .update({
-        status: 'waiting',
-        attempts: this.knex.raw('CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END'),
-        run_at: now + (opts.delayMs ?? 0),
-        lease_owner: null,
-        lease_expires_at: null,
-        receipt: null,
-        updated_at: now,
-      });
+    const n = await this.held(jobId, receipt).update({
+      status: 'waiting',
+      attempts: this.knex.raw('CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END'),
+      run_at: now + (opts.delayMs ?? 0),
+      ...unleased(now),
+    });
     return n === 1;
   }
 
@@ -356,37 +364,17 @@ export class JobStore {
   async requeueDead(jobKey: string, opts: { resetAttempts: boolean }): Promise<RepairResult> {
     return writeTransaction(this.knex, async (trx) => {
       const dead = await trx('jobs').where({ job_key: jobKey, status: 'dead' }).orderBy('id', 'desc').first();
-      if (!dead) return { ok: false, code: 'not_found', message: `No dead job with key ${jobKey}` };
+      if (!dead) return refusal.notFound(`dead job with key ${jobKey}`);
       const waiting = await trx('jobs').where({ job_key: jobKey, status: 'waiting' }).first('id');
-      if (waiting) {
-        return {
-          ok: false,
-          code: 'waiting_job_exists',
-          message: `Job key ${jobKey} already has a waiting job`,
-          jobId: Number(waiting.id),
-        };
-      }
+      if (waiting) return refusal.waitingExists(jobKey, Number(waiting.id));
       const now = this.clock.now();
-      const patch: Raw = {
-        status: 'waiting',
-        run_at: now,
-        dead_reason: null,
-        lease_owner: null,
-        lease_expires_at: null,
-        receipt: null,
-        updated_at: now,
-      };
+      const patch: Raw = { status: 'waiting', run_at: now, dead_reason: null, ...unleased(now) };
       if (opts.resetAttempts) patch.attempts = 0;
       try {
         await trx('jobs').where({ id: dead.id, status: 'dead' }).update(patch);
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
-        return {
-          ok: false,
-          code: 'waiting_job_exists',
-          message: `Job key ${jobKey} already has a waiting job`,
-          jobId: Number(dead.id),
-        };
+        return refusal.waitingExists(jobKey, Number(dead.id));
       }
       return { ok: true, job: mapJob(await trx('jobs').where({ id: dead.id }).first()) };
     });
@@ -408,26 +396,11 @@ export class JobStore {
         .where({ ...where, status: 'running' })
         .orderBy('id', 'desc')
         .first();
-      if (!job) return { ok: false, code: 'not_found', message: `No running job with ${label}` };
+      if (!job) return refusal.notFound(`running job with ${label}`);
       const now = this.clock.now();
       const expires = Number(job.lease_expires_at);
-      if (!opts.force && expires > now) {
-        return {
-          ok: false,
-          code: 'lease_active',
-          message: `The lease of job ${job.id} is held by ${job.lease_owner} until ${new Date(expires).toISOString()}; use force to release it`,
-          jobId: Number(job.id),
-          leaseExpiresAt: expires,
-        };
-      }
-      const patch: Raw = {
-        lease_owner: null,
-        lease_expires_at: null,
-        receipt: null,
-        updated_at: now,
-        run_at: now,
-        status: 'waiting',
-      };
+      if (!opts.force && expires > now) return refusal.leaseActive(Number(job.id), job.lease_owner, expires);
+      const patch: Raw = { ...unleased(now), run_at: now, status: 'waiting' };
       // The key's waiting slot may be taken by a newer job: then the released one cannot wait beside it.
       const waiting =
         job.job_key === null

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { toBool, type Dialect } from './db.js';
+import { numberOrNull, toBool, type Dialect } from './db.js';
 import { loadReportSource, type ReportSource } from './report-source.js';
 import { usageReport, type UsageReport } from './usage.js';
 import type { ReportLimits } from '../reports/limits.js';
@@ -45,7 +45,6 @@ export type CommandEventRow = { id: string; kind: string; status: string; actor:
 export type FailureReason = { source: 'queue' | 'review' | 'webhook'; reason: string; count: number };
 
 type Raw = Record<string, unknown>;
-const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const str = (v: unknown) => (v as string | null) ?? null;
 
 /**
@@ -156,7 +155,7 @@ export class OperatorReadModels {
               reviewKey: String(r.review_key),
               status: String(r.run_status),
               reason: str(r.run_reason),
-              updatedAt: n(r.run_updated_at),
+              updatedAt: numberOrNull(r.run_updated_at),
             },
     }));
   }

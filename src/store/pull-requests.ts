@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson, toBool } from './db.js';
+import { numberOrNull, parseJson, toBool } from './db.js';
 
 export type PullRequestRecord = {
   repo: string;
@@ -42,8 +42,7 @@ function mapPr(row: Raw): PullRequestRecord {
     draft: toBool(row.draft),
     labels: parseJson<string[]>(row.labels, []),
     state: (row.state as string | null) ?? null,
-    changedFiles:
-      row.changed_files === null || row.changed_files === undefined ? null : Number(row.changed_files),
+    changedFiles: numberOrNull(row.changed_files),
     installationId: row.installation_id === null ? null : Number(row.installation_id),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

@@ -35,6 +35,12 @@ export function splitFullName(fullName: string): { owner: string; name: string }
   return { owner: fullName.slice(0, i), name: fullName.slice(i + 1) };
 }
 
+/** A repository's first row: `installed` as given, no installation or configuration yet. */
+function newRow(fullName: string, installed: boolean, now: number): Raw {
+  const { owner, name } = splitFullName(fullName);
+  return { full_name: fullName, owner, name, installed, created_at: now, updated_at: now };
+}
+
 export class RepositoryStore {
   constructor(
     private readonly knex: Knex,
@@ -53,17 +59,8 @@ export class RepositoryStore {
   /** Records that the App is installed on a repository (installation events, sync). */
   async upsertInstalled(fullName: string, installationId: number | null): Promise<void> {
     const now = this.clock.now();
-    const { owner, name } = splitFullName(fullName);
     await this.knex('repositories')
-      .insert({
-        full_name: fullName,
-        owner,
-        name,
-        installation_id: installationId,
-        installed: true,
-        created_at: now,
-        updated_at: now,
-      })
+      .insert({ ...newRow(fullName, true, now), installation_id: installationId })
       .onConflict('full_name')
       .merge({ installation_id: installationId, installed: true, updated_at: now });
   }
@@ -83,17 +80,8 @@ export class RepositoryStore {
 
   async setStandaloneConfig(fullName: string, config: unknown): Promise<void> {
     const now = this.clock.now();
-    const { owner, name } = splitFullName(fullName);
     await this.knex('repositories')
-      .insert({
-        full_name: fullName,
-        owner,
-        name,
-        installed: true,
-        standalone_config: JSON.stringify(config),
-        created_at: now,
-        updated_at: now,
-      })
+      .insert({ ...newRow(fullName, true, now), standalone_config: JSON.stringify(config) })
       .onConflict('full_name')
       .merge({ standalone_config: JSON.stringify(config), updated_at: now });
   }
@@ -120,19 +108,9 @@ export class RepositoryStore {
           .first());
       let created = false;
       if (!row) {
-        const { owner, name } = splitFullName(fullName);
-        const at = this.clock.now();
         // Ignored on a conflict: a concurrent PATCH or installation event created it first; merge over it.
         await trx('repositories')
-          .insert({
-            full_name: fullName,
-            owner,
-            name,
-            installation_id: null,
-            installed: false,
-            created_at: at,
-            updated_at: at,
-          })
+          .insert(newRow(fullName, false, this.clock.now()))
           .onConflict('full_name')
           .ignore();
         row = (await trx('repositories').where({ full_name: fullName }).first()) as Raw;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 import type { FindingOwner, FindingStore, NewFinding } from './findings.js';
 
 export type RunStatus =
@@ -69,7 +69,7 @@ function mapRun(row: Raw): RunRecord {
     jobId: row.job_id === null ? null : Number(row.job_id),
     error: (row.error as string | null) ?? null,
     verdict: (row.verdict as string | null) ?? null,
-    confidence: row.confidence === null || row.confidence === undefined ? null : Number(row.confidence),
+    confidence: numberOrNull(row.confidence),
     result: parseJson(row.result, null),
     shadowReview: parseJson(row.shadow_review, null),
     checkRunId: (row.check_run_id as string | null) ?? null,

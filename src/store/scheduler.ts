@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 
 export type ScheduledJobRecord = {
   name: string;
@@ -16,14 +16,13 @@ export type ScheduledJobRecord = {
 };
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 function mapJob(row: Raw): ScheduledJobRecord {
   return {
     name: String(row.name),
     expression: String(row.expression),
-    lastStartedAt: num(row.last_started_at),
-    lastFinishedAt: num(row.last_finished_at),
+    lastStartedAt: numberOrNull(row.last_started_at),
+    lastFinishedAt: numberOrNull(row.last_finished_at),
     lastStatus: (row.last_status as ScheduledJobRecord['lastStatus']) ?? null,
     lastError: (row.last_error as string | null) ?? null,
     artifact: parseJson(row.artifact, null),

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson } from './db.js';
+import { numberOrNull, parseJson } from './db.js';
 
 export const TRACE_STATUSES = ['running', 'ok', 'error'] as const;
 export type TraceStatus = (typeof TRACE_STATUSES)[number];
@@ -96,30 +96,34 @@ function safeAttributes(attributes: Record<string, unknown> | undefined): string
   return Object.keys(kept).length === 0 ? null : JSON.stringify(kept);
 }
 
-const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(Number(v)).toISOString());
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
-function mapTrace(r: Record<string, unknown>): TraceSummary {
+/** The timing and attributes a trace and a span share. */
+function timed(
+  r: Record<string, unknown>,
+): Pick<SpanRecord, 'startedAt' | 'endedAt' | 'durationMs' | 'attributes'> {
   const started = Number(r.started_at);
-  const ended = num(r.ended_at);
+  const ended = numberOrNull(r.ended_at);
   return {
-    traceId: String(r.id),
-    runId: (r.run_id as string | null) ?? null,
-    reviewKey: (r.review_key as string | null) ?? null,
-    repo: (r.repo as string | null) ?? null,
-    prNumber: num(r.pr_number),
-    name: String(r.name),
-    status: r.status as TraceStatus,
     startedAt: new Date(started).toISOString(),
-    endedAt: iso(ended),
+    endedAt: ended === null ? null : new Date(ended).toISOString(),
     durationMs: ended === null ? null : Math.max(0, ended - started),
     attributes: parseJson(r.attributes, {}),
   };
 }
 
+function mapTrace(r: Record<string, unknown>): TraceSummary {
+  return {
+    traceId: String(r.id),
+    runId: (r.run_id as string | null) ?? null,
+    reviewKey: (r.review_key as string | null) ?? null,
+    repo: (r.repo as string | null) ?? null,
+    prNumber: numberOrNull(r.pr_number),
+    name: String(r.name),
+    status: r.status as TraceStatus,
+    ...timed(r),
+  };
+}
+
 function mapSpan(r: Record<string, unknown>): SpanRecord {
-  const started = Number(r.started_at);
-  const ended = num(r.ended_at);
   return {
     spanId: String(r.span_id),
     parentSpanId: (r.parent_span_id as string | null) ?? null,
@@ -128,13 +132,10 @@ function mapSpan(r: Record<string, unknown>): SpanRecord {
     status: String(r.status),
     provider: (r.provider as string | null) ?? null,
     model: (r.model as string | null) ?? null,
-    inputTokens: num(r.input_tokens),
-    outputTokens: num(r.output_tokens),
-    costUsd: num(r.cost_usd),
-    startedAt: new Date(started).toISOString(),
-    endedAt: iso(ended),
-    durationMs: ended === null ? null : Math.max(0, ended - started),
-    attributes: parseJson(r.attributes, {}),
+    inputTokens: numberOrNull(r.input_tokens),
+    outputTokens: numberOrNull(r.output_tokens),
+    costUsd: numberOrNull(r.cost_usd),
+    ...timed(r),
   };
 }
 

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
+import { hashToken } from './api-keys.js';
 
 export type UiSessionVia = 'token' | 'github';
 
@@ -11,11 +12,6 @@ export type UiSession = {
   expiresAt: number;
   lastSeenAt: number;
 };
-
-/** The row id of a session token: its SHA-256, hex (the token itself is never stored). */
-export function sessionId(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 /** How often a session's `last_seen_at` is written at most (a read per request would be a write each). */
 const SEEN_EVERY_MS = 60_000;
@@ -32,7 +28,7 @@ function mapSession(row: Raw): UiSession {
   };
 }
 
-/** Dashboard sessions: server-side, expiring, keyed by the hash of a random 32-byte token. */
+/** Dashboard sessions: server-side, expiring, keyed by the hash of a random 32-byte token (`hashToken`). */
 export class UiSessionStore {
   constructor(
     private readonly knex: Knex,
@@ -49,7 +45,7 @@ export class UiSessionStore {
     const now = this.clock.now();
     const session: UiSession = { login, via, createdAt: now, expiresAt: now + ttlMs, lastSeenAt: now };
     await this.knex('ui_sessions').insert({
-      id: sessionId(token),
+      id: hashToken(token),
       login,
       via,
       created_at: now,
@@ -61,7 +57,7 @@ export class UiSessionStore {
 
   /** The live session of a token, or null; an expired one is deleted. Touches `last_seen_at`. */
   async find(token: string): Promise<UiSession | null> {
-    const id = sessionId(token);
+    const id = hashToken(token);
     const row = (await this.knex('ui_sessions').where({ id }).first()) as Raw | undefined;
     if (!row) return null;
     const session = mapSession(row);
@@ -81,7 +77,7 @@ export class UiSessionStore {
   async delete(token: string): Promise<boolean> {
     return (
       (await this.knex('ui_sessions')
-        .where({ id: sessionId(token) })
+        .where({ id: hashToken(token) })
         .delete()) > 0
     );
   }

@@ -10,7 +10,6 @@
 import pino from 'pino';
 import { randomId, systemClock } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config/index.js';
-import { bindJobs } from '../../src/queue/sql.js';
 import { openStore } from '../../src/store/index.js';
 import { QueueWorker } from '../../src/worker/runner.js';
 
@@ -26,7 +25,7 @@ const log = pino({ level: 'warn' }, pino.destination(2));
 let lastWork = Date.now();
 
 const worker = new QueueWorker({
-  queue: { kind: store.db.dialect, ...bindJobs(store) },
+  queue: store.jobs,
   queueName,
   owner,
   leaseMs,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { ManualClock, systemClock, randomId } from '../../src/clock.js';
 import type { StoreConfig } from '../../src/config/index.js';
-import { bindJobs } from '../../src/queue/sql.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { QueueWorker, type JobContext } from '../../src/worker/runner.js';
 import type { QueueBackend } from '../../src/queue/types.js';
@@ -105,17 +104,16 @@ export function queueFailureSuite(dialect: TestDialect, opts: { raceJobs?: numbe
     const { jobId } = (await store.jobs.enqueue({ queue: 'lane', kind: 'test', payload: {} })) as {
       jobId: number;
     };
-    const backend: QueueBackend = { kind: store.db.dialect, ...bindJobs(store) };
+    const backend: QueueBackend = store.jobs;
     // The first worker is cut off from the queue after its first claim (a network partition): it can
-    // neither renew nor claim again, and its lease runs out.
+    // neither renew nor claim again, and its lease runs out. (The job table is its prototype.)
     let claims = 0;
-    const partitioned: QueueBackend = {
-      ...backend,
+    const partitioned: QueueBackend = Object.assign(Object.create(backend) as QueueBackend, {
       claimMany: undefined,
-      claim: async (queue, owner, leaseMs) =>
+      claim: async (queue: string, owner: string, leaseMs: number) =>
         claims++ === 0 ? backend.claim(queue, owner, leaseMs) : Promise.reject(new Error('partition')),
       renew: async () => Promise.reject(new Error('partition')),
-    };
+    });
     let release!: () => void;
     const paused = new Promise<void>((r) => (release = r));
     let entered!: () => void;

@@ -5,7 +5,6 @@ import pino from 'pino';
 import { Router } from '../../src/http/router.js';
 import { HttpQueue, QueueHttpError } from '../../src/queue/http-client.js';
 import { registerQueueRoutes } from '../../src/queue/http-routes.js';
-import { bindJobs } from '../../src/queue/sql.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { createHttpServer } from '../../src/server.js';
 import { retryDelayMs } from '../../src/store/jobs.js';
@@ -13,6 +12,19 @@ import { QueueWorker } from '../../src/worker/runner.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
+
+/** One request with a bearer token (none: no authorization header); a string body is sent as it is. */
+async function request(base: string, method: string, path: string, token: string | null, body?: unknown) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
 
 /** The `/queue` routes on the real server (operator-api 4.5, 5.1) and a worker over them. */
 describe('queue routes', () => {
@@ -22,17 +34,8 @@ describe('queue routes', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown) =>
+    request(app.baseUrl, method, path, token, body);
 
   test('every route accepts exactly its token class (not hierarchical); others get 401', async () => {
     const rows: Array<[string, string, unknown, string]> = [
@@ -195,7 +198,7 @@ describe('queue routes over a manual clock', () => {
     const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
     const router = new Router();
     registerQueueRoutes(router, {
-      queue: opts.queue ?? { kind: t.store.db.dialect, ...bindJobs(t.store) },
+      queue: opts.queue ?? t.store.jobs,
       tokens: Q_TOKENS,
       defaultLeaseMs: opts.defaultLeaseMs ?? 300_000,
       maxLeaseMs: opts.maxLeaseMs,
@@ -217,17 +220,8 @@ describe('queue routes over a manual clock', () => {
     await t.cleanup();
   });
 
-  async function raw(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(url + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const raw = (method: string, path: string, token: string | null, body?: unknown) =>
+    request(url, method, path, token, body);
 
   test('enqueue → claim → renew → ack through HttpQueue; the store sees every step', async () => {
     const input = { queue: 'lane', kind: 'review', key: 'pr-1', payload: { n: 1 }, priority: 2 };

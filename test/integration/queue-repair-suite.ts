@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { bindJobs } from '../../src/queue/sql.js';
 import { Router } from '../../src/http/router.js';
 import { registerQueueRepairRoutes } from '../../src/operator/routes.js';
 import { ReadCache, StampedCache } from '../../src/services/read-cache.js';
@@ -80,7 +79,7 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
     let broken = true;
     let calls = 0;
     const worker = new QueueWorker({
-      queue: { kind: store.db.dialect, ...bindJobs(store) },
+      queue: store.jobs,
       queueName: 'lane',
       owner: 'w:1',
       leaseMs: 60_000,
@@ -157,7 +156,7 @@ export function retriesToDeadSuite(dialect: TestDialect): void {
     clock.advance(1001);
     let calls = 0;
     const worker = new QueueWorker({
-      queue: { kind: store.db.dialect, ...bindJobs(store) },
+      queue: store.jobs,
       queueName: 'lane',
       owner: 'w:2',
       leaseMs: 1000,

@@ -9,6 +9,7 @@ import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
+import type { EnqueueInput, EnqueueMode } from '../../src/store/jobs.js';
 import { openStore } from '../../src/store/index.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
@@ -27,6 +28,11 @@ function delivery(id: string, overrides: Partial<IncomingDelivery> = {}): Incomi
     job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: id } },
     ...overrides,
   };
+}
+
+/** A job of the `reviews` queue with a key. */
+function reviewJob(key: string, payload: unknown, mode?: EnqueueMode): EnqueueInput {
+  return { queue: 'reviews', kind: 'review', key, payload, mode };
 }
 
 /** The store's behaviour, run once per dialect. */
@@ -70,12 +76,7 @@ export function storeSuite(dialect: TestDialect): void {
 
     test('indexes job_key only where set, drops jobs_lease_idx, and keeps markers and jobs through down and up', async () => {
       await t.store.deliveries.recordBatch([delivery('kept')]);
-      await t.store.jobs.enqueue({
-        queue: 'reviews',
-        kind: 'review',
-        key: 'octo/demo#1:latest-waiting',
-        payload: {},
-      });
+      await t.store.jobs.enqueue(reviewJob('octo/demo#1:latest-waiting', {}));
       const after = await schema();
       expect(after.jobs_job_key_index).toMatch(/WHERE \(?job_key IS NOT NULL\)?/);
       expect(after.jobs_waiting_key_uq).toMatch(/WHERE .*status.* AND .*job_key IS NOT NULL/);
@@ -98,12 +99,7 @@ export function storeSuite(dialect: TestDialect): void {
       expect(await t.store.jobs.findByKey('octo/demo#1:latest-waiting')).toHaveLength(1);
       // The marker still dedupes, and the unique waiting key still holds.
       expect((await t.store.deliveries.recordBatch([delivery('kept')]))[0]!.status).toBe('duplicate');
-      const again = await t.store.jobs.enqueue({
-        queue: 'reviews',
-        kind: 'review',
-        key: 'octo/demo#1:latest-waiting',
-        payload: { second: true },
-      });
+      const again = await t.store.jobs.enqueue(reviewJob('octo/demo#1:latest-waiting', { second: true }));
       expect(again).toMatchObject({ outcome: 'replace_waiting' });
       expect(await t.store.jobs.findByKey('octo/demo#1:latest-waiting')).toHaveLength(1);
       // Two waiting jobs with one key are refused by the database itself; keyless ones never conflict.
@@ -366,31 +362,13 @@ export function storeSuite(dialect: TestDialect): void {
   describe('jobs', () => {
     test('replace_waiting replaces the waiting job but never a running one', async () => {
       const jobs = t.store.jobs;
-      const a = await jobs.enqueue({
-        queue: 'reviews',
-        kind: 'review',
-        key: 'k',
-        payload: { v: 1 },
-        mode: 'replace_waiting',
-      });
-      const b = await jobs.enqueue({
-        queue: 'reviews',
-        kind: 'review',
-        key: 'k',
-        payload: { v: 2 },
-        mode: 'replace_waiting',
-      });
+      const a = await jobs.enqueue(reviewJob('k', { v: 1 }, 'replace_waiting'));
+      const b = await jobs.enqueue(reviewJob('k', { v: 2 }, 'replace_waiting'));
       expect(a.outcome).toBe('enqueued');
       expect(b).toMatchObject({ outcome: 'replace_waiting', jobId: a.jobId, replacedPayload: { v: 1 } });
       const claimed = await jobs.claim('reviews', 'w1', 60_000);
       expect(claimed?.payload).toEqual({ v: 2 });
-      const c = await jobs.enqueue({
-        queue: 'reviews',
-        kind: 'review',
-        key: 'k',
-        payload: { v: 3 },
-        mode: 'replace_waiting',
-      });
+      const c = await jobs.enqueue(reviewJob('k', { v: 3 }, 'replace_waiting'));
       expect(c.outcome).toBe('enqueued');
       expect(c.jobId).not.toBe(a.jobId);
       expect((await jobs.get(a.jobId))?.status).toBe('running');

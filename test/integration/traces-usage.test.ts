@@ -2,6 +2,18 @@ import { ManualClock } from '../../src/clock.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
 
+/** A GET of the operator API with the read token. */
+function readGet(app: RunningVerdict, path: string): Promise<Response> {
+  return fetch(app.baseUrl + path, { headers: { authorization: 'Bearer read-secret' } });
+}
+
+/** Another connection to the app's SQLite file: writes like another process's, which the cache does not watch. */
+async function otherConnection(app: RunningVerdict) {
+  const { default: knexFactory } = await import('knex');
+  const { filename } = app.verdict.config.store as { filename: string };
+  return knexFactory({ client: 'better-sqlite3', connection: { filename }, useNullAsDefault: true });
+}
+
 const HEAD = 'b'.repeat(40);
 const KEY = `acme/api#7@${HEAD}`;
 
@@ -271,14 +283,10 @@ describe('usage over 50,000 source rows', () => {
       started_at: day + (i < 10 ? 86_400_000 : 0),
     }));
     for (let i = 0; i < rows.length; i += 500) await knex('spans').insert(rows.slice(i, i + 500));
-    const res = await fetch(`${app.baseUrl}/operator/api/settings/usage?from=2025-06-01&to=2025-06-30`, {
-      headers: { authorization: 'Bearer read-secret' },
-    });
+    const res = await readGet(app, '/operator/api/settings/usage?from=2025-06-01&to=2025-06-30');
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ ok: false, error: 'usage_too_large', sourceRows: 50_001 });
-    const narrow = await fetch(`${app.baseUrl}/operator/api/settings/usage?from=2025-06-11&to=2025-06-11`, {
-      headers: { authorization: 'Bearer read-secret' },
-    });
+    const narrow = await readGet(app, '/operator/api/settings/usage?from=2025-06-11&to=2025-06-11');
     expect(narrow.status).toBe(200);
     expect(((await narrow.json()) as any).model.calls).toBe(10);
   }, 60_000);
@@ -292,22 +300,14 @@ describe('operator read cache and the read-only connection', () => {
     try {
       const { store } = app.verdict;
       const items = async () => {
-        const res = await fetch(`${app.baseUrl}/operator/api/snapshot`, {
-          headers: { authorization: 'Bearer read-secret' },
-        });
+        const res = await readGet(app, '/operator/api/snapshot');
         return ((await res.json()) as any).data.items.map((i: any) => i.number);
       };
       expect(await items()).toEqual([]);
       await store.pullRequests.upsert({ repo: 'acme/api', number: 1, title: 'one' });
       expect(await items()).toEqual([1]);
-      // Another process writing the same file (a worker): a separate connection the cache does not watch.
-      const { default: knexFactory } = await import('knex');
-      const config = app.verdict.config.store as { filename: string };
-      const other = knexFactory({
-        client: 'better-sqlite3',
-        connection: { filename: config.filename },
-        useNullAsDefault: true,
-      });
+      // Another process writing the same file (a worker).
+      const other = await otherConnection(app);
       try {
         await other('pull_requests').insert({
           repo: 'acme/api',
@@ -333,13 +333,7 @@ describe('operator read cache and the read-only connection', () => {
   test('PR detail: a change by another process shows at once (the stamp), an unchanged PR is served from cache', async () => {
     const clock = new ManualClock();
     const app = await startVerdict({ ...TOKENS }, { timers: clock });
-    const { default: knexFactory } = await import('knex');
-    const config = app.verdict.config.store as { filename: string };
-    const other = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: config.filename },
-      useNullAsDefault: true,
-    });
+    const other = await otherConnection(app);
     try {
       const { store } = app.verdict;
       await store.pullRequests.upsert({
@@ -357,23 +351,17 @@ describe('operator read cache and the read-only connection', () => {
         installationId: 1,
       });
       const detail = async () => {
-        const res = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
-          headers: { authorization: 'Bearer read-secret' },
-        });
+        const res = await readGet(app, '/operator/api/pr?repo=acme/api&number=4');
         expect(res.status).toBe(200);
         return ((await res.json()) as any).data;
       };
-      const firstRes = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
-        headers: { authorization: 'Bearer read-secret' },
-      });
+      const firstRes = await readGet(app, '/operator/api/pr?repo=acme/api&number=4');
       const firstBody = (await firstRes.json()) as any;
       const first = firstBody.data;
       expect(first.runs[0].status).toBe('queued');
       // Unchanged: the same answer, generatedAt included, comes from the cache 30 ms later.
       clock.advance(30);
-      const again = await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/api&number=4`, {
-        headers: { authorization: 'Bearer read-secret' },
-      });
+      const again = await readGet(app, '/operator/api/pr?repo=acme/api&number=4');
       const cached = (await again.json()) as any;
       expect(cached).toEqual(firstBody);
       expect(again.headers.get('cache-control')).toBe('no-store');

@@ -22,7 +22,14 @@ function oneCondition(condition: Record<string, unknown>): { filters: unknown[] 
   return { filters: [{ conditions: [condition] }] };
 }
 
-const VALUES_0 = 'settings.filters.0.conditions.0.values.0';
+/** A document whose one filter rule has one condition with these string values. */
+function one(field: string, operator: string, ...values: string[]): { filters: unknown[] } {
+  return oneCondition({ field, operator, values });
+}
+
+const CONDITION_0 = 'settings.filters.0.conditions.0';
+const VALUES = `${CONDITION_0}.values`;
+const VALUES_0 = `${VALUES}.0`;
 
 describe('review policy document: defaults (operator-api 2.9)', () => {
   test('parse({}) gives the whole default document', () => {
@@ -223,8 +230,8 @@ describe('control characters are rejected in every string', () => {
     expect(pathOf({ commentHeader: `a${c}` })).toBe('settings.commentHeader');
     expect(pathOf({ autoApprove: { instructions: c } })).toBe('settings.autoApprove.instructions');
     expect(pathOf({ pausedAuthors: ['ok', `bad${c}`] })).toBe('settings.pausedAuthors.1');
-    expect(pathOf(oneCondition({ field: 'label', operator: 'is', values: [`bug${c}`] }))).toBe(VALUES_0);
-    expect(pathOf(oneCondition({ field: 'title', operator: 'contains', values: [`${c}`] }))).toBe(VALUES_0);
+    expect(pathOf(one('label', 'is', `bug${c}`))).toBe(VALUES_0);
+    expect(pathOf(one('title', 'contains', `${c}`))).toBe(VALUES_0);
     expect(
       pathOf({
         autoApprove: {
@@ -243,7 +250,7 @@ describe('control characters are rejected in every string', () => {
 
   test('tab, newline and carriage return are allowed', () => {
     expect(pathOf({ customInstructions: 'a\tb\nc\r\n', commentHeader: 'h\n' })).toBe('ok');
-    expect(pathOf(oneCondition({ field: 'keyword', operator: 'contains', values: ['a\tb'] }))).toBe('ok');
+    expect(pathOf(one('keyword', 'contains', 'a\tb'))).toBe('ok');
   });
 
   test('an unknown key with control characters is named printably', () => {
@@ -290,7 +297,7 @@ describe('filter rules (operator-api 2.10)', () => {
     [
       'unknown key in a condition',
       oneCondition({ field: 'label', operator: 'is', values: ['a'], negate: true }),
-      'settings.filters.0.conditions.0.negate',
+      `${CONDITION_0}.negate`,
     ],
     ['rule not an object', { filters: ['label:bug'] }, 'settings.filters.0'],
     ['filters not a list', { filters: {} }, 'settings.filters'],
@@ -306,130 +313,42 @@ describe('filter rules (operator-api 2.10)', () => {
       { filters: Array.from({ length: 51 }, () => ({ conditions: [{ field: 'draft', operator: 'is' }] })) },
       'settings.filters',
     ],
-    [
-      '51 values',
-      oneCondition({ field: 'label', operator: 'is', values: Array.from({ length: 51 }, (_, i) => `l${i}`) }),
-      'settings.filters.0.conditions.0.values',
-    ],
-    [
-      'no values',
-      oneCondition({ field: 'label', operator: 'is', values: [] }),
-      'settings.filters.0.conditions.0.values',
-    ],
-    [
-      'values missing',
-      oneCondition({ field: 'author', operator: 'is' }),
-      'settings.filters.0.conditions.0.values',
-    ],
-    ['empty value', oneCondition({ field: 'label', operator: 'is', values: [''] }), VALUES_0],
-    [
-      '501-char value',
-      oneCondition({ field: 'title', operator: 'contains', values: ['x'.repeat(501)] }),
-      VALUES_0,
-    ],
+    ['51 values', one('label', 'is', ...Array.from({ length: 51 }, (_, i) => `l${i}`)), VALUES],
+    ['no values', oneCondition({ field: 'label', operator: 'is', values: [] }), VALUES],
+    ['values missing', oneCondition({ field: 'author', operator: 'is' }), VALUES],
+    ['empty value', one('label', 'is', ''), VALUES_0],
+    ['501-char value', one('title', 'contains', 'x'.repeat(501)), VALUES_0],
     ['non-string value', oneCondition({ field: 'label', operator: 'is', values: [5] }), VALUES_0],
-    [
-      'unknown field',
-      oneCondition({ field: 'milestone', operator: 'is', values: ['v1'] }),
-      'settings.filters.0.conditions.0.field',
-    ],
-    [
-      'missing field',
-      oneCondition({ operator: 'is', values: ['v1'] }),
-      'settings.filters.0.conditions.0.field',
-    ],
-    [
-      'contains on label',
-      oneCondition({ field: 'label', operator: 'contains', values: ['a'] }),
-      'settings.filters.0.conditions.0.operator',
-    ],
-    [
-      'is on title',
-      oneCondition({ field: 'title', operator: 'is', values: ['a'] }),
-      'settings.filters.0.conditions.0.operator',
-    ],
-    [
-      'at_most on path',
-      oneCondition({ field: 'path', operator: 'at_most', values: ['1'] }),
-      'settings.filters.0.conditions.0.operator',
-    ],
-    [
-      'is on filesChanged',
-      oneCondition({ field: 'filesChanged', operator: 'is', values: ['1'] }),
-      'settings.filters.0.conditions.0.operator',
-    ],
-    [
-      'contains on draft',
-      oneCondition({ field: 'draft', operator: 'contains' }),
-      'settings.filters.0.conditions.0.operator',
-    ],
-    ['missing operator', oneCondition({ field: 'draft' }), 'settings.filters.0.conditions.0.operator'],
-    [
-      'draft with a value',
-      oneCondition({ field: 'draft', operator: 'is', values: ['true'] }),
-      'settings.filters.0.conditions.0.values',
-    ],
-    [
-      'draft with null values',
-      oneCondition({ field: 'draft', operator: 'is', values: null }),
-      'settings.filters.0.conditions.0.values',
-    ],
-    [
-      'filesChanged two values',
-      oneCondition({ field: 'filesChanged', operator: 'at_most', values: ['1', '2'] }),
-      'settings.filters.0.conditions.0.values',
-    ],
+    ['unknown field', one('milestone', 'is', 'v1'), `${CONDITION_0}.field`],
+    ['missing field', oneCondition({ operator: 'is', values: ['v1'] }), `${CONDITION_0}.field`],
+    ['contains on label', one('label', 'contains', 'a'), `${CONDITION_0}.operator`],
+    ['is on title', one('title', 'is', 'a'), `${CONDITION_0}.operator`],
+    ['at_most on path', one('path', 'at_most', '1'), `${CONDITION_0}.operator`],
+    ['is on filesChanged', one('filesChanged', 'is', '1'), `${CONDITION_0}.operator`],
+    ['contains on draft', oneCondition({ field: 'draft', operator: 'contains' }), `${CONDITION_0}.operator`],
+    ['missing operator', oneCondition({ field: 'draft' }), `${CONDITION_0}.operator`],
+    ['draft with a value', one('draft', 'is', 'true'), VALUES],
+    ['draft with null values', oneCondition({ field: 'draft', operator: 'is', values: null }), VALUES],
+    ['filesChanged two values', one('filesChanged', 'at_most', '1', '2'), VALUES],
     [
       'filesChanged no value',
       oneCondition({ field: 'filesChanged', operator: 'at_most', values: [] }),
-      'settings.filters.0.conditions.0.values',
+      VALUES,
     ],
     [
       'filesChanged number',
       oneCondition({ field: 'filesChanged', operator: 'at_most', values: [10] }),
       VALUES_0,
     ],
-    [
-      'filesChanged 100001',
-      oneCondition({ field: 'filesChanged', operator: 'more_than', values: ['100001'] }),
-      VALUES_0,
-    ],
-    [
-      'filesChanged negative',
-      oneCondition({ field: 'filesChanged', operator: 'more_than', values: ['-1'] }),
-      VALUES_0,
-    ],
-    [
-      'filesChanged fraction',
-      oneCondition({ field: 'filesChanged', operator: 'more_than', values: ['1.5'] }),
-      VALUES_0,
-    ],
-    [
-      'filesChanged exponent',
-      oneCondition({ field: 'filesChanged', operator: 'more_than', values: ['1e3'] }),
-      VALUES_0,
-    ],
-    [
-      'filesChanged huge',
-      oneCondition({ field: 'filesChanged', operator: 'more_than', values: ['9'.repeat(30)] }),
-      VALUES_0,
-    ],
-    [
-      'repository without owner',
-      oneCondition({ field: 'repository', operator: 'is', values: ['web'] }),
-      VALUES_0,
-    ],
-    [
-      'repository with 3 parts',
-      oneCondition({ field: 'repository', operator: 'is', values: ['a/b/c'] }),
-      VALUES_0,
-    ],
-    [
-      'repository with a space',
-      oneCondition({ field: 'repository', operator: 'is', values: ['acme/my repo'] }),
-      VALUES_0,
-    ],
-    ['repository ..', oneCondition({ field: 'repository', operator: 'is', values: ['acme/..'] }), VALUES_0],
+    ['filesChanged 100001', one('filesChanged', 'more_than', '100001'), VALUES_0],
+    ['filesChanged negative', one('filesChanged', 'more_than', '-1'), VALUES_0],
+    ['filesChanged fraction', one('filesChanged', 'more_than', '1.5'), VALUES_0],
+    ['filesChanged exponent', one('filesChanged', 'more_than', '1e3'), VALUES_0],
+    ['filesChanged huge', one('filesChanged', 'more_than', '9'.repeat(30)), VALUES_0],
+    ['repository without owner', one('repository', 'is', 'web'), VALUES_0],
+    ['repository with 3 parts', one('repository', 'is', 'a/b/c'), VALUES_0],
+    ['repository with a space', one('repository', 'is', 'acme/my repo'), VALUES_0],
+    ['repository ..', one('repository', 'is', 'acme/..'), VALUES_0],
     [
       'second value of a later rule',
       {
@@ -470,17 +389,9 @@ describe('filter rules (operator-api 2.10)', () => {
     const draft = { field: 'draft', operator: 'is' };
     expect(pathOf({ filters: Array.from({ length: 50 }, () => rule([draft])) })).toBe('ok');
     expect(pathOf({ filters: [rule(Array.from({ length: 20 }, () => draft))] })).toBe('ok');
-    expect(
-      pathOf(
-        oneCondition({
-          field: 'label',
-          operator: 'is',
-          values: Array.from({ length: 50 }, (_, i) => `l${i}`),
-        }),
-      ),
-    ).toBe('ok');
-    expect(pathOf(oneCondition({ field: 'label', operator: 'is', values: ['x'.repeat(500)] }))).toBe('ok');
-    expect(pathOf(oneCondition({ field: 'label', operator: 'is', values: ['x'] }))).toBe('ok');
+    expect(pathOf(one('label', 'is', ...Array.from({ length: 50 }, (_, i) => `l${i}`)))).toBe('ok');
+    expect(pathOf(one('label', 'is', 'x'.repeat(500)))).toBe('ok');
+    expect(pathOf(one('label', 'is', 'x'))).toBe('ok');
   });
 });
 
@@ -538,6 +449,6 @@ describe('safe globs', () => {
 
   test('labels, authors and titles are not globs', () => {
     expect(pathOf(oneCondition({ field: 'label', operator: 'is', values: ['a//b [x] é'] }))).toBe('ok');
-    expect(pathOf(oneCondition({ field: 'title', operator: 'contains', values: ['../'] }))).toBe('ok');
+    expect(pathOf(one('title', 'contains', '../'))).toBe('ok');
   });
 });
