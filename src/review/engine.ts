@@ -119,6 +119,16 @@ type PassResult = {
   splits: number;
 };
 
+/** What every call of one model pass (primary or shadow) sends and how it is traced. */
+type PassSetup = {
+  provider: ModelProvider;
+  spanName: string;
+  promptContext: PromptContext;
+  system: string;
+  suppliedIds: ReadonlySet<string>;
+  timeoutMs: number;
+};
+
 /** How one part went: its outputs (two or more when it was split), or its error. */
 type PartResult = {
   outputs: Array<{ output: ReviewOutput; warnings: string[]; unreadable: number }>;
@@ -152,21 +162,17 @@ const MAX_SPLIT_DEPTH = 3;
 const MAX_PRIOR_FINDINGS = 200;
 
 /** The promise's value when it settles within `ms`, else null (it keeps running). */
-function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(null), Math.max(0, ms));
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, ms));
     timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
   });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function monthStartUtc(now: number): number {
@@ -556,18 +562,17 @@ class ReviewJob implements ReviewSession {
     });
 
     // 3. The model, chunk by chunk.
-    const suppliedIds = new Set(promptContext.memory.map((m) => m.id));
+    const setup = { promptContext, system, suppliedIds: new Set(promptContext.memory.map((m) => m.id)) };
+    const { primary: primaryProvider, shadow: shadowProvider } = this.deps.providers;
     const primary = await this.pass(
-      this.deps.providers.primary,
-      'model',
+      { ...setup, provider: primaryProvider, spanName: 'model', timeoutMs: config.timeoutMs },
       input,
-      promptContext,
-      system,
-      suppliedIds,
-      config.timeoutMs,
     );
-    const shadow = this.deps.providers.shadow
-      ? await this.shadowPass(this.deps.providers.shadow, input, promptContext, system, suppliedIds)
+    const shadow = shadowProvider
+      ? await this.shadowPass(
+          { ...setup, provider: shadowProvider, spanName: 'shadow-model', timeoutMs: config.shadowTimeoutMs },
+          input,
+        )
       : undefined;
 
     // The validation's results (it is bounded by its own time limit and the job's lease).
@@ -599,12 +604,10 @@ class ReviewJob implements ReviewSession {
     const warnings = [
       ...instructions.notes.map((n) => `repository instructions: ${n}`),
       ...shown.notes.map((n) => `surrounding code: ${n}`),
-    ];
-    warnings.push(
       ...primary.outputs.flatMap((o) =>
         o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
       ),
-    );
+    ];
     // Dispositions count only from a part that holds the prior finding's file, quoting that file.
     const partOutputs = primary.outputs.map((o) =>
       this.dispositionsFromOwnFiles(o.output, input.chunks[o.chunk] ?? null, prior, warnings, o.chunk),
@@ -1212,18 +1215,10 @@ class ReviewJob implements ReviewSession {
    * One model pass over every part: the parts run concurrently (`VERDICT_REVIEW_CONCURRENCY`), each call
    * under its timeout, with one repair attempt each. Outputs are kept in part order.
    */
-  private async pass(
-    provider: ModelProvider,
-    spanName: string,
-    input: ReviewInput,
-    promptContext: PromptContext,
-    system: string,
-    suppliedIds: ReadonlySet<string>,
-    timeoutMs: number,
-  ): Promise<PassResult> {
+  private async pass(setup: PassSetup, input: ReviewInput): Promise<PassResult> {
     const result: PassResult = { outputs: [], failed: new Map(), retryable: false, splits: 0 };
     const chunks: Array<ReviewChunk | null> = input.chunks.length > 0 ? input.chunks : [null];
-    const run = { provider, spanName, promptContext, system, suppliedIds, timeoutMs, total: chunks.length };
+    const run = { ...setup, total: chunks.length };
     const parts = await mapConcurrent(chunks, this.deps.config.concurrency, async (chunk, index) => {
       if (this.ctx.signal.aborted) throw new Error('aborted');
       return this.reviewPart(run, chunk, index, 0);
@@ -1242,15 +1237,7 @@ class ReviewJob implements ReviewSession {
    * the output token limit, no repair: the part is split in two and both halves are reviewed.
    */
   private async reviewPart(
-    run: {
-      provider: ModelProvider;
-      spanName: string;
-      promptContext: PromptContext;
-      system: string;
-      suppliedIds: ReadonlySet<string>;
-      timeoutMs: number;
-      total: number;
-    },
+    run: PassSetup & { total: number },
     chunk: ReviewChunk | null,
     index: number,
     depth: number,
@@ -1421,23 +1408,10 @@ class ReviewJob implements ReviewSession {
   }
 
   /** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
-  private async shadowPass(
-    provider: ModelProvider,
-    input: ReviewInput,
-    promptContext: PromptContext,
-    system: string,
-    suppliedIds: ReadonlySet<string>,
-  ): Promise<unknown> {
+  private async shadowPass(setup: PassSetup, input: ReviewInput): Promise<unknown> {
+    const { provider } = setup;
     try {
-      const pass = await this.pass(
-        provider,
-        'shadow-model',
-        input,
-        promptContext,
-        system,
-        suppliedIds,
-        this.deps.config.shadowTimeoutMs,
-      );
+      const pass = await this.pass(setup, input);
       return {
         provider: provider.name,
         model: provider.model,
@@ -1457,5 +1431,3 @@ class ReviewJob implements ReviewSession {
     }
   }
 }
-
-export type { PullRequestFacts, ChangedFile };
