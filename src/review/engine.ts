@@ -11,7 +11,7 @@ import type { RunRecord } from '../store/runs.js';
 import type { NewSpan } from '../store/traces.js';
 import type { JobContext } from '../worker/runner.js';
 import type { ReviewExecution } from '../worker/review-consumer.js';
-import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
+import { MANUAL_TRIGGERS, admit, prFacts, type BudgetUsage } from './admission.js';
 import {
   buildReviewInput,
   classifyFile,
@@ -57,7 +57,7 @@ import type { GitHubClient } from '../github/client.js';
 import { fallbackOutput, mergeOutputs, semanticCoverage, type FileCoverage } from './merge.js';
 import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
 import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-output.js';
-import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
+import { chunkPrompt, systemPrompt, type PromptContext } from './prompt.js';
 import {
   ModelCallError,
   type ModelMessage,
@@ -65,7 +65,7 @@ import {
   type ProviderSelection,
 } from './providers/index.js';
 import { applyStrictness } from './strictness.js';
-import { runResultSchema, type RunResult } from './run-result.js';
+import { runResultSchema, type PriorFinding, type RunResult } from './run-result.js';
 import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
 import { validationEvidence, validationFindings } from '../validation/report.js';
 import { processEvidence } from '../evidence/artifacts.js';
@@ -430,17 +430,7 @@ class ReviewJob implements ReviewSession {
       : null;
     const decision = await admit({
       trigger: run.trigger,
-      pr: {
-        author: pr.author,
-        draft: pr.draft,
-        baseRef: pr.baseRef,
-        headRef: pr.headRef,
-        title: pr.title,
-        body: pr.body,
-        labels: pr.labels,
-        changedFiles: pr.changedFiles,
-        paths: files ? files.map((f) => f.filename) : null,
-      },
+      pr: { ...pr, paths: files ? files.map((f) => f.filename) : null },
       repo: {
         fullName: run.repo,
         operatorEnabled,
@@ -889,18 +879,7 @@ class ReviewJob implements ReviewSession {
           execution: policy.execution,
           operatorConfig,
           repoCommands: standalone.validation?.commands ?? [],
-          pr: {
-            labels: pr.labels,
-            author: pr.author,
-            repository: this.run.repo,
-            targetBranch: pr.baseRef,
-            sourceBranch: pr.headRef,
-            paths,
-            title: pr.title,
-            body: pr.body,
-            draft: pr.draft,
-            filesChanged: pr.changedFiles,
-          },
+          pr: prFacts({ ...pr, paths }, this.run.repo),
           signal,
         },
       );
@@ -940,27 +919,26 @@ class ReviewJob implements ReviewSession {
 
   async step(name: string, fn: () => Promise<unknown>): Promise<string | null> {
     const startedAt = this.deps.clock.now();
+    let error: string | null = null;
     try {
       await fn();
-      await this.span({ kind: 'publish', name, status: 'ok', startedAt, endedAt: this.deps.clock.now() });
-      return null;
-    } catch (error) {
-      if (this.ctx.signal.aborted) throw error;
-      const message = errorText(error);
+    } catch (thrown) {
+      if (this.ctx.signal.aborted) throw thrown;
+      error = errorText(thrown);
       this.log.warn(
-        { event: 'publish-step-failed', step: name, err: message },
+        { event: 'publish-step-failed', step: name, err: error },
         `publication step ${name} failed`,
       );
-      await this.span({
-        kind: 'publish',
-        name,
-        status: 'error',
-        startedAt,
-        endedAt: this.deps.clock.now(),
-        attributes: { error: message },
-      });
-      return message;
     }
+    await this.span({
+      kind: 'publish',
+      name,
+      status: error === null ? 'ok' : 'error',
+      startedAt,
+      endedAt: this.deps.clock.now(),
+      ...(error !== null && { attributes: { error } }),
+    });
+    return error;
   }
 
   private chunkSummary(input: ReviewInput, pass: PassResult): RunResult['chunks'] {
