@@ -90,6 +90,31 @@ export function completion(content: string, usage = { prompt_tokens: 1200, compl
   };
 }
 
+/** One model call, answered with `review(over)`; `seen` is given the request body. */
+export function modelAnswer(over: Record<string, unknown> = {}, seen?: (body: any) => void) {
+  return nock(OPENAI)
+    .post('/v1/chat/completions', (body) => (seen?.(body), true))
+    .reply(200, completion(JSON.stringify(review(over))));
+}
+
+/** GitHub's compare answer from HEAD to HEAD2, an ancestor of it: the one hunk that fixes `evict`. */
+export const COMPARE_AHEAD = {
+  status: 'ahead',
+  ahead_by: 1,
+  behind_by: 0,
+  files: [
+    {
+      filename: 'src/cache.ts',
+      status: 'modified',
+      additions: 1,
+      deletions: 1,
+      changes: 2,
+      patch:
+        '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }',
+    },
+  ],
+};
+
 export function pull(over: Record<string, unknown> = {}) {
   return {
     number: 7,

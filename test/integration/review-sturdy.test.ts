@@ -8,6 +8,7 @@ import {
   OPENAI,
   REPO,
   completion,
+  modelAnswer,
   pull,
   review,
   reviewHarness,
@@ -371,9 +372,7 @@ describe('a sturdy review engine', () => {
     await start({ VERDICT_MODEL_CONTEXT_TOKENS: '40000', VERDICT_OPENROUTER_MAX_TOKENS: '2000' });
     github([file('a', 3)]);
     let sent: any;
-    nock(OPENAI)
-      .post('/v1/chat/completions', (b) => ((sent = b), true))
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => (sent = b));
     const run = await reviewRun();
     expect(sent.max_completion_tokens).toBe(2000);
     const gather = (await spansOf(run)).spans.find((s) => s.name === 'gather')!.attributes;
@@ -383,9 +382,7 @@ describe('a sturdy review engine', () => {
   test('a window too small for the system prompt: nothing is sent, and the run says why', async () => {
     await start({ VERDICT_MODEL_CONTEXT_TOKENS: '1000' });
     github([file('a', 3)]);
-    const model = nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    const model = modelAnswer();
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('failed');
     expect(run.error).toMatch(/over the input budget of \d+ tokens of gpt-4o-mini; not sent/);
@@ -426,12 +423,7 @@ describe('a sturdy review engine', () => {
     }
     let prompt = '';
     let system = '';
-    nock(OPENAI)
-      .post(
-        '/v1/chat/completions',
-        (b: any) => ((system = b.messages[0].content), (prompt = b.messages.at(-1).content), true),
-      )
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => ((system = b.messages[0].content), (prompt = b.messages.at(-1).content)));
     const run = await reviewRun();
     expect(gh.pendingMocks()).toEqual([]);
     expect(prompt).toContain(
@@ -480,9 +472,7 @@ describe('a sturdy review engine', () => {
       .query({ ref: 'a'.repeat(40) })
       .reply(200, source);
     let prompt = '';
-    nock(OPENAI)
-      .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => (prompt = b.messages.at(-1).content));
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
     expect(prompt).toContain(
@@ -502,12 +492,7 @@ describe('a sturdy review engine', () => {
     const store = await start({ VERDICT_REVIEW_CHUNK_TOKENS: '1000', VERDICT_REVIEW_FILE_TOKENS: '600' });
     // First review, one part: a finding in src/a.ts.
     github([file('a', 3)]);
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ findings: [finding('src/a.ts', 'Values never expire')] }))),
-      );
+    modelAnswer({ findings: [finding('src/a.ts', 'Values never expire')] });
     const first = await reviewRun();
     const [prior] = await store.findings.listForRun(first.id);
     // Second review after a force push, two parts: the part holding src/b.ts claims src/a.ts was fixed.
