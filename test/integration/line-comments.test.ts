@@ -340,20 +340,24 @@ describe('line comments', () => {
       return { store, first, race: race!, stale: stale! };
     }
 
-    /** The second run's reads up to the model: pull at HEAD2, files, check run, and the compare answer. */
-    function secondRunReads(compare: Record<string, unknown> = COMPARE_AHEAD) {
+    /**
+     * The second run's reads: pull at HEAD2 (for the review and again for its publication), files, check
+     * run, and the compare answer (none when the review does not compare).
+     */
+    function secondRunReads(compare: Record<string, unknown> | null = COMPARE_AHEAD) {
       // The installation token of the first run is still valid.
-      return nock(API)
+      const pr2 = pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } });
+      const scope = nock(API)
         .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+        .times(2)
+        .reply(200, pr2)
         .get(`/repos/${REPO}/pulls/7/files`)
         .query(true)
         .reply(200, FILES_2)
         .post(`/repos/${REPO}/check-runs`, (b) => b.head_sha === HEAD2)
-        .reply(201, { id: 9002 })
-        .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
-        .query(true)
-        .reply(200, compare);
+        .reply(201, { id: 9002 });
+      if (compare === null) return scope;
+      return scope.get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`).query(true).reply(200, compare);
     }
 
     const NEW = finding({ severity: 'high', title: 'expired() is not imported', line: 2 });
@@ -367,8 +371,6 @@ describe('line comments', () => {
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
         .reply(200, CACHE_TS_2.join('\n'))
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), b.commit_id === HEAD2))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .get(`/repos/${REPO}/pulls/7/reviews/6666/comments`)
@@ -463,8 +465,6 @@ describe('line comments', () => {
       await firstReview();
       const captured: Record<string, any> = {};
       const scope = secondRunReads({ status: 'diverged', ahead_by: 1, behind_by: 2, files: [] })
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), true))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post('/graphql', (b) => /minimizeComment/.test(b.query) && b.variables.subjectId === 'PRR_first')
@@ -489,16 +489,7 @@ describe('line comments', () => {
     test('review.incremental: false in .github/verdict.yml gives a full review without comparing', async () => {
       const { store } = await firstReview();
       await store.repositories.setStandaloneConfig(REPO, { review: { incremental: false } });
-      const scope = nock(API)
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
-        .get(`/repos/${REPO}/pulls/7/files`)
-        .query(true)
-        .reply(200, FILES_2)
-        .post(`/repos/${REPO}/check-runs`)
-        .reply(201, { id: 9002 })
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      const scope = secondRunReads(null)
         .post(`/repos/${REPO}/pulls/7/reviews`)
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post('/graphql', (b) => /minimizeComment/.test(b.query))
@@ -518,8 +509,6 @@ describe('line comments', () => {
       const { store } = await firstReview();
       await store.repositories.setStandaloneConfig(REPO, { review: { hideOutdated: false } });
       const scope = secondRunReads()
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`)
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .patch(`/repos/${REPO}/check-runs/9002`)
@@ -539,8 +528,6 @@ describe('line comments', () => {
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
         .reply(200, CACHE_TS_2.join('\n'))
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), true))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post(`/repos/${REPO}/pulls/7/comments/700/replies`)
