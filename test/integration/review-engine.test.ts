@@ -5,7 +5,6 @@ import { requestReview } from '../../src/review/request.js';
 import {
   API,
   COMPARE_AHEAD,
-  FILES,
   HEAD,
   HEAD2,
   NAME,
@@ -339,14 +338,7 @@ describe('the review engine', () => {
     // Second review at HEAD2: the race is raised again; the TTL finding is claimed resolved, with evidence
     // that exists at HEAD2; a third claim quotes code that is not there.
     const evidenceFile = 'export function evict(key) {\n  if (expired(key)) store.delete(key);\n}\n';
-    nock(API)
-      .post('/app/installations/77/access_tokens')
-      .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ head: { sha: HEAD2, ref: 'feature/cache' } }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES)
+    github(pull({ head: { sha: HEAD2, ref: 'feature/cache' } }))
       .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
       .query(true)
       .reply(200, COMPARE_AHEAD)

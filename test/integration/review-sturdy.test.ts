@@ -8,6 +8,7 @@ import {
   OPENAI,
   REPO,
   completion,
+  github as githubReads,
   modelAnswer,
   pull,
   review,
@@ -30,16 +31,8 @@ const file = (name: string, lines = 60) => ({
   patch: big(name, lines),
 });
 
-function github(files: unknown[]) {
-  return nock(API)
-    .post('/app/installations/77/access_tokens')
-    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
-    .get(`/repos/${REPO}/pulls/7`)
-    .reply(200, pull({ changed_files: files.length }))
-    .get(`/repos/${REPO}/pulls/7/files`)
-    .query(true)
-    .reply(200, files);
-}
+/** GitHub's reads of the pull request and its files. */
+const github = (files: unknown[]) => githubReads(pull({ changed_files: files.length }), files);
 
 const finding = (path: string, title: string, severity = 'medium') => ({
   severity,
