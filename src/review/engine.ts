@@ -185,6 +185,11 @@ function splitRepo(fullName: string): { owner: string; repo: string } {
   return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
 }
 
+/** The entries with a value (not absent, null, 0, false or empty). */
+function present(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => Boolean(value)));
+}
+
 function errorText(error: unknown): string {
   return (error as Error)?.message ?? String(error);
 }
@@ -575,20 +580,14 @@ class ReviewJob implements ReviewSession {
     if (!usable && (!config.publishOnRunnerFailure || (primary.retryable && !lastAttempt))) {
       const errors = [...primary.failed.values()];
       const error = `semantic analysis failed: ${errors[0] ?? 'no output'}${errors.length > 1 ? ` (and ${errors.length - 1} more part(s))` : ''}`;
-      await this.ctx.assertLease();
-      await store.runs.recordAnalysis(
-        this.findingOwner(),
-        {
-          analysisStatus: 'failed',
-          verdict: null,
-          confidence: null,
-          result: { headSha: this.headSha, chunks: this.chunkSummary(input, primary), degraded: false },
-          ...(shadow !== undefined ? { shadowReview: shadow } : {}),
-          error,
-        },
-        [],
-        store.findings,
-      );
+      await this.record({
+        analysisStatus: 'failed',
+        verdict: null,
+        confidence: null,
+        result: { headSha: this.headSha, chunks: this.chunkSummary(input, primary), degraded: false },
+        ...(shadow !== undefined ? { shadowReview: shadow } : {}),
+        error,
+      });
       return { status: 'failed', error, retry: primary.retryable };
     }
     const warnings = [
@@ -765,9 +764,7 @@ class ReviewJob implements ReviewSession {
     };
     // What is stored and handed back is checked against its schema (a defect here fails the run loudly).
     const result = runResultSchema.parse(built);
-    await this.ctx.assertLease();
-    await store.runs.recordAnalysis(
-      this.findingOwner(),
+    await this.record(
       {
         analysisStatus: degraded ? 'degraded' : 'analysed',
         verdict: output.verdict,
@@ -777,7 +774,6 @@ class ReviewJob implements ReviewSession {
         error: usable ? null : `semantic analysis failed: ${[...primary.failed.values()][0] ?? ''}`,
       },
       findings,
-      store.findings,
     );
     await this.span({
       kind: 'stage',
@@ -950,30 +946,25 @@ class ReviewJob implements ReviewSession {
     };
   }
 
-  private findingOwner() {
-    return {
-      runId: this.run.id,
-      reviewKey: this.run.reviewKey,
-      repo: this.run.repo,
-      prNumber: this.run.prNumber,
-      headSha: this.headSha,
-    };
+  /** Records the run's analysis and its findings, while the job's lease holds. */
+  private async record(
+    analysis: Parameters<Store['runs']['recordAnalysis']>[1],
+    findings: NewFinding[] = [],
+  ): Promise<void> {
+    await this.ctx.assertLease();
+    const { id: runId, reviewKey, repo, prNumber } = this.run;
+    const owner = { runId, reviewKey, repo, prNumber, headSha: this.headSha };
+    await this.deps.store.runs.recordAnalysis(owner, analysis, findings, this.deps.store.findings);
   }
 
   /** An admission refusal (or a head that is no longer the PR's): stored on the run with its reason. */
   private async refuse(reason: string, detail: string): Promise<ReviewExecution> {
-    await this.ctx.assertLease();
-    await this.deps.store.runs.recordAnalysis(
-      this.findingOwner(),
-      {
-        analysisStatus: 'refused',
-        verdict: null,
-        confidence: null,
-        result: { headSha: this.headSha, admission: { reason, detail } },
-      },
-      [],
-      this.deps.store.findings,
-    );
+    await this.record({
+      analysisStatus: 'refused',
+      verdict: null,
+      confidence: null,
+      result: { headSha: this.headSha, admission: { reason, detail } },
+    });
     this.log.info(
       { event: 'review-refused', reason, detail },
       `review ${this.run.reviewKey} not run: ${reason}`,
@@ -1152,18 +1143,14 @@ class ReviewJob implements ReviewSession {
 
   /** The coverage of files an incremental review does not show: what the run that reviewed them found. */
   private carriedCoverage(previous: RunRecord | null, sinceSha: string): Map<string, FileCoverage> {
-    const carried = new Map<string, FileCoverage>();
     const files = (previous?.result as Partial<RunResult> | null)?.coverage?.files ?? [];
-    for (const f of files) {
-      carried.set(f.path, {
-        ...f,
-        reason:
-          f.status === 'analysed' && !f.partial
-            ? `unchanged since ${sinceSha.slice(0, 7)}, reviewed then`
-            : f.reason,
-      });
-    }
-    return carried;
+    const reviewedThen = `unchanged since ${sinceSha.slice(0, 7)}, reviewed then`;
+    return new Map(
+      files.map((f) => [
+        f.path,
+        { ...f, reason: f.status === 'analysed' && !f.partial ? reviewedThen : f.reason },
+      ]),
+    );
   }
 
   /** Open findings of the previous analysed run of the PR: its own findings and those it carried open. */
@@ -1324,6 +1311,15 @@ class ReviewJob implements ReviewSession {
         timeoutMs,
         signal: this.ctx.signal,
       });
+      const { cachedInputTokens, cacheWriteTokens } = response.usage;
+      const { structuredOutput, structuredOutputFallback, truncated } = response;
+      const extras = {
+        cachedInputTokens,
+        cacheWriteTokens,
+        structuredOutput,
+        structuredOutputFallback,
+        truncated,
+      };
       await this.span({
         kind: 'model',
         name: spanName,
@@ -1335,19 +1331,7 @@ class ReviewJob implements ReviewSession {
         costUsd: response.costUsd,
         startedAt,
         endedAt: this.deps.clock.now(),
-        attributes: {
-          ...attributes,
-          promptTokens,
-          ...(response.usage.cachedInputTokens
-            ? { cachedInputTokens: response.usage.cachedInputTokens }
-            : {}),
-          ...(response.usage.cacheWriteTokens ? { cacheWriteTokens: response.usage.cacheWriteTokens } : {}),
-          ...(response.structuredOutput ? { structuredOutput: response.structuredOutput } : {}),
-          ...(response.structuredOutputFallback
-            ? { structuredOutputFallback: response.structuredOutputFallback }
-            : {}),
-          ...(response.truncated ? { truncated: true } : {}),
-        },
+        attributes: { ...attributes, promptTokens, ...present(extras) },
       });
       return { ok: true, text: response.text, truncated: response.truncated === true };
     } catch (error) {
@@ -1387,12 +1371,11 @@ class ReviewJob implements ReviewSession {
 
   /** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
   private async shadowPass(setup: PassSetup, input: ReviewInput): Promise<unknown> {
-    const { provider } = setup;
+    const who = { provider: setup.provider.name, model: setup.provider.model };
     try {
       const pass = await this.pass(setup, input);
       return {
-        provider: provider.name,
-        model: provider.model,
+        ...who,
         status: pass.outputs.length === 0 ? 'failed' : pass.failed.size > 0 ? 'degraded' : 'analysed',
         output: pass.outputs.length > 0 ? mergeOutputs(pass.outputs.map((o) => o.output)) : null,
         errors: [...pass.failed].map(([chunk, error]) => ({ chunk, error })),
@@ -1400,8 +1383,7 @@ class ReviewJob implements ReviewSession {
     } catch (error) {
       if (this.ctx.signal.aborted) throw error;
       return {
-        provider: provider.name,
-        model: provider.model,
+        ...who,
         status: 'failed',
         output: null,
         errors: [{ chunk: null, error: errorText(error) }],
