@@ -28,10 +28,8 @@ function looksLikeJsonObject(text: string, at: number): boolean {
 }
 
 type Scan = {
-  /** The first balanced top-level `{...}` that starts like a JSON object. */
-  json: string | null;
-  /** The first balanced top-level `{...}` of any kind. */
-  first: string | null;
+  /** What `extractJsonCandidate` returns. */
+  candidate: string | null;
   /** Offset of a JSON-looking `{` that never closes, met before any JSON-looking candidate. */
   unterminatedAt: number | null;
 };
@@ -72,17 +70,17 @@ function scan(text: string): Scan {
     if (end < 0) {
       // A JSON-looking object that never closes holds the rest of the text (a truncated reply): an inner
       // object is no candidate. A prose brace that never closes is passed over.
-      if (jsonLike) return { json: null, first, unterminatedAt: start };
+      if (jsonLike) return { candidate: null, unterminatedAt: start };
       unclosed++;
       from = start + 1;
       continue;
     }
     const candidate = text.slice(start, end);
-    if (jsonLike) return { json: candidate, first: first ?? candidate, unterminatedAt: null };
+    if (jsonLike) return { candidate, unterminatedAt: null };
     first ??= candidate;
     from = end;
   }
-  return { json: null, first, unterminatedAt: null };
+  return { candidate: first, unterminatedAt: null };
 }
 
 /**
@@ -95,8 +93,7 @@ function scan(text: string): Scan {
  * it are not candidates).
  */
 export function extractJsonCandidate(text: string): string | null {
-  const { json, first, unterminatedAt } = scan(text);
-  return json ?? (unterminatedAt === null ? first : null);
+  return scan(text).candidate;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -454,8 +451,7 @@ export function parseReviewOutput(
   text: string,
   opts: { suppliedContextIds: ReadonlySet<string> },
 ): ParsedReview {
-  const { json, first, unterminatedAt } = scan(text);
-  const candidate = json ?? (unterminatedAt === null ? first : null);
+  const { candidate, unterminatedAt } = scan(text);
   if (candidate === null) {
     const error =
       unterminatedAt !== null
