@@ -5,6 +5,7 @@ import type { ReviewConfig } from '../config/index.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { Store } from '../store/index.js';
+import { splitFullName } from '../store/repositories.js';
 import type { NewFinding } from '../store/findings.js';
 import type { ClaimedJob } from '../store/jobs.js';
 import type { RunRecord } from '../store/runs.js';
@@ -180,11 +181,6 @@ function monthStartUtc(now: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
-function splitRepo(fullName: string): { owner: string; repo: string } {
-  const i = fullName.indexOf('/');
-  return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
-}
-
 /** The entries with a value (not absent, null, 0, false or empty). */
 function present(values: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => Boolean(value)));
@@ -242,7 +238,7 @@ class ReviewJob implements ReviewSession {
     this.traceId = deps.ids('trc');
     this.rootSpanId = deps.ids('spn');
     this.startedAt = deps.clock.now();
-    ({ owner: this.owner, repo: this.repo } = splitRepo(run.repo));
+    ({ owner: this.owner, name: this.repo } = splitFullName(run.repo));
     this.headSha = run.headSha!;
     this.log = deps.log.child({ runId: run.id, reviewKey: run.reviewKey });
   }
