@@ -54,6 +54,21 @@ function golden(name: string, body: string) {
 /** Whether a chat completion request is the synthesis call (its system prompt says so). */
 const synthesis = (body: any) => String(body.messages[0].content).includes('was reviewed in several parts');
 
+/** The synthesis call's answer: the whole review's conclusions, and its duplicate groups (none by default). */
+function synthesised(over: Record<string, unknown> = {}) {
+  const conclusions = {
+    overview: 'Two modules.',
+    summary: 'Both halves read.',
+    verdict: 'needs-attention',
+    confidenceScore: 4,
+    bulletHighlights: [],
+    reasoning: 'r',
+    mergeVerdict: 'Look at the findings.',
+    duplicates: [],
+  };
+  return completion(JSON.stringify({ ...conclusions, ...over }));
+}
+
 /** A completion cut at the output token limit: JSON that stops half way, `finish_reason: length`. */
 function truncated() {
   const text = JSON.stringify(review()).slice(0, 200);
@@ -133,18 +148,11 @@ describe('a sturdy review engine', () => {
                 review({ findings: [finding(`src/${part === '1' ? 'a' : 'b'}.ts`, `Part ${part}`)] }),
               ),
             )
-          : completion(
-              JSON.stringify({
-                overview: 'Two modules.',
-                summary: 'Both compute values.',
-                verdict: 'needs-attention',
-                confidenceScore: 4,
-                bulletHighlights: [],
-                reasoning: 'Both parts read.',
-                mergeVerdict: 'Look at the two findings.',
-                duplicates: [],
-              }),
-            );
+          : synthesised({
+              summary: 'Both compute values.',
+              reasoning: 'Both parts read.',
+              mergeVerdict: 'Look at the two findings.',
+            });
       });
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
@@ -178,18 +186,7 @@ describe('a sturdy review engine', () => {
           const path = text.includes('### src/a.ts') ? 'src/a.ts' : 'src/b.ts';
           return completion(JSON.stringify(review({ findings: [finding(path, `In ${path}`)] })));
         }
-        return completion(
-          JSON.stringify({
-            overview: 'Two modules.',
-            summary: 'Both halves read.',
-            verdict: 'needs-attention',
-            confidenceScore: 4,
-            bulletHighlights: [],
-            reasoning: 'r',
-            mergeVerdict: 'Look at the findings.',
-            duplicates: [],
-          }),
-        );
+        return synthesised();
       });
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
@@ -225,18 +222,15 @@ describe('a sturdy review engine', () => {
         const part = synthesis(body) ? undefined : /## Part (\d) of 3/.exec(text)?.[1];
         if (!part) {
           synthesisPrompt = text;
-          return completion(
-            JSON.stringify({
-              overview: 'Adds three compute modules.',
-              summary: 'One race, reported twice.',
-              verdict: 'needs-attention',
-              confidenceScore: 3,
-              bulletHighlights: ['Three modules'],
-              reasoning: 'Each module read in its part.',
-              mergeVerdict: 'Fix the shared-cache race first.',
-              duplicates: [[1, 2]],
-            }),
-          );
+          return synthesised({
+            overview: 'Adds three compute modules.',
+            summary: 'One race, reported twice.',
+            confidenceScore: 3,
+            bulletHighlights: ['Three modules'],
+            reasoning: 'Each module read in its part.',
+            mergeVerdict: 'Fix the shared-cache race first.',
+            duplicates: [[1, 2]],
+          });
         }
         inFlight++;
         most = Math.max(most, inFlight);
@@ -327,20 +321,9 @@ describe('a sturdy review engine', () => {
       .post('/v1/chat/completions')
       .times(20)
       .reply(200, (_uri, body: any) =>
-        completion(
-          synthesis(body)
-            ? JSON.stringify({
-                overview: 'Two modules.',
-                summary: 's',
-                verdict: 'clear',
-                confidenceScore: 4,
-                bulletHighlights: [],
-                reasoning: 'r',
-                mergeVerdict: 'Fine.',
-                duplicates: [],
-              })
-            : JSON.stringify(review({ findings: [] })),
-        ),
+        synthesis(body)
+          ? synthesised({ summary: 's', verdict: 'clear', mergeVerdict: 'Fine.' })
+          : completion(JSON.stringify(review({ findings: [] }))),
       );
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
