@@ -181,17 +181,15 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     expect(await store.policy.update(current!.revision, patch, 'test')).toMatchObject({ ok: true });
   }
 
+  /** A queued run of the pull request (the worker is not woken). */
+  async function requestRun(headSha = HEAD, trigger = 'opened', variant: string | null = null) {
+    const request = { owner: OWNER, repo: NAME, number: 7, headSha, installationId: 77, trigger, variant };
+    return (await requestReview(app.verdict.store, request)).run;
+  }
+
   async function reviewRun(headSha = HEAD, trigger = 'opened', variant: string | null = null) {
     const store = app.verdict.store;
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha,
-      installationId: 77,
-      trigger,
-      variant,
-    });
+    const run = await requestRun(headSha, trigger, variant);
     app.verdict.reviewWorker!.kick();
     // Settled: the run is terminal and its job is no longer held by the worker.
     return eventually(async () => {
@@ -214,6 +212,7 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     },
     start,
     setPolicy,
+    requestRun,
     reviewRun,
     spansOf,
   };

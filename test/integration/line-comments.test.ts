@@ -12,6 +12,7 @@ import {
   READ,
   REPO,
   completion,
+  github,
   modelAnswer,
   pull,
   review,
@@ -85,12 +86,6 @@ function fixedAtHead2(priorReviewKey: string, fingerprint: string, explanation: 
   };
 }
 
-function token(scope = nock(API)) {
-  return scope
-    .post('/app/installations/77/access_tokens')
-    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' });
-}
-
 const fp = (body: string) => /<!-- verdict:finding (fp_[0-9a-f]+) -->/.exec(body)![1]!;
 
 /** The review comments GitHub lists for a review, built from what was posted (ids from 700). */
@@ -115,12 +110,7 @@ describe('line comments', () => {
 
   /** The calls of a first review up to the review itself; the caller adds what follows. */
   function firstRunReads(files = FILES) {
-    return token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: files.length }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, files)
+    return github(pull({ changed_files: files.length }), files)
       .post(`/repos/${REPO}/check-runs`)
       .reply(201, { id: 9001 })
       .get(`/repos/${REPO}/pulls/7`)
@@ -605,12 +595,7 @@ describe('line comments in shadow mode', () => {
   test('shadow records the review with its comments, then the reply and resolution a fix would get', async () => {
     const store = await start();
     // Shadow mode reads GitHub but writes nothing: no check run, no review, no GraphQL.
-    const first = token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES);
+    const first = github(pull({ changed_files: 1 }), FILES);
     modelAnswer({ findings: [RACE, STALE] });
     const run1 = await reviewRun();
     expect(first.pendingMocks()).toEqual([]);

@@ -1,15 +1,12 @@
 import nock from 'nock';
 import { runResultSchema } from '../../src/review/run-result.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
-import { requestReview } from '../../src/review/request.js';
 import {
   API,
   COMPARE_AHEAD,
   HEAD,
   HEAD2,
-  NAME,
   OPENAI,
-  OWNER,
   READ,
   REPO,
   completion,
@@ -251,14 +248,7 @@ describe('the review engine', () => {
       .post('/v1/chat/completions')
       .delay(3000)
       .reply(200, completion(JSON.stringify(review())));
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha: HEAD,
-      installationId: 77,
-      trigger: 'opened',
-    });
+    const run = await h.requestRun();
     h.app.verdict.reviewWorker!.kick();
     const failed = await eventually(async () => {
       const r = await store.runs.get(run.id);
@@ -572,15 +562,7 @@ describe('the review engine', () => {
 
   test('a trace left running by a killed worker is ended as abandoned when the run is taken over', async () => {
     const store = await start();
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha: HEAD,
-      installationId: 77,
-      trigger: 'opened',
-      variant: null,
-    });
+    const run = await h.requestRun();
     // The first attempt's trace, as a worker killed mid-run leaves it.
     await store.traces.start({
       id: 'trc_killed',
