@@ -55,6 +55,22 @@ export type AdmissionInput = {
   budget: () => Promise<BudgetUsage>;
 };
 
+/** The facts of a pull request the review filters (and the validation rules) match on. */
+export function prFacts(pr: AdmissionInput['pr'], repository: string): PrFacts {
+  return {
+    labels: pr.labels,
+    author: pr.author,
+    repository,
+    targetBranch: pr.baseRef,
+    sourceBranch: pr.headRef,
+    paths: pr.paths,
+    title: pr.title,
+    body: pr.body,
+    draft: pr.draft,
+    filesChanged: pr.changedFiles,
+  };
+}
+
 /**
  * Decides, before any model call, whether a review may run (review-engine 7.2). Checked in this order:
  * repository disablement; the standalone config (automatic reviews only); paused authors (manual commands
@@ -103,19 +119,7 @@ export async function admit(input: AdmissionInput): Promise<AdmissionDecision> {
       );
     }
     if (policy.filters.length > 0) {
-      const facts: PrFacts = {
-        labels: pr.labels,
-        author: pr.author,
-        repository: repo.fullName,
-        targetBranch: pr.baseRef,
-        sourceBranch: pr.headRef,
-        paths: pr.paths,
-        title: pr.title,
-        body: pr.body,
-        draft: pr.draft,
-        filesChanged: pr.changedFiles,
-      };
-      const match = matchRules(policy.filters, facts);
+      const match = matchRules(policy.filters, prFacts(pr, repo.fullName));
       if (match.decision === 'no_match') {
         return refuse('filters_not_matched', 'the pull request matches none of the review filters');
       }

@@ -48,29 +48,27 @@ export function checkFindingAnchors(
   for (const finding of findings) {
     const { line, endLine, suggestion, ...rest } = finding;
     const hasSuggestion = typeof suggestion === 'string';
-    if (line === undefined || line === null) {
-      if (hasSuggestion) report.suggestionsDropped++;
-      report.findings.push({ ...rest, line: null, endLine: null, suggestion: null, lineText: null });
-      continue;
-    }
-    const path = normaliseFindingPath(finding.path);
-    const check = patches.has(path)
-      ? checkAnchor(indexOf(path), line, endLine)
-      : ({ ok: false, reason: `${finding.path} is not a changed file of this pull request` } as const);
-    if (!check.ok) {
+    if (line !== undefined && line !== null) {
+      const path = normaliseFindingPath(finding.path);
+      const check = patches.has(path)
+        ? checkAnchor(indexOf(path), line, endLine)
+        : ({ ok: false, reason: `${finding.path} is not a changed file of this pull request` } as const);
+      if (check.ok) {
+        report.kept++;
+        report.findings.push({
+          ...rest,
+          line: check.line,
+          endLine: check.endLine,
+          suggestion: hasSuggestion ? suggestion : null,
+          lineText: check.lineText.slice(0, MAX_LINE_TEXT),
+        });
+        continue;
+      }
       report.removed.push({ path: finding.path, title: finding.title, line, endLine, reason: check.reason });
-      if (hasSuggestion) report.suggestionsDropped++;
-      report.findings.push({ ...rest, line: null, endLine: null, suggestion: null, lineText: null });
-      continue;
     }
-    report.kept++;
-    report.findings.push({
-      ...rest,
-      line: check.line,
-      endLine: check.endLine,
-      suggestion: hasSuggestion ? suggestion : null,
-      lineText: check.lineText.slice(0, MAX_LINE_TEXT),
-    });
+    // No anchor, or one that failed: the finding stays, unanchored, without its suggestion.
+    if (hasSuggestion) report.suggestionsDropped++;
+    report.findings.push({ ...rest, line: null, endLine: null, suggestion: null, lineText: null });
   }
   return report;
 }

@@ -161,12 +161,7 @@ export function clipPatch(
 }
 
 /** Per-file framing the prompt adds around a patch (header line and fence), counted against the chunk. */
-export function fileHeader(file: {
-  path: string;
-  status: string;
-  kind: FileKind;
-  previousPath?: string | null;
-}): string {
+export function fileHeader(file: Pick<ChunkFile, 'path' | 'status' | 'kind' | 'previousPath'>): string {
   const renamed =
     file.previousPath && file.previousPath !== file.path ? `, renamed from ${file.previousPath}` : '';
   return `### ${file.path} (${file.status}${renamed}${file.kind === 'source' ? '' : `, ${file.kind}`})\n\`\`\`\n`;

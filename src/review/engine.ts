@@ -5,13 +5,14 @@ import type { ReviewConfig } from '../config/index.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { Store } from '../store/index.js';
+import { splitFullName } from '../store/repositories.js';
 import type { NewFinding } from '../store/findings.js';
 import type { ClaimedJob } from '../store/jobs.js';
 import type { RunRecord } from '../store/runs.js';
 import type { NewSpan } from '../store/traces.js';
 import type { JobContext } from '../worker/runner.js';
 import type { ReviewExecution } from '../worker/review-consumer.js';
-import { MANUAL_TRIGGERS, admit, type BudgetUsage } from './admission.js';
+import { MANUAL_TRIGGERS, admit, prFacts, type BudgetUsage } from './admission.js';
 import {
   buildReviewInput,
   classifyFile,
@@ -57,7 +58,7 @@ import type { GitHubClient } from '../github/client.js';
 import { fallbackOutput, mergeOutputs, semanticCoverage, type FileCoverage } from './merge.js';
 import { defaultCompetitorComparison, reviewOutputJsonSchema, type ReviewOutput } from './output.schema.js';
 import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-output.js';
-import { chunkPrompt, systemPrompt, type PriorFinding, type PromptContext } from './prompt.js';
+import { chunkPrompt, systemPrompt, type PromptContext } from './prompt.js';
 import {
   ModelCallError,
   type ModelMessage,
@@ -65,7 +66,7 @@ import {
   type ProviderSelection,
 } from './providers/index.js';
 import { applyStrictness } from './strictness.js';
-import { runResultSchema, type RunResult } from './run-result.js';
+import { runResultSchema, type PriorFinding, type RunResult } from './run-result.js';
 import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
 import { validationEvidence, validationFindings } from '../validation/report.js';
 import { processEvidence } from '../evidence/artifacts.js';
@@ -119,6 +120,16 @@ type PassResult = {
   splits: number;
 };
 
+/** What every call of one model pass (primary or shadow) sends and how it is traced. */
+type PassSetup = {
+  provider: ModelProvider;
+  spanName: string;
+  promptContext: PromptContext;
+  system: string;
+  suppliedIds: ReadonlySet<string>;
+  timeoutMs: number;
+};
+
 /** How one part went: its outputs (two or more when it was split), or its error. */
 type PartResult = {
   outputs: Array<{ output: ReviewOutput; warnings: string[]; unreadable: number }>;
@@ -152,21 +163,17 @@ const MAX_SPLIT_DEPTH = 3;
 const MAX_PRIOR_FINDINGS = 200;
 
 /** The promise's value when it settles within `ms`, else null (it keeps running). */
-function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(null), Math.max(0, ms));
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, ms));
     timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
   });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function monthStartUtc(now: number): number {
@@ -174,9 +181,9 @@ function monthStartUtc(now: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
-function splitRepo(fullName: string): { owner: string; repo: string } {
-  const i = fullName.indexOf('/');
-  return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
+/** The entries with a value (not absent, null, 0, false or empty). */
+function present(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => Boolean(value)));
 }
 
 function errorText(error: unknown): string {
@@ -231,7 +238,7 @@ class ReviewJob implements ReviewSession {
     this.traceId = deps.ids('trc');
     this.rootSpanId = deps.ids('spn');
     this.startedAt = deps.clock.now();
-    ({ owner: this.owner, repo: this.repo } = splitRepo(run.repo));
+    ({ owner: this.owner, name: this.repo } = splitFullName(run.repo));
     this.headSha = run.headSha!;
     this.log = deps.log.child({ runId: run.id, reviewKey: run.reviewKey });
   }
@@ -424,17 +431,7 @@ class ReviewJob implements ReviewSession {
       : null;
     const decision = await admit({
       trigger: run.trigger,
-      pr: {
-        author: pr.author,
-        draft: pr.draft,
-        baseRef: pr.baseRef,
-        headRef: pr.headRef,
-        title: pr.title,
-        body: pr.body,
-        labels: pr.labels,
-        changedFiles: pr.changedFiles,
-        paths: files ? files.map((f) => f.filename) : null,
-      },
+      pr: { ...pr, paths: files ? files.map((f) => f.filename) : null },
       repo: {
         fullName: run.repo,
         operatorEnabled,
@@ -556,18 +553,17 @@ class ReviewJob implements ReviewSession {
     });
 
     // 3. The model, chunk by chunk.
-    const suppliedIds = new Set(promptContext.memory.map((m) => m.id));
+    const setup = { promptContext, system, suppliedIds: new Set(promptContext.memory.map((m) => m.id)) };
+    const { primary: primaryProvider, shadow: shadowProvider } = this.deps.providers;
     const primary = await this.pass(
-      this.deps.providers.primary,
-      'model',
+      { ...setup, provider: primaryProvider, spanName: 'model', timeoutMs: config.timeoutMs },
       input,
-      promptContext,
-      system,
-      suppliedIds,
-      config.timeoutMs,
     );
-    const shadow = this.deps.providers.shadow
-      ? await this.shadowPass(this.deps.providers.shadow, input, promptContext, system, suppliedIds)
+    const shadow = shadowProvider
+      ? await this.shadowPass(
+          { ...setup, provider: shadowProvider, spanName: 'shadow-model', timeoutMs: config.shadowTimeoutMs },
+          input,
+        )
       : undefined;
 
     // The validation's results (it is bounded by its own time limit and the job's lease).
@@ -580,31 +576,23 @@ class ReviewJob implements ReviewSession {
     if (!usable && (!config.publishOnRunnerFailure || (primary.retryable && !lastAttempt))) {
       const errors = [...primary.failed.values()];
       const error = `semantic analysis failed: ${errors[0] ?? 'no output'}${errors.length > 1 ? ` (and ${errors.length - 1} more part(s))` : ''}`;
-      await this.ctx.assertLease();
-      await store.runs.recordAnalysis(
-        this.findingOwner(),
-        {
-          analysisStatus: 'failed',
-          verdict: null,
-          confidence: null,
-          result: { headSha: this.headSha, chunks: this.chunkSummary(input, primary), degraded: false },
-          ...(shadow !== undefined ? { shadowReview: shadow } : {}),
-          error,
-        },
-        [],
-        store.findings,
-      );
+      await this.record({
+        analysisStatus: 'failed',
+        verdict: null,
+        confidence: null,
+        result: { headSha: this.headSha, chunks: this.chunkSummary(input, primary), degraded: false },
+        ...(shadow !== undefined ? { shadowReview: shadow } : {}),
+        error,
+      });
       return { status: 'failed', error, retry: primary.retryable };
     }
     const warnings = [
       ...instructions.notes.map((n) => `repository instructions: ${n}`),
       ...shown.notes.map((n) => `surrounding code: ${n}`),
-    ];
-    warnings.push(
       ...primary.outputs.flatMap((o) =>
         o.warnings.map((w) => (input.chunks.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
       ),
-    );
+    ];
     // Dispositions count only from a part that holds the prior finding's file, quoting that file.
     const partOutputs = primary.outputs.map((o) =>
       this.dispositionsFromOwnFiles(o.output, input.chunks[o.chunk] ?? null, prior, warnings, o.chunk),
@@ -772,9 +760,7 @@ class ReviewJob implements ReviewSession {
     };
     // What is stored and handed back is checked against its schema (a defect here fails the run loudly).
     const result = runResultSchema.parse(built);
-    await this.ctx.assertLease();
-    await store.runs.recordAnalysis(
-      this.findingOwner(),
+    await this.record(
       {
         analysisStatus: degraded ? 'degraded' : 'analysed',
         verdict: output.verdict,
@@ -784,7 +770,6 @@ class ReviewJob implements ReviewSession {
         error: usable ? null : `semantic analysis failed: ${[...primary.failed.values()][0] ?? ''}`,
       },
       findings,
-      store.findings,
     );
     await this.span({
       kind: 'stage',
@@ -886,18 +871,7 @@ class ReviewJob implements ReviewSession {
           execution: policy.execution,
           operatorConfig,
           repoCommands: standalone.validation?.commands ?? [],
-          pr: {
-            labels: pr.labels,
-            author: pr.author,
-            repository: this.run.repo,
-            targetBranch: pr.baseRef,
-            sourceBranch: pr.headRef,
-            paths,
-            title: pr.title,
-            body: pr.body,
-            draft: pr.draft,
-            filesChanged: pr.changedFiles,
-          },
+          pr: prFacts({ ...pr, paths }, this.run.repo),
           signal,
         },
       );
@@ -937,27 +911,26 @@ class ReviewJob implements ReviewSession {
 
   async step(name: string, fn: () => Promise<unknown>): Promise<string | null> {
     const startedAt = this.deps.clock.now();
+    let error: string | null = null;
     try {
       await fn();
-      await this.span({ kind: 'publish', name, status: 'ok', startedAt, endedAt: this.deps.clock.now() });
-      return null;
-    } catch (error) {
-      if (this.ctx.signal.aborted) throw error;
-      const message = errorText(error);
+    } catch (thrown) {
+      if (this.ctx.signal.aborted) throw thrown;
+      error = errorText(thrown);
       this.log.warn(
-        { event: 'publish-step-failed', step: name, err: message },
+        { event: 'publish-step-failed', step: name, err: error },
         `publication step ${name} failed`,
       );
-      await this.span({
-        kind: 'publish',
-        name,
-        status: 'error',
-        startedAt,
-        endedAt: this.deps.clock.now(),
-        attributes: { error: message },
-      });
-      return message;
     }
+    await this.span({
+      kind: 'publish',
+      name,
+      status: error === null ? 'ok' : 'error',
+      startedAt,
+      endedAt: this.deps.clock.now(),
+      ...(error !== null && { attributes: { error } }),
+    });
+    return error;
   }
 
   private chunkSummary(input: ReviewInput, pass: PassResult): RunResult['chunks'] {
@@ -969,30 +942,25 @@ class ReviewJob implements ReviewSession {
     };
   }
 
-  private findingOwner() {
-    return {
-      runId: this.run.id,
-      reviewKey: this.run.reviewKey,
-      repo: this.run.repo,
-      prNumber: this.run.prNumber,
-      headSha: this.headSha,
-    };
+  /** Records the run's analysis and its findings, while the job's lease holds. */
+  private async record(
+    analysis: Parameters<Store['runs']['recordAnalysis']>[1],
+    findings: NewFinding[] = [],
+  ): Promise<void> {
+    await this.ctx.assertLease();
+    const { id: runId, reviewKey, repo, prNumber } = this.run;
+    const owner = { runId, reviewKey, repo, prNumber, headSha: this.headSha };
+    await this.deps.store.runs.recordAnalysis(owner, analysis, findings, this.deps.store.findings);
   }
 
   /** An admission refusal (or a head that is no longer the PR's): stored on the run with its reason. */
   private async refuse(reason: string, detail: string): Promise<ReviewExecution> {
-    await this.ctx.assertLease();
-    await this.deps.store.runs.recordAnalysis(
-      this.findingOwner(),
-      {
-        analysisStatus: 'refused',
-        verdict: null,
-        confidence: null,
-        result: { headSha: this.headSha, admission: { reason, detail } },
-      },
-      [],
-      this.deps.store.findings,
-    );
+    await this.record({
+      analysisStatus: 'refused',
+      verdict: null,
+      confidence: null,
+      result: { headSha: this.headSha, admission: { reason, detail } },
+    });
     this.log.info(
       { event: 'review-refused', reason, detail },
       `review ${this.run.reviewKey} not run: ${reason}`,
@@ -1171,18 +1139,14 @@ class ReviewJob implements ReviewSession {
 
   /** The coverage of files an incremental review does not show: what the run that reviewed them found. */
   private carriedCoverage(previous: RunRecord | null, sinceSha: string): Map<string, FileCoverage> {
-    const carried = new Map<string, FileCoverage>();
     const files = (previous?.result as Partial<RunResult> | null)?.coverage?.files ?? [];
-    for (const f of files) {
-      carried.set(f.path, {
-        ...f,
-        reason:
-          f.status === 'analysed' && !f.partial
-            ? `unchanged since ${sinceSha.slice(0, 7)}, reviewed then`
-            : f.reason,
-      });
-    }
-    return carried;
+    const reviewedThen = `unchanged since ${sinceSha.slice(0, 7)}, reviewed then`;
+    return new Map(
+      files.map((f) => [
+        f.path,
+        { ...f, reason: f.status === 'analysed' && !f.partial ? reviewedThen : f.reason },
+      ]),
+    );
   }
 
   /** Open findings of the previous analysed run of the PR: its own findings and those it carried open. */
@@ -1212,18 +1176,10 @@ class ReviewJob implements ReviewSession {
    * One model pass over every part: the parts run concurrently (`VERDICT_REVIEW_CONCURRENCY`), each call
    * under its timeout, with one repair attempt each. Outputs are kept in part order.
    */
-  private async pass(
-    provider: ModelProvider,
-    spanName: string,
-    input: ReviewInput,
-    promptContext: PromptContext,
-    system: string,
-    suppliedIds: ReadonlySet<string>,
-    timeoutMs: number,
-  ): Promise<PassResult> {
+  private async pass(setup: PassSetup, input: ReviewInput): Promise<PassResult> {
     const result: PassResult = { outputs: [], failed: new Map(), retryable: false, splits: 0 };
     const chunks: Array<ReviewChunk | null> = input.chunks.length > 0 ? input.chunks : [null];
-    const run = { provider, spanName, promptContext, system, suppliedIds, timeoutMs, total: chunks.length };
+    const run = { ...setup, total: chunks.length };
     const parts = await mapConcurrent(chunks, this.deps.config.concurrency, async (chunk, index) => {
       if (this.ctx.signal.aborted) throw new Error('aborted');
       return this.reviewPart(run, chunk, index, 0);
@@ -1242,15 +1198,7 @@ class ReviewJob implements ReviewSession {
    * the output token limit, no repair: the part is split in two and both halves are reviewed.
    */
   private async reviewPart(
-    run: {
-      provider: ModelProvider;
-      spanName: string;
-      promptContext: PromptContext;
-      system: string;
-      suppliedIds: ReadonlySet<string>;
-      timeoutMs: number;
-      total: number;
-    },
+    run: PassSetup & { total: number },
     chunk: ReviewChunk | null,
     index: number,
     depth: number,
@@ -1359,6 +1307,15 @@ class ReviewJob implements ReviewSession {
         timeoutMs,
         signal: this.ctx.signal,
       });
+      const { cachedInputTokens, cacheWriteTokens } = response.usage;
+      const { structuredOutput, structuredOutputFallback, truncated } = response;
+      const extras = {
+        cachedInputTokens,
+        cacheWriteTokens,
+        structuredOutput,
+        structuredOutputFallback,
+        truncated,
+      };
       await this.span({
         kind: 'model',
         name: spanName,
@@ -1370,19 +1327,7 @@ class ReviewJob implements ReviewSession {
         costUsd: response.costUsd,
         startedAt,
         endedAt: this.deps.clock.now(),
-        attributes: {
-          ...attributes,
-          promptTokens,
-          ...(response.usage.cachedInputTokens
-            ? { cachedInputTokens: response.usage.cachedInputTokens }
-            : {}),
-          ...(response.usage.cacheWriteTokens ? { cacheWriteTokens: response.usage.cacheWriteTokens } : {}),
-          ...(response.structuredOutput ? { structuredOutput: response.structuredOutput } : {}),
-          ...(response.structuredOutputFallback
-            ? { structuredOutputFallback: response.structuredOutputFallback }
-            : {}),
-          ...(response.truncated ? { truncated: true } : {}),
-        },
+        attributes: { ...attributes, promptTokens, ...present(extras) },
       });
       return { ok: true, text: response.text, truncated: response.truncated === true };
     } catch (error) {
@@ -1421,26 +1366,12 @@ class ReviewJob implements ReviewSession {
   }
 
   /** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
-  private async shadowPass(
-    provider: ModelProvider,
-    input: ReviewInput,
-    promptContext: PromptContext,
-    system: string,
-    suppliedIds: ReadonlySet<string>,
-  ): Promise<unknown> {
+  private async shadowPass(setup: PassSetup, input: ReviewInput): Promise<unknown> {
+    const who = { provider: setup.provider.name, model: setup.provider.model };
     try {
-      const pass = await this.pass(
-        provider,
-        'shadow-model',
-        input,
-        promptContext,
-        system,
-        suppliedIds,
-        this.deps.config.shadowTimeoutMs,
-      );
+      const pass = await this.pass(setup, input);
       return {
-        provider: provider.name,
-        model: provider.model,
+        ...who,
         status: pass.outputs.length === 0 ? 'failed' : pass.failed.size > 0 ? 'degraded' : 'analysed',
         output: pass.outputs.length > 0 ? mergeOutputs(pass.outputs.map((o) => o.output)) : null,
         errors: [...pass.failed].map(([chunk, error]) => ({ chunk, error })),
@@ -1448,8 +1379,7 @@ class ReviewJob implements ReviewSession {
     } catch (error) {
       if (this.ctx.signal.aborted) throw error;
       return {
-        provider: provider.name,
-        model: provider.model,
+        ...who,
         status: 'failed',
         output: null,
         errors: [{ chunk: null, error: errorText(error) }],
@@ -1457,5 +1387,3 @@ class ReviewJob implements ReviewSession {
     }
   }
 }
-
-export type { PullRequestFacts, ChangedFile };

@@ -1,17 +1,26 @@
 import type { ChangedFile, ReviewInput } from './context.js';
 import { findingFingerprint } from './fingerprint.js';
 import { defaultCompetitorComparison, type ReviewOutput } from './output.schema.js';
+import type { FileCoverage, SemanticCoverage } from './run-result.js';
+export type { FileCoverage, SemanticCoverage };
 
-function unique(items: string[]): string[] {
+/** The items in order, each key once (the first wins). */
+function uniqueBy<T>(items: T[], key: (item: T) => string): T[] {
   const seen = new Set<string>();
-  const out: string[] = [];
-  for (const item of items) {
-    const key = item.trim();
-    if (key === '' || seen.has(key)) continue;
-    seen.add(key);
-    out.push(item);
-  }
-  return out;
+  return items.filter((item) => {
+    const k = key(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** Non-blank strings, each once (compared trimmed). */
+function unique(items: string[]): string[] {
+  return uniqueBy(
+    items.filter((item) => item.trim() !== ''),
+    (item) => item.trim(),
+  );
 }
 
 /**
@@ -26,27 +35,6 @@ export function mergeOutputs(outputs: ReviewOutput[]): ReviewOutput {
   const n = outputs.length;
   const part = (text: string, i: number) => `Part ${i + 1} of ${n}: ${text.trim()}`;
   const attention = outputs.filter((o) => o.verdict === 'needs-attention');
-  const seenFindings = new Set<string>();
-  const findings = outputs
-    .flatMap((o) => o.findings)
-    .filter((f) => {
-      const fp = findingFingerprint(f);
-      if (seenFindings.has(fp)) return false;
-      seenFindings.add(fp);
-      return true;
-    });
-  const seenDispositions = new Set<string>();
-  const dispositions = outputs
-    .flatMap((o) => o.priorFindingDispositions)
-    .filter((d) => {
-      if (seenDispositions.has(d.fingerprint)) return false;
-      seenDispositions.add(d.fingerprint);
-      return true;
-    });
-  const seenFiles = new Set<string>();
-  const importantFiles = outputs
-    .flatMap((o) => o.importantFiles)
-    .filter((f) => (seenFiles.has(f.path) ? false : (seenFiles.add(f.path), true)));
   return {
     overview: outputs[0]!.overview,
     summary: outputs.map((o, i) => part(o.summary, i)).join('\n\n'),
@@ -58,9 +46,18 @@ export function mergeOutputs(outputs: ReviewOutput[]): ReviewOutput {
       .filter(Boolean)
       .join('\n\n'),
     mergeVerdict: (attention[0] ?? outputs[0]!).mergeVerdict,
-    importantFiles,
-    findings,
-    priorFindingDispositions: dispositions,
+    importantFiles: uniqueBy(
+      outputs.flatMap((o) => o.importantFiles),
+      (f) => f.path,
+    ),
+    findings: uniqueBy(
+      outputs.flatMap((o) => o.findings),
+      findingFingerprint,
+    ),
+    priorFindingDispositions: uniqueBy(
+      outputs.flatMap((o) => o.priorFindingDispositions),
+      (d) => d.fingerprint,
+    ),
     missingValidations: unique(outputs.flatMap((o) => o.missingValidations)),
     crossRepoImpact: unique(outputs.flatMap((o) => o.crossRepoImpact)),
     sequenceDiagram: outputs.find((o) => o.sequenceDiagram.trim() !== '')?.sequenceDiagram ?? '',
@@ -92,11 +89,6 @@ export function fallbackOutput(error: string): ReviewOutput {
     competitorComparison: defaultCompetitorComparison(),
   };
 }
-
-export type FileCoverageStatus = 'analysed' | 'skipped' | 'failed';
-
-import type { FileCoverage, SemanticCoverage } from './run-result.js';
-export type { FileCoverage, SemanticCoverage };
 
 /**
  * Coverage from the review input and which chunks failed. A file in a failed chunk is `failed`; a file
@@ -141,7 +133,7 @@ export function semanticCoverage(
         partial: false,
       },
   );
-  const count = (s: FileCoverageStatus) => out.filter((f) => f.status === s).length;
+  const count = (s: FileCoverage['status']) => out.filter((f) => f.status === s).length;
   const partial = out.filter((f) => f.partial).length;
   const truncatedByGitHub = changedFilesReported > files.length;
   const skipped = count('skipped');

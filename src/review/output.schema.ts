@@ -22,24 +22,6 @@ export const COMPETITOR_ARRAY_FIELDS = [
   'actionItems',
 ] as const;
 
-/** The fourteen fields of the review output object, in the order of 2.2. */
-export const REVIEW_OUTPUT_FIELDS = [
-  'overview',
-  'summary',
-  'verdict',
-  'confidenceScore',
-  'bulletHighlights',
-  'reasoning',
-  'mergeVerdict',
-  'importantFiles',
-  'findings',
-  'priorFindingDispositions',
-  'missingValidations',
-  'crossRepoImpact',
-  'sequenceDiagram',
-  'competitorComparison',
-] as const;
-
 const nonBlank = (field: string) =>
   z.string().refine((value) => value.trim().length > 0, { message: `${field} must not be blank` });
 
@@ -124,8 +106,6 @@ export const reviewOutputSchema = z.strictObject({
   competitorComparison: competitorComparisonSchema,
 });
 
-export type Verdict = (typeof VERDICTS)[number];
-export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 export type Finding = z.infer<typeof findingSchema>;
 export type DispositionEvidence = z.infer<typeof dispositionEvidenceSchema>;
 export type Disposition = z.infer<typeof dispositionSchema>;
@@ -133,9 +113,12 @@ export type CompetitorComparison = z.infer<typeof competitorComparisonSchema>;
 export type ImportantFile = z.infer<typeof importantFileSchema>;
 export type ReviewOutput = z.infer<typeof reviewOutputSchema>;
 
+/** The fourteen fields of the review output object, in the order of 2.2. */
+export const REVIEW_OUTPUT_FIELDS = Object.keys(reviewOutputSchema.shape) as Array<keyof ReviewOutput>;
+
 export const NO_COMPETITOR_COMPARISON_SUMMARY = 'No competitor review was recorded for this pull request.';
 
-/** A fresh (mutable) copy of the default comparison, for building an output. */
+/** The 2.5 default when nothing was recorded: a fresh (mutable) copy, for building an output. */
 export function defaultCompetitorComparison(): CompetitorComparison {
   return {
     available: false,
@@ -149,19 +132,6 @@ export function defaultCompetitorComparison(): CompetitorComparison {
     strongerOwnFindings: [],
     actionItems: [],
   };
-}
-
-/**
- * 2.5 default when nothing was recorded. Deeply frozen so that no caller can change the shared value:
- * spread it and replace the arrays, or use `defaultCompetitorComparison()`, to build a modified copy.
- */
-export const DEFAULT_COMPETITOR_COMPARISON: CompetitorComparison = deepFreeze(defaultCompetitorComparison());
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (child !== null && typeof child === 'object') deepFreeze(child as object);
-  }
-  return Object.freeze(value);
 }
 
 type JsonSchemaNode = Record<string, unknown>;
@@ -199,7 +169,7 @@ export const SCHEMA_ORDER = [
   'confidenceScore',
   'verdict',
   'mergeVerdict',
-] as const satisfies ReadonlyArray<(typeof REVIEW_OUTPUT_FIELDS)[number]>;
+] as const satisfies ReadonlyArray<keyof ReviewOutput>;
 
 /**
  * A zod schema as a JSON Schema for strict structured outputs: every object lists all its properties as

@@ -28,10 +28,8 @@ function looksLikeJsonObject(text: string, at: number): boolean {
 }
 
 type Scan = {
-  /** The first balanced top-level `{...}` that starts like a JSON object. */
-  json: string | null;
-  /** The first balanced top-level `{...}` of any kind. */
-  first: string | null;
+  /** What `extractJsonCandidate` returns. */
+  candidate: string | null;
   /** Offset of a JSON-looking `{` that never closes, met before any JSON-looking candidate. */
   unterminatedAt: number | null;
 };
@@ -72,17 +70,17 @@ function scan(text: string): Scan {
     if (end < 0) {
       // A JSON-looking object that never closes holds the rest of the text (a truncated reply): an inner
       // object is no candidate. A prose brace that never closes is passed over.
-      if (jsonLike) return { json: null, first, unterminatedAt: start };
+      if (jsonLike) return { candidate: null, unterminatedAt: start };
       unclosed++;
       from = start + 1;
       continue;
     }
     const candidate = text.slice(start, end);
-    if (jsonLike) return { json: candidate, first: first ?? candidate, unterminatedAt: null };
+    if (jsonLike) return { candidate, unterminatedAt: null };
     first ??= candidate;
     from = end;
   }
-  return { json: null, first, unterminatedAt: null };
+  return { candidate: first, unterminatedAt: null };
 }
 
 /**
@@ -95,8 +93,7 @@ function scan(text: string): Scan {
  * it are not candidates).
  */
 export function extractJsonCandidate(text: string): string | null {
-  const { json, first, unterminatedAt } = scan(text);
-  return json ?? (unterminatedAt === null ? first : null);
+  return scan(text).candidate;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -123,6 +120,8 @@ function clip(value: string): string {
 
 export type Usability = { usable: true } | { usable: false; problems: string[] };
 
+const ONE_TO_FIVE = 'an integer from 1 to 5';
+
 /**
  * The shallow runtime usability check of review-engine 2.2, and nothing more: it does not look at nested
  * finding shapes, extra properties, array element types or the presence of `priorFindingDispositions`.
@@ -132,25 +131,19 @@ export function isUsableReviewOutput(value: unknown): Usability {
     return { usable: false, problems: [`the payload must be a JSON object, got ${describeValue(value)}`] };
   }
   const problems: string[] = [];
+  const check = (field: string, got: unknown, ok: boolean, wanted: string) => {
+    if (!ok) problems.push(`\`${field}\` must be ${wanted}, got ${describeValue(got)}`);
+  };
+  const oneOf = (values: readonly string[]) => `one of ${quoteList(values)}`;
   for (const field of ['overview', 'summary', 'mergeVerdict'] as const) {
     const v = value[field];
-    if (typeof v !== 'string' || v.trim() === '') {
-      problems.push(`\`${field}\` must be a non-blank string, got ${describeValue(v)}`);
-    }
+    check(field, v, typeof v === 'string' && v.trim() !== '', 'a non-blank string');
   }
   for (const field of ['reasoning', 'sequenceDiagram'] as const) {
-    if (typeof value[field] !== 'string') {
-      problems.push(`\`${field}\` must be a string, got ${describeValue(value[field])}`);
-    }
+    check(field, value[field], typeof value[field] === 'string', 'a string');
   }
-  if (!(VERDICTS as readonly unknown[]).includes(value.verdict)) {
-    problems.push(`\`verdict\` must be one of ${quoteList(VERDICTS)}, got ${describeValue(value.verdict)}`);
-  }
-  if (!isOneToFive(value.confidenceScore)) {
-    problems.push(
-      `\`confidenceScore\` must be an integer from 1 to 5, got ${describeValue(value.confidenceScore)}`,
-    );
-  }
+  check('verdict', value.verdict, (VERDICTS as readonly unknown[]).includes(value.verdict), oneOf(VERDICTS));
+  check('confidenceScore', value.confidenceScore, isOneToFive(value.confidenceScore), ONE_TO_FIVE);
   for (const field of [
     'bulletHighlights',
     'importantFiles',
@@ -158,40 +151,21 @@ export function isUsableReviewOutput(value: unknown): Usability {
     'missingValidations',
     'crossRepoImpact',
   ] as const) {
-    if (!Array.isArray(value[field])) {
-      problems.push(`\`${field}\` must be an array, got ${describeValue(value[field])}`);
-    }
+    check(field, value[field], Array.isArray(value[field]), 'an array');
   }
   const comparison = value.competitorComparison;
   if (!isPlainObject(comparison)) {
-    problems.push(`\`competitorComparison\` must be an object, got ${describeValue(comparison)}`);
+    check('competitorComparison', comparison, false, 'an object');
   } else {
-    if (typeof comparison.available !== 'boolean') {
-      problems.push(
-        `\`competitorComparison.available\` must be a boolean, got ${describeValue(comparison.available)}`,
-      );
-    }
-    if (typeof comparison.summary !== 'string') {
-      problems.push(
-        `\`competitorComparison.summary\` must be a string, got ${describeValue(comparison.summary)}`,
-      );
-    }
-    if (!(COMPETITOR_WINNERS as readonly unknown[]).includes(comparison.winner)) {
-      problems.push(
-        `\`competitorComparison.winner\` must be one of ${quoteList(COMPETITOR_WINNERS)}, got ${describeValue(comparison.winner)}`,
-      );
-    }
-    if (!isOneToFive(comparison.confidence)) {
-      problems.push(
-        `\`competitorComparison.confidence\` must be an integer from 1 to 5, got ${describeValue(comparison.confidence)}`,
-      );
-    }
+    const at = (field: string) => `competitorComparison.${field}`;
+    const { available, summary, winner, confidence } = comparison;
+    check(at('available'), available, typeof available === 'boolean', 'a boolean');
+    check(at('summary'), summary, typeof summary === 'string', 'a string');
+    const winners = COMPETITOR_WINNERS as readonly unknown[];
+    check(at('winner'), winner, winners.includes(winner), oneOf(COMPETITOR_WINNERS));
+    check(at('confidence'), confidence, isOneToFive(confidence), ONE_TO_FIVE);
     for (const field of COMPETITOR_ARRAY_FIELDS) {
-      if (!Array.isArray(comparison[field])) {
-        problems.push(
-          `\`competitorComparison.${field}\` must be an array, got ${describeValue(comparison[field])}`,
-        );
-      }
+      check(at(field), comparison[field], Array.isArray(comparison[field]), 'an array');
     }
   }
   return problems.length === 0 ? { usable: true } : { usable: false, problems };
@@ -280,25 +254,20 @@ function extensionProblems(item: Record<string, unknown>): {
   const cleaned = { ...item };
   const removed: string[] = [];
   const isLine = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+  const present = (key: string) => cleaned[key] !== undefined && cleaned[key] !== null;
   const drop = (key: string) => {
-    if (cleaned[key] !== undefined && cleaned[key] !== null) removed.push(key);
+    if (present(key)) removed.push(key);
     delete cleaned[key];
   };
-  if (cleaned.line !== undefined && cleaned.line !== null && !isLine(cleaned.line)) {
+  if (present('line') && !isLine(cleaned.line)) {
     drop('line');
     drop('endLine');
     drop('suggestion');
   }
-  if (cleaned.endLine !== undefined && cleaned.endLine !== null && !isLine(cleaned.endLine)) drop('endLine');
-  if (
-    cleaned.suggestion !== undefined &&
-    cleaned.suggestion !== null &&
-    typeof cleaned.suggestion !== 'string'
-  ) {
-    drop('suggestion');
-  }
+  if (present('endLine') && !isLine(cleaned.endLine)) drop('endLine');
+  if (present('suggestion') && typeof cleaned.suggestion !== 'string') drop('suggestion');
   const c = cleaned.confidence;
-  if (c !== undefined && c !== null && !(typeof c === 'number' && c >= 0 && c <= 1)) drop('confidence');
+  if (present('confidence') && !(typeof c === 'number' && c >= 0 && c <= 1)) drop('confidence');
   return { cleaned, removed };
 }
 
@@ -360,13 +329,10 @@ function normaliseFinding(
   if (severity === undefined) {
     warnings.push(`read the severity ${describeValue(cleaned.severity)} of finding ${index} as "medium"`);
     cleaned.severity = 'medium';
-  } else if (severity !== cleaned.severity) {
-    cleaned.severity = severity;
-  }
-  if (cleaned.contextIds === undefined || cleaned.contextIds === null) cleaned.contextIds = [];
-  else if (Array.isArray(cleaned.contextIds)) {
-    cleaned.contextIds = cleaned.contextIds.filter((id): id is string => typeof id === 'string');
-  } else cleaned.contextIds = [];
+  } else cleaned.severity = severity;
+  cleaned.contextIds = Array.isArray(cleaned.contextIds)
+    ? cleaned.contextIds.filter((id): id is string => typeof id === 'string')
+    : [];
   if (typeof cleaned.category !== 'string') cleaned.category = '';
   if (typeof cleaned.body !== 'string') cleaned.body = cleaned.body === undefined ? '' : String(cleaned.body);
   const parsed = findingSchema.safeParse(cleaned);
@@ -485,8 +451,7 @@ export function parseReviewOutput(
   text: string,
   opts: { suppliedContextIds: ReadonlySet<string> },
 ): ParsedReview {
-  const { json, first, unterminatedAt } = scan(text);
-  const candidate = json ?? (unterminatedAt === null ? first : null);
+  const { candidate, unterminatedAt } = scan(text);
   if (candidate === null) {
     const error =
       unterminatedAt !== null

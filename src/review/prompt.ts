@@ -1,9 +1,6 @@
 import { clipPatch, fileHeader, type ReviewChunk } from './context.js';
 import { COMPETITOR_ARRAY_FIELDS, REVIEW_OUTPUT_FIELDS } from './output.schema.js';
-
-/** A finding of an earlier review that the model is asked to dispose of (review-engine 2.4). */
 import type { PriorFinding } from './run-result.js';
-export type { PriorFinding };
 
 export type PromptContext = {
   repo: string;
@@ -17,6 +14,7 @@ export type PromptContext = {
   labels: string[];
   customInstructions: string;
   memory: Array<{ id: string; title: string; body: string }>;
+  /** Findings of earlier reviews the model is asked to dispose of (review-engine 2.4). */
   prior: PriorFinding[];
   /**
    * An incremental review (NAMES.md): the diffs are between `sinceSha`, reviewed before, and the head. A
@@ -133,6 +131,14 @@ function limitList(items: string[], max: number): string {
   return items.length > max ? `${shown}\n… and ${items.length - max} more` : shown;
 }
 
+/** Paths as a Markdown list, at most `MAX_LISTED_PATHS` of them. */
+function pathList(paths: string[]): string {
+  return limitList(
+    paths.map((p) => `- ${p}`),
+    MAX_LISTED_PATHS,
+  );
+}
+
 /** The user message of one chunk: PR facts, context, prior findings and the chunk's diffs. */
 export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunkCount: number): string {
   const parts: string[] = [];
@@ -169,10 +175,7 @@ export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunk
         `the diffs below (${i.files} file(s)) are between ${i.sinceSha.slice(0, 12)} and the head ${ctx.headSha.slice(0, 12)}, and their line`,
         'numbers are those of the files at the head. Report new problems in these changes. The findings of earlier',
         'reviews are listed below: do not raise them again, and dispose of those these changes fixed.',
-        `All changed files of the pull request, for orientation:\n${limitList(
-          ctx.allPaths.map((p) => `- ${p}`),
-          MAX_LISTED_PATHS,
-        )}`,
+        `All changed files of the pull request, for orientation:\n${pathList(ctx.allPaths)}`,
       ].join('\n'),
     );
   } else if (ctx.fullReviewNote) {
@@ -219,22 +222,14 @@ export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunk
     parts.push(
       '## Diff\nNo changed file has a textual diff that can be reviewed (binary files, or diffs GitHub does not return). Review what the description and file list allow.',
     );
-    parts.push(
-      `## Changed files\n${limitList(
-        ctx.allPaths.map((p) => `- ${p}`),
-        MAX_LISTED_PATHS,
-      )}`,
-    );
+    parts.push(`## Changed files\n${pathList(ctx.allPaths)}`);
     return parts.join('\n\n');
   }
   if (chunkCount > 1) {
     const inChunk = new Set(chunk.files.map((f) => f.path));
     const others = ctx.allPaths.filter((p) => !inChunk.has(p));
     parts.push(
-      `## Part ${chunk.index + 1} of ${chunkCount}\nThis pull request is reviewed in ${chunkCount} parts; this part carries ${chunk.files.length} file(s). Other changed files (reviewed in other parts, not shown here):\n${limitList(
-        others.map((p) => `- ${p}`),
-        MAX_LISTED_PATHS,
-      )}`,
+      `## Part ${chunk.index + 1} of ${chunkCount}\nThis pull request is reviewed in ${chunkCount} parts; this part carries ${chunk.files.length} file(s). Other changed files (reviewed in other parts, not shown here):\n${pathList(others)}`,
     );
   }
   parts.push(

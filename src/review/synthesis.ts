@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findingFingerprint } from './fingerprint.js';
 import { extractJsonCandidate, withoutTrailingCommas } from './parse-output.js';
-import { strictJsonSchema, VERDICTS, type Finding, type ReviewOutput } from './output.schema.js';
+import { reviewOutputSchema, strictJsonSchema, type Finding, type ReviewOutput } from './output.schema.js';
 
 /**
  * The synthesis of a review in several parts (the review issue, item 6): one short call over the parts'
@@ -10,14 +10,16 @@ import { strictJsonSchema, VERDICTS, type Finding, type ReviewOutput } from './o
  * parts said, so it cannot add findings.
  */
 
+const { overview, summary, verdict, confidenceScore, bulletHighlights, reasoning, mergeVerdict } =
+  reviewOutputSchema.shape;
 export const synthesisSchema = z.object({
-  overview: z.string().refine((v) => v.trim() !== '', 'overview must not be blank'),
-  summary: z.string().refine((v) => v.trim() !== '', 'summary must not be blank'),
-  verdict: z.enum(VERDICTS),
-  confidenceScore: z.number().int().min(1).max(5),
-  bulletHighlights: z.array(z.string()),
-  reasoning: z.string(),
-  mergeVerdict: z.string().refine((v) => v.trim() !== '', 'mergeVerdict must not be blank'),
+  overview,
+  summary,
+  verdict,
+  confidenceScore,
+  bulletHighlights,
+  reasoning,
+  mergeVerdict,
   /** Groups of finding numbers (as listed) that are one issue: every group keeps its first finding. */
   duplicates: z.array(z.array(z.number().int().min(1))),
 });

@@ -90,6 +90,31 @@ export function completion(content: string, usage = { prompt_tokens: 1200, compl
   };
 }
 
+/** One model call, answered with `review(over)`; `seen` is given the request body. */
+export function modelAnswer(over: Record<string, unknown> = {}, seen?: (body: any) => void) {
+  return nock(OPENAI)
+    .post('/v1/chat/completions', (body) => (seen?.(body), true))
+    .reply(200, completion(JSON.stringify(review(over))));
+}
+
+/** GitHub's compare answer from HEAD to HEAD2, an ancestor of it: the one hunk that fixes `evict`. */
+export const COMPARE_AHEAD = {
+  status: 'ahead',
+  ahead_by: 1,
+  behind_by: 0,
+  files: [
+    {
+      filename: 'src/cache.ts',
+      status: 'modified',
+      additions: 1,
+      deletions: 1,
+      changes: 2,
+      patch:
+        '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }',
+    },
+  ],
+};
+
 export function pull(over: Record<string, unknown> = {}) {
   return {
     number: 7,
@@ -156,17 +181,15 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     expect(await store.policy.update(current!.revision, patch, 'test')).toMatchObject({ ok: true });
   }
 
+  /** A queued run of the pull request (the worker is not woken). */
+  async function requestRun(headSha = HEAD, trigger = 'opened', variant: string | null = null) {
+    const request = { owner: OWNER, repo: NAME, number: 7, headSha, installationId: 77, trigger, variant };
+    return (await requestReview(app.verdict.store, request)).run;
+  }
+
   async function reviewRun(headSha = HEAD, trigger = 'opened', variant: string | null = null) {
     const store = app.verdict.store;
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha,
-      installationId: 77,
-      trigger,
-      variant,
-    });
+    const run = await requestRun(headSha, trigger, variant);
     app.verdict.reviewWorker!.kick();
     // Settled: the run is terminal and its job is no longer held by the worker.
     return eventually(async () => {
@@ -189,6 +212,7 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     },
     start,
     setPolicy,
+    requestRun,
     reviewRun,
     spansOf,
   };

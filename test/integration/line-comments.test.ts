@@ -5,12 +5,15 @@ import type { GitHubClient } from '../../src/github/client.js';
 import {
   API,
   BASE_ENV,
+  COMPARE_AHEAD,
   HEAD,
   HEAD2,
   OPENAI,
   READ,
   REPO,
   completion,
+  github,
+  modelAnswer,
   pull,
   review,
   reviewHarness,
@@ -38,33 +41,10 @@ const PATCH = `@@ -0,0 +1,${CACHE_TS.length} @@\n${CACHE_TS.map((l) => `+${l}`).
 const FILES = [
   { filename: 'src/cache.ts', status: 'added', additions: 10, deletions: 0, changes: 10, patch: PATCH },
 ];
-/** After a push that fixes `evict`: the PR's whole diff, and the compare diff between the two heads. */
+/** After a push that fixes `evict`: the PR's whole diff (the compare diff is `COMPARE_AHEAD`). */
 const CACHE_TS_2 = [...CACHE_TS.slice(0, 1), '  if (expired(key)) store.delete(key);', ...CACHE_TS.slice(2)];
 const PATCH_2 = `@@ -0,0 +1,${CACHE_TS_2.length} @@\n${CACHE_TS_2.map((l) => `+${l}`).join('\n')}`;
 const FILES_2 = [{ ...FILES[0]!, patch: PATCH_2 }];
-const COMPARE_PATCH =
-  '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }';
-
-/** GitHub's compare answer when HEAD is an ancestor of HEAD2: the one changed hunk. */
-const AHEAD: [number, Record<string, unknown>] = [
-  200,
-  {
-    status: 'ahead',
-    ahead_by: 1,
-    behind_by: 0,
-    files: [
-      {
-        filename: 'src/cache.ts',
-        status: 'modified',
-        additions: 1,
-        deletions: 1,
-        changes: 2,
-        patch: COMPARE_PATCH,
-      },
-    ],
-  },
-];
-
 const finding = (over: Record<string, unknown>) => ({
   severity: 'medium',
   category: 'correctness',
@@ -106,12 +86,6 @@ function fixedAtHead2(priorReviewKey: string, fingerprint: string, explanation: 
   };
 }
 
-function token(scope = nock(API)) {
-  return scope
-    .post('/app/installations/77/access_tokens')
-    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' });
-}
-
 const fp = (body: string) => /<!-- verdict:finding (fp_[0-9a-f]+) -->/.exec(body)![1]!;
 
 /** The review comments GitHub lists for a review, built from what was posted (ids from 700). */
@@ -136,12 +110,7 @@ describe('line comments', () => {
 
   /** The calls of a first review up to the review itself; the caller adds what follows. */
   function firstRunReads(files = FILES) {
-    return token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: files.length }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, files)
+    return github(pull({ changed_files: files.length }), files)
       .post(`/repos/${REPO}/check-runs`)
       .reply(201, { id: 9001 })
       .get(`/repos/${REPO}/pulls/7`)
@@ -291,9 +260,7 @@ describe('line comments', () => {
       .reply(200, () => listedComments(posts[1].comments))
       .patch(`/repos/${REPO}/check-runs/9001`)
       .reply(200, { id: 9001 });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review({ findings: [RACE, SET] }))));
+    modelAnswer({ findings: [RACE, SET] });
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run.publishStatus).toBe('published');
@@ -334,9 +301,7 @@ describe('line comments', () => {
     const findings = lines.map((_, i) =>
       finding({ severity: 'low', title: `Magic number ${i}`, path: 'src/values.ts', line: i + 1 }),
     );
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review({ findings }))));
+    modelAnswer({ findings });
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run.publishStatus).toBe('published');
@@ -358,29 +323,31 @@ describe('line comments', () => {
         .reply(200, () => listedComments(captured.review.comments))
         .patch(`/repos/${REPO}/check-runs/9001`)
         .reply(200, { id: 9001 });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(200, completion(JSON.stringify(review({ findings: [RACE, STALE] }))));
+      modelAnswer({ findings: [RACE, STALE] });
       const first = await reviewRun();
       expect(scope.pendingMocks()).toEqual([]);
       const [race, stale] = await store.findings.listForRun(first.id);
       return { store, first, race: race!, stale: stale! };
     }
 
-    /** The second run's reads up to the model: pull at HEAD2, files, check run, and the compare answer. */
-    function secondRunReads(compare: [number, Record<string, unknown>]) {
+    /**
+     * The second run's reads: pull at HEAD2 (for the review and again for its publication), files, check
+     * run, and the compare answer (none when the review does not compare).
+     */
+    function secondRunReads(compare: Record<string, unknown> | null = COMPARE_AHEAD) {
       // The installation token of the first run is still valid.
-      return nock(API)
+      const pr2 = pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } });
+      const scope = nock(API)
         .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+        .times(2)
+        .reply(200, pr2)
         .get(`/repos/${REPO}/pulls/7/files`)
         .query(true)
         .reply(200, FILES_2)
         .post(`/repos/${REPO}/check-runs`, (b) => b.head_sha === HEAD2)
-        .reply(201, { id: 9002 })
-        .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
-        .query(true)
-        .reply(...compare);
+        .reply(201, { id: 9002 });
+      if (compare === null) return scope;
+      return scope.get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`).query(true).reply(200, compare);
     }
 
     const NEW = finding({ severity: 'high', title: 'expired() is not imported', line: 2 });
@@ -389,13 +356,11 @@ describe('line comments', () => {
       const { store, first, race, stale } = await firstReview();
       const captured: Record<string, any> = {};
       const graphql: any[] = [];
-      const scope = secondRunReads(AHEAD)
+      const scope = secondRunReads()
         // The evidence of the disposition is read at the new head.
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
         .reply(200, CACHE_TS_2.join('\n'))
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), b.commit_id === HEAD2))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .get(`/repos/${REPO}/pulls/7/reviews/6666/comments`)
@@ -427,21 +392,15 @@ describe('line comments', () => {
         .patch(`/repos/${REPO}/check-runs/9002`)
         .reply(200, { id: 9002 });
       let prompt = '';
-      nock(OPENAI)
-        .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
-        .reply(
-          200,
-          completion(
-            JSON.stringify(
-              review({
-                findings: [{ ...STALE }, NEW],
-                priorFindingDispositions: [
-                  fixedAtHead2(first.reviewKey, race!.fingerprint, 'evict() now checks expiry first'),
-                ],
-              }),
-            ),
-          ),
-        );
+      modelAnswer(
+        {
+          findings: [{ ...STALE }, NEW],
+          priorFindingDispositions: [
+            fixedAtHead2(first.reviewKey, race!.fingerprint, 'evict() now checks expiry first'),
+          ],
+        },
+        (b) => (prompt = b.messages.at(-1).content),
+      );
       const run = await reviewRun(HEAD2, 'synchronize');
       expect(scope.pendingMocks()).toEqual([]);
       expect(run).toMatchObject({ analysisStatus: 'analysed', publishStatus: 'published' });
@@ -495,9 +454,7 @@ describe('line comments', () => {
     test('a force push gives a full review, recorded with its reason and said in the body', async () => {
       await firstReview();
       const captured: Record<string, any> = {};
-      const scope = secondRunReads([200, { status: 'diverged', ahead_by: 1, behind_by: 2, files: [] }])
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      const scope = secondRunReads({ status: 'diverged', ahead_by: 1, behind_by: 2, files: [] })
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), true))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post('/graphql', (b) => /minimizeComment/.test(b.query) && b.variables.subjectId === 'PRR_first')
@@ -505,9 +462,7 @@ describe('line comments', () => {
         .patch(`/repos/${REPO}/check-runs/9002`)
         .reply(200, { id: 9002 });
       let prompt = '';
-      nock(OPENAI)
-        .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
-        .reply(200, completion(JSON.stringify(review({ findings: [] }))));
+      modelAnswer({ findings: [] }, (b) => (prompt = b.messages.at(-1).content));
       const run = await reviewRun(HEAD2, 'synchronize');
       expect(scope.pendingMocks()).toEqual([]);
       const reason = `the branch was force-pushed: ${HEAD.slice(0, 7)} is not an ancestor of ${HEAD2.slice(0, 7)}`;
@@ -524,25 +479,14 @@ describe('line comments', () => {
     test('review.incremental: false in .github/verdict.yml gives a full review without comparing', async () => {
       const { store } = await firstReview();
       await store.repositories.setStandaloneConfig(REPO, { review: { incremental: false } });
-      const scope = nock(API)
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
-        .get(`/repos/${REPO}/pulls/7/files`)
-        .query(true)
-        .reply(200, FILES_2)
-        .post(`/repos/${REPO}/check-runs`)
-        .reply(201, { id: 9002 })
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      const scope = secondRunReads(null)
         .post(`/repos/${REPO}/pulls/7/reviews`)
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post('/graphql', (b) => /minimizeComment/.test(b.query))
         .reply(200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } })
         .patch(`/repos/${REPO}/check-runs/9002`)
         .reply(200, { id: 9002 });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(200, completion(JSON.stringify(review({ findings: [] }))));
+      modelAnswer({ findings: [] });
       const run = await reviewRun(HEAD2, 'synchronize');
       expect(scope.pendingMocks()).toEqual([]);
       expect((run.result as any).review).toMatchObject({
@@ -554,16 +498,12 @@ describe('line comments', () => {
     test('review.hideOutdated: false leaves earlier review bodies as they are', async () => {
       const { store } = await firstReview();
       await store.repositories.setStandaloneConfig(REPO, { review: { hideOutdated: false } });
-      const scope = secondRunReads(AHEAD)
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
+      const scope = secondRunReads()
         .post(`/repos/${REPO}/pulls/7/reviews`)
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .patch(`/repos/${REPO}/check-runs/9002`)
         .reply(200, { id: 9002 });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(200, completion(JSON.stringify(review({ findings: [] }))));
+      modelAnswer({ findings: [] });
       const run = await reviewRun(HEAD2, 'synchronize');
       expect(scope.pendingMocks()).toEqual([]);
       expect((run.result as any).review.kind).toBe('incremental');
@@ -574,12 +514,10 @@ describe('line comments', () => {
     test('GraphQL failures are in the ledger and leave the run published', async () => {
       const { store, first, race } = await firstReview();
       const captured: Record<string, any> = {};
-      const scope = secondRunReads(AHEAD)
+      const scope = secondRunReads()
         .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
         .query({ ref: HEAD2 })
         .reply(200, CACHE_TS_2.join('\n'))
-        .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1, head: { sha: HEAD2, ref: 'feature/cache' } }))
         .post(`/repos/${REPO}/pulls/7/reviews`, (b) => ((captured.review = b), true))
         .reply(200, { id: 6666, node_id: 'PRR_second' })
         .post(`/repos/${REPO}/pulls/7/comments/700/replies`)
@@ -594,19 +532,10 @@ describe('line comments', () => {
         .reply(502, { message: 'Server Error' })
         .patch(`/repos/${REPO}/check-runs/9002`)
         .reply(200, { id: 9002 });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(
-          200,
-          completion(
-            JSON.stringify(
-              review({
-                findings: [],
-                priorFindingDispositions: [fixedAtHead2(first.reviewKey, race!.fingerprint, 'fixed')],
-              }),
-            ),
-          ),
-        );
+      modelAnswer({
+        findings: [],
+        priorFindingDispositions: [fixedAtHead2(first.reviewKey, race!.fingerprint, 'fixed')],
+      });
       const run = await reviewRun(HEAD2, 'synchronize');
       expect(scope.pendingMocks()).toEqual([]);
       expect(run).toMatchObject({
@@ -666,15 +595,8 @@ describe('line comments in shadow mode', () => {
   test('shadow records the review with its comments, then the reply and resolution a fix would get', async () => {
     const store = await start();
     // Shadow mode reads GitHub but writes nothing: no check run, no review, no GraphQL.
-    const first = token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES);
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review({ findings: [RACE, STALE] }))));
+    const first = github(pull({ changed_files: 1 }), FILES);
+    modelAnswer({ findings: [RACE, STALE] });
     const run1 = await reviewRun();
     expect(first.pendingMocks()).toEqual([]);
     expect(run1.publishStatus).toBe('shadowed');
@@ -694,35 +616,14 @@ describe('line comments in shadow mode', () => {
       .reply(200, FILES_2)
       .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
       .query(true)
-      .reply(200, {
-        status: 'ahead',
-        files: [
-          {
-            filename: 'src/cache.ts',
-            status: 'modified',
-            additions: 1,
-            deletions: 1,
-            changes: 2,
-            patch: COMPARE_PATCH,
-          },
-        ],
-      })
+      .reply(200, COMPARE_AHEAD)
       .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
       .query({ ref: HEAD2 })
       .reply(200, CACHE_TS_2.join('\n'));
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(
-          JSON.stringify(
-            review({
-              findings: [STALE],
-              priorFindingDispositions: [fixedAtHead2(run1.reviewKey, race!.fingerprint, 'fixed')],
-            }),
-          ),
-        ),
-      );
+    modelAnswer({
+      findings: [STALE],
+      priorFindingDispositions: [fixedAtHead2(run1.reviewKey, race!.fingerprint, 'fixed')],
+    });
     const run2 = await reviewRun(HEAD2, 'synchronize');
     expect(second.pendingMocks()).toEqual([]);
     const ledger = (await store.publications.listForPr(REPO, 7)).filter((p) => p.runId === run2.id);

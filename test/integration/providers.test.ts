@@ -89,6 +89,11 @@ function catalog(models: Array<{ id: string; pricing?: Record<string, string> }>
   };
 }
 
+/** One `GET /api/v1/models` of OpenRouter, answered with a catalog of these models. */
+function catalogReply(models: Parameters<typeof catalog>[0]) {
+  return nock(OPENROUTER).get('/api/v1/models').reply(200, catalog(models));
+}
+
 const FREE = { prompt: '0', completion: '0', request: '0', image: '0' };
 const PAID = { prompt: '0.0000025', completion: '0.00001', request: '0', image: '0' };
 
@@ -256,15 +261,10 @@ describe('openrouter', () => {
   };
 
   test('the guard reads the catalog, then POST {base}/chat/completions with the gateway headers', async () => {
-    const models = nock(OPENROUTER)
-      .get('/api/v1/models')
-      .reply(
-        200,
-        catalog([
-          { id: 'openai/gpt-4o', pricing: PAID },
-          { id: MODEL, pricing: FREE },
-        ]),
-      );
+    const models = catalogReply([
+      { id: 'openai/gpt-4o', pricing: PAID },
+      { id: MODEL, pricing: FREE },
+    ]);
     let sent: any = null;
     const chat = nock(OPENROUTER)
       .post('/api/v1/chat/completions', (body) => ((sent = body), true))
@@ -384,18 +384,14 @@ describe('openrouter', () => {
     });
 
     test('model not found', async () => {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: 'openai/gpt-4o', pricing: PAID }]));
+      catalogReply([{ id: 'openai/gpt-4o', pricing: PAID }]);
       expect((await guardFailure()).message).toBe(
         `OpenRouter free-only guard: model not found in the OpenRouter model list: ${MODEL}`,
       );
     });
 
     test('model is not free, with the prompt and completion prices', async () => {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: 'openai/gpt-4o', pricing: PAID }]));
+      catalogReply([{ id: 'openai/gpt-4o', pricing: PAID }]);
       const error = await guardFailure({ VERDICT_RUNNER_MODEL: 'openai/gpt-4o' });
       expect(error.message).toBe(
         'OpenRouter free-only guard: model openai/gpt-4o is not free (prompt price 0.0000025, completion price 0.00001); ' +
@@ -404,38 +400,28 @@ describe('openrouter', () => {
     });
 
     test('a free prompt with a paid completion is not free', async () => {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: MODEL, pricing: { prompt: '0', completion: '0.000001' } }]));
+      catalogReply([{ id: MODEL, pricing: { prompt: '0', completion: '0.000001' } }]);
       expect((await guardFailure()).message).toMatch(
         /is not free \(prompt price 0, completion price 0.000001\)/,
       );
     });
 
     test('a missing price fails closed', async () => {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: MODEL, pricing: { prompt: '0' } }]));
+      catalogReply([{ id: MODEL, pricing: { prompt: '0' } }]);
       expect((await guardFailure()).message).toMatch(
         /is not free \(prompt price 0, completion price missing\)/,
       );
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: MODEL }]));
+      catalogReply([{ id: MODEL }]);
       expect((await guardFailure()).message).toMatch(
         /is not free \(prompt price missing, completion price missing\)/,
       );
       // OpenRouter's "-1" (variable price, e.g. its auto router) is not zero either.
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: MODEL, pricing: { prompt: '-1', completion: '-1' } }]));
+      catalogReply([{ id: MODEL, pricing: { prompt: '-1', completion: '-1' } }]);
       expect((await guardFailure()).message).toMatch(/is not free \(prompt price -1, completion price -1\)/);
     });
 
     test('VERDICT_MODEL_PRICES with a zero rate cannot make a paid model pass', async () => {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: 'openai/gpt-4o', pricing: PAID }]));
+      catalogReply([{ id: 'openai/gpt-4o', pricing: PAID }]);
       const error = await guardFailure({
         VERDICT_RUNNER_MODEL: 'openai/gpt-4o',
         VERDICT_MODEL_PRICES: JSON.stringify({
@@ -467,7 +453,7 @@ describe('openrouter', () => {
   });
 
   test('VERDICT_OPENROUTER_REQUIRE_FREE=0 turns the guard off (no catalog read); other values keep it on', async () => {
-    const models = nock(OPENROUTER).get('/api/v1/models').reply(200, catalog([]));
+    const models = catalogReply([]);
     nock(OPENROUTER).post('/api/v1/chat/completions').reply(200, completion(ANSWER));
     const off = providersFor({
       ...env,
@@ -479,9 +465,7 @@ describe('openrouter', () => {
     expect((off.primary as OpenAICompatibleProvider).model).toBe('openai/gpt-4o');
 
     for (const value of ['false', 'no', ' 0', '']) {
-      nock(OPENROUTER)
-        .get('/api/v1/models')
-        .reply(200, catalog([{ id: 'openai/gpt-4o', pricing: PAID }]));
+      catalogReply([{ id: 'openai/gpt-4o', pricing: PAID }]);
       const on = providersFor({
         ...env,
         VERDICT_RUNNER_MODEL: 'openai/gpt-4o',
@@ -493,9 +477,7 @@ describe('openrouter', () => {
   });
 
   test('a missing key is a config error before any catalog read', async () => {
-    const models = nock(OPENROUTER)
-      .get('/api/v1/models')
-      .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
+    const models = catalogReply([{ id: MODEL, pricing: FREE }]);
     const error = await failure(providersFor({ ...env, OPENROUTER_API_KEY: undefined }).primary);
     expect(error).toMatchObject({ code: 'config', retryable: false });
     expect(error.message).toContain('OPENROUTER_API_KEY');
@@ -517,9 +499,7 @@ describe('openrouter', () => {
   });
 
   test('a 200 carrying an OpenRouter error object is code http with its status', async () => {
-    nock(OPENROUTER)
-      .get('/api/v1/models')
-      .reply(200, catalog([{ id: MODEL, pricing: FREE }]));
+    catalogReply([{ id: MODEL, pricing: FREE }]);
     nock(OPENROUTER)
       .post('/api/v1/chat/completions')
       .reply(200, { error: { code: 502, message: 'Provider returned error' } });

@@ -1,18 +1,16 @@
 import nock from 'nock';
 import { runResultSchema } from '../../src/review/run-result.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
-import { requestReview } from '../../src/review/request.js';
 import {
   API,
-  FILES,
+  COMPARE_AHEAD,
   HEAD,
   HEAD2,
-  NAME,
   OPENAI,
-  OWNER,
   READ,
   REPO,
   completion,
+  modelAnswer,
   github,
   pull,
   review,
@@ -216,23 +214,14 @@ describe('the review engine', () => {
       contextIds: [],
       ...(confidence === undefined ? {} : { confidence }),
     });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(
-          JSON.stringify(
-            review({
-              findings: [
-                medium('unsure', 0.5),
-                medium('sure', 0.9),
-                medium('no confidence'),
-                { ...medium('major', 0.1), severity: 'major' },
-              ],
-            }),
-          ),
-        ),
-      );
+    modelAnswer({
+      findings: [
+        medium('unsure', 0.5),
+        medium('sure', 0.9),
+        medium('no confidence'),
+        { ...medium('major', 0.1), severity: 'major' },
+      ],
+    });
     const run = await reviewRun();
     const result = run.result as any;
     // `major` is read as high: never dropped by strictness.
@@ -259,14 +248,7 @@ describe('the review engine', () => {
       .post('/v1/chat/completions')
       .delay(3000)
       .reply(200, completion(JSON.stringify(review())));
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha: HEAD,
-      installationId: 77,
-      trigger: 'opened',
-    });
+    const run = await h.requestRun();
     h.app.verdict.reviewWorker!.kick();
     const failed = await eventually(async () => {
       const r = await store.runs.get(run.id);
@@ -338,9 +320,7 @@ describe('the review engine', () => {
       body: 'No TTL.',
       contextIds: [],
     };
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review({ findings: [review().findings[0], second] }))));
+    modelAnswer({ findings: [review().findings[0], second] });
     const first = await reviewRun();
     expect(first.analysisStatus).toBe('analysed');
     const [fpRace, fpTtl] = (await store.findings.listForRun(first.id)).map((f) => f.fingerprint);
@@ -348,64 +328,38 @@ describe('the review engine', () => {
     // Second review at HEAD2: the race is raised again; the TTL finding is claimed resolved, with evidence
     // that exists at HEAD2; a third claim quotes code that is not there.
     const evidenceFile = 'export function evict(key) {\n  if (expired(key)) store.delete(key);\n}\n';
-    nock(API)
-      .post('/app/installations/77/access_tokens')
-      .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ head: { sha: HEAD2, ref: 'feature/cache' } }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES)
+    github(pull({ head: { sha: HEAD2, ref: 'feature/cache' } }))
       .get(`/repos/${REPO}/compare/${HEAD}...${HEAD2}`)
       .query(true)
-      .reply(200, {
-        status: 'ahead',
-        files: [
-          {
-            filename: 'src/cache.ts',
-            status: 'modified',
-            additions: 1,
-            deletions: 1,
-            changes: 2,
-            patch:
-              '@@ -1,3 +1,3 @@\n export function evict(key) {\n-  store.delete(key);\n+  if (expired(key)) store.delete(key);\n }',
-          },
-        ],
-      })
+      .reply(200, COMPARE_AHEAD)
       .get(`/repos/${REPO}/contents/src%2Fcache.ts`)
       .query({ ref: HEAD2 })
       .reply(200, evidenceFile);
     let prompt = '';
-    nock(OPENAI)
-      .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
-      .reply(
-        200,
-        completion(
-          JSON.stringify(
-            review({
-              confidenceScore: 5,
-              priorFindingDispositions: [
-                {
-                  priorReviewKey: first.reviewKey,
-                  fingerprint: fpTtl,
-                  disposition: 'resolved',
-                  explanation: 'evict now checks expiry',
-                  evidence: [
-                    { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
-                  ],
-                },
-                {
-                  priorReviewKey: first.reviewKey,
-                  fingerprint: fpRace,
-                  disposition: 'false_positive',
-                  explanation: 'there is a lock',
-                  evidence: [{ headSha: HEAD2, path: 'src/cache.ts', quote: 'lock.acquire(key);' }],
-                },
-              ],
-            }),
-          ),
-        ),
-      );
+    modelAnswer(
+      {
+        confidenceScore: 5,
+        priorFindingDispositions: [
+          {
+            priorReviewKey: first.reviewKey,
+            fingerprint: fpTtl,
+            disposition: 'resolved',
+            explanation: 'evict now checks expiry',
+            evidence: [
+              { headSha: HEAD2, path: 'src/cache.ts', quote: 'if (expired(key)) store.delete(key);' },
+            ],
+          },
+          {
+            priorReviewKey: first.reviewKey,
+            fingerprint: fpRace,
+            disposition: 'false_positive',
+            explanation: 'there is a lock',
+            evidence: [{ headSha: HEAD2, path: 'src/cache.ts', quote: 'lock.acquire(key);' }],
+          },
+        ],
+      },
+      (b) => (prompt = b.messages.at(-1).content),
+    );
     const run = await reviewRun(HEAD2, 'synchronize');
     expect(run.analysisStatus).toBe('analysed');
     // The prompt listed the prior findings with fingerprints and what changed since the last head.
@@ -577,9 +531,7 @@ describe('the review engine', () => {
   test('the monthly budget: reached after known spend, unavailable when a call has no known cost', async () => {
     const store = await start();
     github();
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer();
     const first = await reviewRun();
     expect(first.analysisStatus).toBe('analysed');
     await setPolicy({ monthlyModelBudgetUsd: 0.0001 });
@@ -610,15 +562,7 @@ describe('the review engine', () => {
 
   test('a trace left running by a killed worker is ended as abandoned when the run is taken over', async () => {
     const store = await start();
-    const { run } = await requestReview(store, {
-      owner: OWNER,
-      repo: NAME,
-      number: 7,
-      headSha: HEAD,
-      installationId: 77,
-      trigger: 'opened',
-      variant: null,
-    });
+    const run = await h.requestRun();
     // The first attempt's trace, as a worker killed mid-run leaves it.
     await store.traces.start({
       id: 'trc_killed',
@@ -631,9 +575,7 @@ describe('the review engine', () => {
       startedAt: Date.now() - 60_000,
     });
     github();
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer();
     h.app.verdict.reviewWorker!.kick();
     await eventually(async () => {
       const r = await store.runs.get(run.id);

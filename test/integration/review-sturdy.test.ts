@@ -8,6 +8,8 @@ import {
   OPENAI,
   REPO,
   completion,
+  github as githubReads,
+  modelAnswer,
   pull,
   review,
   reviewHarness,
@@ -29,16 +31,8 @@ const file = (name: string, lines = 60) => ({
   patch: big(name, lines),
 });
 
-function github(files: unknown[]) {
-  return nock(API)
-    .post('/app/installations/77/access_tokens')
-    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
-    .get(`/repos/${REPO}/pulls/7`)
-    .reply(200, pull({ changed_files: files.length }))
-    .get(`/repos/${REPO}/pulls/7/files`)
-    .query(true)
-    .reply(200, files);
-}
+/** GitHub's reads of the pull request and its files. */
+const github = (files: unknown[]) => githubReads(pull({ changed_files: files.length }), files);
 
 const finding = (path: string, title: string, severity = 'medium') => ({
   severity,
@@ -59,6 +53,21 @@ function golden(name: string, body: string) {
 
 /** Whether a chat completion request is the synthesis call (its system prompt says so). */
 const synthesis = (body: any) => String(body.messages[0].content).includes('was reviewed in several parts');
+
+/** The synthesis call's answer: the whole review's conclusions, and its duplicate groups (none by default). */
+function synthesised(over: Record<string, unknown> = {}) {
+  const conclusions = {
+    overview: 'Two modules.',
+    summary: 'Both halves read.',
+    verdict: 'needs-attention',
+    confidenceScore: 4,
+    bulletHighlights: [],
+    reasoning: 'r',
+    mergeVerdict: 'Look at the findings.',
+    duplicates: [],
+  };
+  return completion(JSON.stringify({ ...conclusions, ...over }));
+}
 
 /** A completion cut at the output token limit: JSON that stops half way, `finish_reason: length`. */
 function truncated() {
@@ -139,18 +148,11 @@ describe('a sturdy review engine', () => {
                 review({ findings: [finding(`src/${part === '1' ? 'a' : 'b'}.ts`, `Part ${part}`)] }),
               ),
             )
-          : completion(
-              JSON.stringify({
-                overview: 'Two modules.',
-                summary: 'Both compute values.',
-                verdict: 'needs-attention',
-                confidenceScore: 4,
-                bulletHighlights: [],
-                reasoning: 'Both parts read.',
-                mergeVerdict: 'Look at the two findings.',
-                duplicates: [],
-              }),
-            );
+          : synthesised({
+              summary: 'Both compute values.',
+              reasoning: 'Both parts read.',
+              mergeVerdict: 'Look at the two findings.',
+            });
       });
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
@@ -184,18 +186,7 @@ describe('a sturdy review engine', () => {
           const path = text.includes('### src/a.ts') ? 'src/a.ts' : 'src/b.ts';
           return completion(JSON.stringify(review({ findings: [finding(path, `In ${path}`)] })));
         }
-        return completion(
-          JSON.stringify({
-            overview: 'Two modules.',
-            summary: 'Both halves read.',
-            verdict: 'needs-attention',
-            confidenceScore: 4,
-            bulletHighlights: [],
-            reasoning: 'r',
-            mergeVerdict: 'Look at the findings.',
-            duplicates: [],
-          }),
-        );
+        return synthesised();
       });
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
@@ -231,18 +222,15 @@ describe('a sturdy review engine', () => {
         const part = synthesis(body) ? undefined : /## Part (\d) of 3/.exec(text)?.[1];
         if (!part) {
           synthesisPrompt = text;
-          return completion(
-            JSON.stringify({
-              overview: 'Adds three compute modules.',
-              summary: 'One race, reported twice.',
-              verdict: 'needs-attention',
-              confidenceScore: 3,
-              bulletHighlights: ['Three modules'],
-              reasoning: 'Each module read in its part.',
-              mergeVerdict: 'Fix the shared-cache race first.',
-              duplicates: [[1, 2]],
-            }),
-          );
+          return synthesised({
+            overview: 'Adds three compute modules.',
+            summary: 'One race, reported twice.',
+            confidenceScore: 3,
+            bulletHighlights: ['Three modules'],
+            reasoning: 'Each module read in its part.',
+            mergeVerdict: 'Fix the shared-cache race first.',
+            duplicates: [[1, 2]],
+          });
         }
         inFlight++;
         most = Math.max(most, inFlight);
@@ -333,20 +321,9 @@ describe('a sturdy review engine', () => {
       .post('/v1/chat/completions')
       .times(20)
       .reply(200, (_uri, body: any) =>
-        completion(
-          synthesis(body)
-            ? JSON.stringify({
-                overview: 'Two modules.',
-                summary: 's',
-                verdict: 'clear',
-                confidenceScore: 4,
-                bulletHighlights: [],
-                reasoning: 'r',
-                mergeVerdict: 'Fine.',
-                duplicates: [],
-              })
-            : JSON.stringify(review({ findings: [] })),
-        ),
+        synthesis(body)
+          ? synthesised({ summary: 's', verdict: 'clear', mergeVerdict: 'Fine.' })
+          : completion(JSON.stringify(review({ findings: [] }))),
       );
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
@@ -371,9 +348,7 @@ describe('a sturdy review engine', () => {
     await start({ VERDICT_MODEL_CONTEXT_TOKENS: '40000', VERDICT_OPENROUTER_MAX_TOKENS: '2000' });
     github([file('a', 3)]);
     let sent: any;
-    nock(OPENAI)
-      .post('/v1/chat/completions', (b) => ((sent = b), true))
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => (sent = b));
     const run = await reviewRun();
     expect(sent.max_completion_tokens).toBe(2000);
     const gather = (await spansOf(run)).spans.find((s) => s.name === 'gather')!.attributes;
@@ -383,9 +358,7 @@ describe('a sturdy review engine', () => {
   test('a window too small for the system prompt: nothing is sent, and the run says why', async () => {
     await start({ VERDICT_MODEL_CONTEXT_TOKENS: '1000' });
     github([file('a', 3)]);
-    const model = nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    const model = modelAnswer();
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('failed');
     expect(run.error).toMatch(/over the input budget of \d+ tokens of gpt-4o-mini; not sent/);
@@ -426,12 +399,7 @@ describe('a sturdy review engine', () => {
     }
     let prompt = '';
     let system = '';
-    nock(OPENAI)
-      .post(
-        '/v1/chat/completions',
-        (b: any) => ((system = b.messages[0].content), (prompt = b.messages.at(-1).content), true),
-      )
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => ((system = b.messages[0].content), (prompt = b.messages.at(-1).content)));
     const run = await reviewRun();
     expect(gh.pendingMocks()).toEqual([]);
     expect(prompt).toContain(
@@ -480,9 +448,7 @@ describe('a sturdy review engine', () => {
       .query({ ref: 'a'.repeat(40) })
       .reply(200, source);
     let prompt = '';
-    nock(OPENAI)
-      .post('/v1/chat/completions', (b: any) => ((prompt = b.messages.at(-1).content), true))
-      .reply(200, completion(JSON.stringify(review())));
+    modelAnswer({}, (b) => (prompt = b.messages.at(-1).content));
     const run = await reviewRun();
     expect(run.analysisStatus).toBe('analysed');
     expect(prompt).toContain(
@@ -502,12 +468,7 @@ describe('a sturdy review engine', () => {
     const store = await start({ VERDICT_REVIEW_CHUNK_TOKENS: '1000', VERDICT_REVIEW_FILE_TOKENS: '600' });
     // First review, one part: a finding in src/a.ts.
     github([file('a', 3)]);
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ findings: [finding('src/a.ts', 'Values never expire')] }))),
-      );
+    modelAnswer({ findings: [finding('src/a.ts', 'Values never expire')] });
     const first = await reviewRun();
     const [prior] = await store.findings.listForRun(first.id);
     // Second review after a force push, two parts: the part holding src/b.ts claims src/a.ts was fixed.

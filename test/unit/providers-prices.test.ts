@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type ProcessEnv } from '../../src/config/index.js';
 import { BUILTIN_PRICES, costOf, mergePrices, priceFor } from '../../src/review/providers/index.js';
+import type { PriceRate, ProviderName } from '../../src/review/providers/types.js';
 
 /** The price table the configuration of `env` gives: the built-in rates with `VERDICT_MODEL_PRICES`. */
 const loadPrices = (env: ProcessEnv) => mergePrices(loadConfig(env).review.providers.priceOverrides);
@@ -33,30 +34,19 @@ describe('model prices', () => {
     expect(costOf('codex', 'gpt-5', usage(10, 10), prices)).toBeNull();
   });
 
-  test('dated and alias model ids price as their base model', () => {
-    const prices = loadPrices({});
-    expect(priceFor('anthropic', 'claude-sonnet-4-20250514', prices)).toEqual({ input: 3, output: 15 });
-    expect(priceFor('anthropic', 'claude-sonnet-4-0', prices)).toEqual({ input: 3, output: 15 });
-    expect(priceFor('anthropic', 'claude-opus-4-1-20250805', prices)).toEqual({ input: 15, output: 75 });
-    expect(priceFor('anthropic', 'claude-3-5-haiku-latest', prices)).toEqual({ input: 0.8, output: 4 });
-    expect(priceFor('openai', 'gpt-4o-2024-08-06', prices)).toEqual({
-      input: 2.5,
-      output: 10,
-      cachedInput: 1.25,
-    });
-    expect(priceFor('openai', 'gpt-4o-mini-2024-07-18', prices)).toEqual({
-      input: 0.15,
-      output: 0.6,
-      cachedInput: 0.075,
-    });
-    expect(priceFor('openai', 'o4-mini-2025-04-16', prices)).toEqual({
-      input: 1.1,
-      output: 4.4,
-      cachedInput: 0.275,
-    });
-    // A different model that merely starts with a known id is not priced by it.
-    expect(priceFor('openai', 'gpt-4o-audio-preview', prices)).toBeNull();
-    expect(priceFor('anthropic', 'claude-sonnet-4-7', prices)).toBeNull();
+  // The last two: a different model that merely starts with a known id is not priced by it.
+  test.each<[ProviderName, string, PriceRate | null]>([
+    ['anthropic', 'claude-sonnet-4-20250514', { input: 3, output: 15 }],
+    ['anthropic', 'claude-sonnet-4-0', { input: 3, output: 15 }],
+    ['anthropic', 'claude-opus-4-1-20250805', { input: 15, output: 75 }],
+    ['anthropic', 'claude-3-5-haiku-latest', { input: 0.8, output: 4 }],
+    ['openai', 'gpt-4o-2024-08-06', { input: 2.5, output: 10, cachedInput: 1.25 }],
+    ['openai', 'gpt-4o-mini-2024-07-18', { input: 0.15, output: 0.6, cachedInput: 0.075 }],
+    ['openai', 'o4-mini-2025-04-16', { input: 1.1, output: 4.4, cachedInput: 0.275 }],
+    ['openai', 'gpt-4o-audio-preview', null],
+    ['anthropic', 'claude-sonnet-4-7', null],
+  ])('dated and alias model ids price as their base model: %s %s', (provider, model, rate) => {
+    expect(priceFor(provider, model, loadPrices({}))).toEqual(rate);
   });
 
   test('built-in rates cover the listed openai and anthropic models', () => {

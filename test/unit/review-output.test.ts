@@ -1,5 +1,4 @@
 import {
-  DEFAULT_COMPETITOR_COMPARISON,
   REVIEW_OUTPUT_FIELDS,
   competitorComparisonSchema,
   defaultCompetitorComparison,
@@ -82,6 +81,8 @@ function full(overrides: Json = {}): Json {
 }
 
 const NONE = new Set<string>();
+/** Parses a reply with no memory-context ids supplied. */
+const parse = (reply: string) => parseReviewOutput(reply, { suppliedContextIds: NONE });
 
 describe('output schemas', () => {
   test('findingSchema accepts the six keys, and the four extension keys of NAMES.md', () => {
@@ -143,8 +144,8 @@ describe('output schemas', () => {
     expect(competitorComparisonSchema.safeParse(value).success).toBe(false);
   });
 
-  test('DEFAULT_COMPETITOR_COMPARISON is the 2.5 default, valid and frozen', () => {
-    expect(DEFAULT_COMPETITOR_COMPARISON).toEqual({
+  test('defaultCompetitorComparison() is the 2.5 default, valid, a fresh copy each time', () => {
+    expect(defaultCompetitorComparison()).toEqual({
       available: false,
       winner: 'unclear',
       summary: 'No competitor review was recorded for this pull request.',
@@ -156,9 +157,7 @@ describe('output schemas', () => {
       strongerOwnFindings: [],
       actionItems: [],
     });
-    expect(competitorComparisonSchema.safeParse(DEFAULT_COMPETITOR_COMPARISON).success).toBe(true);
-    expect(Object.isFrozen(DEFAULT_COMPETITOR_COMPARISON)).toBe(true);
-    expect(Object.isFrozen(DEFAULT_COMPETITOR_COMPARISON.agreements)).toBe(true);
+    expect(competitorComparisonSchema.safeParse(defaultCompetitorComparison()).success).toBe(true);
     const copy = defaultCompetitorComparison();
     copy.agreements.push('x');
     expect(defaultCompetitorComparison().agreements).toEqual([]);
@@ -188,6 +187,7 @@ describe('reviewOutputJsonSchema', () => {
   test('top level lists the fourteen fields, all required, no extras, no $schema', () => {
     expect(schema.$schema).toBeUndefined();
     expect(schema.type).toBe('object');
+    expect(REVIEW_OUTPUT_FIELDS).toHaveLength(14);
     expect(Object.keys(schema.properties as Json).sort()).toEqual([...REVIEW_OUTPUT_FIELDS].sort());
     expect((schema.required as string[]).sort()).toEqual([...REVIEW_OUTPUT_FIELDS].sort());
     expect(schema.additionalProperties).toBe(false);
@@ -410,21 +410,19 @@ describe('parseReviewOutput', () => {
 
   test('parses a full object without warnings', () => {
     const value = full({ findings: [finding()], importantFiles: [{ path: 'a', overview: 'b' }] });
-    const result = parseReviewOutput(text(value), { suppliedContextIds: NONE });
+    const result = parse(text(value));
     expect(result).toEqual({ ok: true, output: value, warnings: [], unreadable: [] });
   });
 
   test('parses inside a fence with prose around', () => {
     const value = full();
-    const result = parseReviewOutput(`Here you go:\n\`\`\`json\n${text(value)}\n\`\`\`\nDone.`, {
-      suppliedContextIds: NONE,
-    });
+    const result = parse(`Here you go:\n\`\`\`json\n${text(value)}\n\`\`\`\nDone.`);
     expect(result.ok && result.output).toEqual(value);
   });
 
   test('braces and fences inside string values survive', () => {
     const value = full({ sequenceDiagram: 'A -> B { x }\n```\n}}', overview: 'Uses `{}` and "quotes"' });
-    const result = parseReviewOutput(`prose ${text(value)} prose {"other":1}`, { suppliedContextIds: NONE });
+    const result = parse(`prose ${text(value)} prose {"other":1}`);
     expect(result.ok && result.output.sequenceDiagram).toBe('A -> B { x }\n```\n}}');
     expect(result.ok && result.output.overview).toBe('Uses `{}` and "quotes"');
   });
@@ -432,12 +430,12 @@ describe('parseReviewOutput', () => {
   test('the first of two objects wins', () => {
     const first = full({ summary: 'first' });
     const second = full({ summary: 'second' });
-    const result = parseReviewOutput(`${text(first)}\n${text(second)}`, { suppliedContextIds: NONE });
+    const result = parse(`${text(first)}\n${text(second)}`);
     expect(result.ok && result.output.summary).toBe('first');
   });
 
   test('defaults a missing priorFindingDispositions to []', () => {
-    const result = parseReviewOutput(text(minimal()), { suppliedContextIds: NONE });
+    const result = parse(text(minimal()));
     expect(result.ok).toBe(true);
     if (result.ok) {
       expect(result.output.priorFindingDispositions).toEqual([]);
@@ -448,9 +446,8 @@ describe('parseReviewOutput', () => {
 
   test('keeps well-formed dispositions and drops malformed ones with a warning', () => {
     const good = disposition();
-    const result = parseReviewOutput(
+    const result = parse(
       text(minimal({ priorFindingDispositions: [good, disposition({ disposition: 'fixed' }), 7] })),
-      { suppliedContextIds: NONE },
     );
     expect(result.ok).toBe(true);
     if (result.ok) {
@@ -460,9 +457,7 @@ describe('parseReviewOutput', () => {
   });
 
   test('a non-array priorFindingDispositions becomes [] with a warning', () => {
-    const result = parseReviewOutput(text(minimal({ priorFindingDispositions: 'none' })), {
-      suppliedContextIds: NONE,
-    });
+    const result = parse(text(minimal({ priorFindingDispositions: 'none' })));
     expect(result.ok && result.output.priorFindingDispositions).toEqual([]);
     expect(result.ok && result.warnings.join()).toContain('priorFindingDispositions');
   });
@@ -477,7 +472,7 @@ describe('parseReviewOutput', () => {
       finding({ title: 3 }),
       finding({ line: '12', endLine: 14, suggestion: 'x', confidence: 7 }),
     ];
-    const result = parseReviewOutput(text(minimal({ findings })), { suppliedContextIds: NONE });
+    const result = parse(text(minimal({ findings })));
     expect(result.ok).toBe(true);
     if (result.ok) {
       // An extension key is kept; any other key is removed and the finding stays; an invalid extension
@@ -525,9 +520,7 @@ describe('parseReviewOutput', () => {
   });
 
   test('with no supplied ids every contextId is removed', () => {
-    const result = parseReviewOutput(text(minimal({ findings: [finding({ contextIds: ['a'] })] })), {
-      suppliedContextIds: NONE,
-    });
+    const result = parse(text(minimal({ findings: [finding({ contextIds: ['a'] })] })));
     expect(result.ok && result.output.findings[0]?.contextIds).toEqual([]);
     expect(result.ok && result.warnings[0]).toContain('1 unsupported contextId ');
   });
@@ -536,7 +529,7 @@ describe('parseReviewOutput', () => {
     const value = minimal({
       competitorComparison: comparison({ notes: 'extra', agreements: ['a', 1, null, 'b'] }),
     });
-    const result = parseReviewOutput(text(value), { suppliedContextIds: NONE });
+    const result = parse(text(value));
     expect(result.ok).toBe(true);
     if (result.ok) {
       expect(result.output.competitorComparison).toEqual(comparison({ agreements: ['a', 'b'] }));
@@ -553,7 +546,7 @@ describe('parseReviewOutput', () => {
       importantFiles: [{ path: 'a', overview: 'b' }, 'c', { path: 'd' }],
       line: 9,
     });
-    const result = parseReviewOutput(text(value), { suppliedContextIds: NONE });
+    const result = parse(text(value));
     expect(result.ok).toBe(true);
     if (result.ok) {
       expect(result.output.bulletHighlights).toEqual(['a']);
@@ -597,7 +590,7 @@ describe('parseReviewOutput', () => {
       /not a usable review output: `overview` must be a non-blank string/,
     ],
   ])('fails precisely on %s', (_name, input, pattern) => {
-    const result = parseReviewOutput(input, { suppliedContextIds: NONE });
+    const result = parse(input);
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error).toMatch(pattern);
@@ -606,9 +599,7 @@ describe('parseReviewOutput', () => {
   });
 
   test('the unusable error lists every problem', () => {
-    const result = parseReviewOutput(text(minimal({ verdict: 'ok', confidenceScore: 9 })), {
-      suppliedContextIds: NONE,
-    });
+    const result = parse(text(minimal({ verdict: 'ok', confidenceScore: 9 })));
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error).toContain(

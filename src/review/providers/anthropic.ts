@@ -4,6 +4,8 @@ import { priced } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
+  missingKeyError,
+  missingModelError,
   withDeadline,
   type ModelProvider,
   type ModelRequest,
@@ -79,13 +81,7 @@ export class AnthropicProvider implements ModelProvider {
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const now = this.opts.now ?? Date.now;
     const startedAt = now();
-    if (this.model.trim() === '') {
-      throw new ModelCallError(
-        'config',
-        `${this.opts.modelVariable ?? 'VERDICT_RUNNER_MODEL'} is required for provider anthropic`,
-        { retryable: false, provider: this.name },
-      );
-    }
+    if (this.model.trim() === '') throw missingModelError(this.name, this.opts.modelVariable);
     return withDeadline(req, this.name, async (signal) => {
       const client = this.sdk();
       let message: SdkMessage;
@@ -161,16 +157,7 @@ export class AnthropicProvider implements ModelProvider {
 
   private sdk(): Anthropic {
     if (this.client) return this.client;
-    if (!this.opts.apiKey) {
-      throw new ModelCallError(
-        'config',
-        `${this.opts.apiKeyVariable} is not set; provider anthropic needs an API key`,
-        {
-          retryable: false,
-          provider: this.name,
-        },
-      );
-    }
+    if (!this.opts.apiKey) throw missingKeyError(this.name, this.opts.apiKeyVariable);
     this.client = new Anthropic({
       apiKey: this.opts.apiKey,
       baseURL: this.opts.baseURL,

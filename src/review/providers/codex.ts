@@ -184,18 +184,14 @@ export class CodexProvider implements ModelProvider {
   }
 
   private spawnError(error: unknown): ModelCallError {
-    const code = (error as NodeJS.ErrnoException | null)?.code;
-    if (code === 'ENOENT') {
-      return new ModelCallError(
-        'unavailable',
-        `codex binary not found: ${this.bin} (set VERDICT_RUNNER_BIN or choose another VERDICT_RUNNER_PROVIDER)`,
-        { retryable: false, provider: this.name, cause: error },
-      );
-    }
-    return new ModelCallError(
-      'unavailable',
-      `codex binary could not be started: ${this.bin} (${(error as Error)?.message ?? String(error)})`,
-      { retryable: false, provider: this.name, cause: error },
-    );
+    const message =
+      (error as NodeJS.ErrnoException | null)?.code === 'ENOENT'
+        ? `codex binary not found: ${this.bin} (set VERDICT_RUNNER_BIN or choose another VERDICT_RUNNER_PROVIDER)`
+        : `codex binary could not be started: ${this.bin} (${(error as Error)?.message ?? String(error)})`;
+    return new ModelCallError('unavailable', message, {
+      retryable: false,
+      provider: this.name,
+      cause: error,
+    });
   }
 }

@@ -5,6 +5,8 @@ import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
   REVIEW_TEMPERATURE,
+  missingKeyError,
+  missingModelError,
   retryableStatus,
   withDeadline,
   type ModelProvider,
@@ -106,13 +108,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     const now = this.opts.now ?? Date.now;
     const startedAt = now();
     const guard = this.opts.guard ?? null;
-    if (this.model.trim() === '' && !guard) {
-      throw new ModelCallError(
-        'config',
-        `${this.opts.modelVariable ?? 'VERDICT_RUNNER_MODEL'} is required for provider ${this.name}`,
-        { retryable: false, provider: this.name },
-      );
-    }
+    if (this.model.trim() === '' && !guard) throw missingModelError(this.name, this.opts.modelVariable);
     return withDeadline(req, this.name, async (signal) => {
       // Order: model required (guard), API key (config), then the catalog check (guard).
       if (guard && this.model.trim() === '') await guard.check(this.model, signal);
@@ -210,13 +206,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
   /** The SDK client, built on first use (a missing key is a call-time config error, never a start failure). */
   private sdk(): OpenAI {
     if (this.client) return this.client;
-    if (!this.opts.apiKey) {
-      throw new ModelCallError(
-        'config',
-        `${this.opts.apiKeyVariable} is not set; provider ${this.name} needs an API key`,
-        { retryable: false, provider: this.name },
-      );
-    }
+    if (!this.opts.apiKey) throw missingKeyError(this.name, this.opts.apiKeyVariable);
     this.client = new OpenAI({
       apiKey: this.opts.apiKey,
       baseURL: this.opts.baseURL,

@@ -36,35 +36,10 @@ export function createProvider(
 ): ModelProvider {
   const common = { modelVariable, prices: opts.prices, fetch: opts.fetch, now: opts.now };
   switch (name) {
-    case 'openrouter': {
-      const c = config.openrouter;
-      return new OpenAICompatibleProvider({
-        ...common,
-        name,
-        model: model ?? '',
-        apiKey: c.apiKey,
-        apiKeyVariable: c.apiKeyVariable,
-        baseURL: c.baseUrl,
-        maxTokens: config.maxTokens,
-        headers: {
-          'HTTP-Referer': c.appUrl ?? PROJECT_URL,
-          'X-Title': c.appName,
-          [OPENROUTER_METADATA_HEADER]: 'enabled',
-        },
-        guard: c.requireFree
-          ? new OpenRouterFreeGuard({
-              baseURL: c.baseUrl,
-              apiKey: c.apiKey,
-              fetch: opts.fetch,
-              now: opts.now,
-              cacheMs: DEFAULT_CATALOG_CACHE_MS,
-              modelVariable,
-            })
-          : null,
-      });
-    }
+    case 'openrouter':
     case 'openai': {
-      const c = config.openai;
+      const c = config[name];
+      const openrouter = config.openrouter;
       return new OpenAICompatibleProvider({
         ...common,
         name,
@@ -73,6 +48,23 @@ export function createProvider(
         apiKeyVariable: c.apiKeyVariable,
         baseURL: c.baseUrl,
         maxTokens: config.maxTokens,
+        ...(name === 'openrouter' && {
+          headers: {
+            'HTTP-Referer': openrouter.appUrl ?? PROJECT_URL,
+            'X-Title': openrouter.appName,
+            [OPENROUTER_METADATA_HEADER]: 'enabled',
+          },
+          guard: openrouter.requireFree
+            ? new OpenRouterFreeGuard({
+                baseURL: openrouter.baseUrl,
+                apiKey: openrouter.apiKey,
+                fetch: opts.fetch,
+                now: opts.now,
+                cacheMs: DEFAULT_CATALOG_CACHE_MS,
+                modelVariable,
+              })
+            : null,
+        }),
       });
     }
     case 'anthropic': {

@@ -103,6 +103,22 @@ export function retryableStatus(status: number | undefined): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
+/** A call without a model: a config error (the variable is the runner's or the shadow's model variable). */
+export function missingModelError(provider: ProviderName, variable = 'VERDICT_RUNNER_MODEL'): ModelCallError {
+  return new ModelCallError('config', `${variable} is required for provider ${provider}`, {
+    retryable: false,
+    provider,
+  });
+}
+
+/** A call without an API key: a config error at call time, never a start-up failure. */
+export function missingKeyError(provider: ProviderName, variable: string): ModelCallError {
+  return new ModelCallError('config', `${variable} is not set; provider ${provider} needs an API key`, {
+    retryable: false,
+    provider,
+  });
+}
+
 export const EMPTY_ANSWER_MESSAGE = 'model call succeeded but returned no review text';
 
 export function timeoutMessage(timeoutMs: number): string {
