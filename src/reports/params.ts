@@ -13,7 +13,6 @@ export const SECURITY_FILTERS = ['all', 'true', 'false', 'unknown'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 export type ReportSeverity = (typeof REPORT_SEVERITIES)[number];
 export type FindingStatus = (typeof FINDING_STATUSES)[number];
-export type SecurityFilter = (typeof SECURITY_FILTERS)[number];
 
 /** Every parameter of operator-api 4.2, in the order the report echoes them. */
 export const REPORT_PARAMETERS = [
@@ -97,7 +96,7 @@ export const reportParams = z
     message: 'must not be after to',
     path: ['from'],
   })
-  .transform((p): ReportFilters => ({
+  .transform((p) => ({
     repo: p.repo ?? null,
     author: p.author ?? null,
     team: p.team ?? null,
@@ -113,20 +112,7 @@ export const reportParams = z
   }));
 
 /** The validated parameters, with defaults filled in (echoed by the report). */
-export type ReportFilters = {
-  repo: string | null;
-  author: string | null;
-  team: string | null;
-  q: string | null;
-  from: string | null;
-  to: string | null;
-  granularity: Granularity;
-  severity: ReportSeverity | null;
-  status: FindingStatus | null;
-  security: SecurityFilter;
-  page: number;
-  pageSize: number;
-};
+export type ReportFilters = z.output<typeof reportParams>;
 
 /** The message of a rejected parameter, naming it (NAMES.md: 400 `invalid_parameter`). */
 export function describeParamIssue(error: z.ZodError): { parameter: string; message: string } {
