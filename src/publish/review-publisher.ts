@@ -42,7 +42,6 @@ import {
   mergeStatus,
   mergeStatusCause,
   type CheckConclusion,
-  type MergeStatus,
   type PublishableAnalysis,
 } from './status.js';
 
@@ -356,7 +355,6 @@ export class ReviewPublisher {
 
     // 4. The check run: patched when its id is known, created otherwise; neutral when checks are off.
     const checkError = await this.completeCheck(gh, run, policy, {
-      status,
       conclusion,
       commitId,
       analysis,
@@ -378,7 +376,6 @@ export class ReviewPublisher {
     run: RunRecord,
     policy: ReviewPolicy,
     c: {
-      status: MergeStatus;
       conclusion: CheckConclusion;
       commitId: string;
       analysis: PublishableAnalysis;
@@ -390,14 +387,15 @@ export class ReviewPublisher {
     if (!enabled && !run.checkRunId) return null;
     const conclusion: CheckConclusion = enabled ? c.conclusion : 'neutral';
     const { output: review, coverage } = c.analysis;
+    const status = mergeStatus(c.analysis);
     const findings = review.findings.length;
     const summary = [
-      `**Merge Status: ${MERGE_STATUS_BADGE[c.status]}** (${mergeStatusCause(c.analysis)}). The model's merge verdict: “${review.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
+      `**Merge Status: ${MERGE_STATUS_BADGE[status]}** (${mergeStatusCause(c.analysis)}). The model's merge verdict: “${review.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
       `Analyst confidence ${review.confidenceScore}/5 · ${findings} finding(s) · coverage ${
         coverage?.complete ? 'complete' : 'incomplete'
       } at ${c.commitId.slice(0, 7)}${enabled ? '' : ' · status checks are off in the review policy'}`,
     ].join('\n\n');
-    const title = `${c.status}: ${findings} finding(s)`;
+    const title = `${status}: ${findings} finding(s)`;
     // Anchored findings become annotations, so they show in "Files changed": 50 per request at most.
     const [first = [], ...rest] = annotationBatches(c.findings);
     const output = { title, summary, ...(first.length > 0 ? { annotations: first } : {}) };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidParameter, ReportError } from './errors.js';
+import { invalidParameter } from './errors.js';
 import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../http/text.js';
 
 /** Report `schema` (NAMES.md). */
@@ -114,18 +114,6 @@ export const reportParams = z
 /** The validated parameters, with defaults filled in (echoed by the report). */
 export type ReportFilters = z.output<typeof reportParams>;
 
-/** The message of a rejected parameter, naming it (NAMES.md: 400 `invalid_parameter`). */
-export function describeParamIssue(error: z.ZodError): { parameter: string; message: string } {
-  const issue = error.issues[0];
-  if (!issue) return { parameter: 'query', message: 'Invalid parameters' };
-  if (issue.code === 'unrecognized_keys') {
-    const name = String(issue.keys[0] ?? 'query');
-    return { parameter: name, message: `Unknown parameter ${name}: it is not a report parameter` };
-  }
-  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'query';
-  return { parameter: name, message: `Invalid parameter ${name}: ${issue.message}` };
-}
-
 /**
  * A query string as the operation's input: each parameter at most once (a repeated parameter throws
  * `invalid_parameter` naming it). Unknown names are left for the schema to refuse.
@@ -134,17 +122,28 @@ export function queryToInput(search: URLSearchParams): Record<string, string> {
   const input: Record<string, string> = {};
   for (const [key, value] of search) {
     if (Object.prototype.hasOwnProperty.call(input, key)) {
-      throw invalidParameter(key, 'given more than once (each parameter may appear at most once)');
+      throw invalidParameter(
+        key,
+        `Invalid parameter ${key}: given more than once (each parameter may appear at most once)`,
+      );
     }
     input[key] = value;
   }
   return input;
 }
 
-/** Validates the parameters: the filters, or a 400 `invalid_parameter` naming the first bad one. */
+/**
+ * Validates the parameters: the filters, or a 400 `invalid_parameter` naming the first bad one (NAMES.md).
+ */
 export function parseReportParams(input: unknown): ReportFilters {
   const parsed = reportParams.safeParse(input);
   if (parsed.success) return parsed.data;
-  const { parameter, message } = describeParamIssue(parsed.error);
-  throw new ReportError(400, 'invalid_request', 'invalid_parameter', message, { parameter });
+  const issue = parsed.error.issues[0];
+  if (!issue) throw invalidParameter('query', 'Invalid parameters');
+  if (issue.code === 'unrecognized_keys') {
+    const name = String(issue.keys[0] ?? 'query');
+    throw invalidParameter(name, `Unknown parameter ${name}: it is not a report parameter`);
+  }
+  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'query';
+  throw invalidParameter(name, `Invalid parameter ${name}: ${issue.message}`);
 }
