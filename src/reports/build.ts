@@ -291,16 +291,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   for (const pr of source.prs) prs.set(prKeyOf(pr.repo, pr.number), pr);
   // Every run list below inherits this order: oldest first, ties by id.
   const sortedRuns = [...source.runs].sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
-  const runsByPr = new Map<string, SourceRun[]>();
-  for (const run of sortedRuns) entryOf(runsByPr, prKeyOf(run.repo, run.prNumber), () => []).push(run);
   // Only analysed runs decide a status (failed or skipped runs saw nothing).
   const statusRunsByPr = new Map<string, StatusRun[]>();
-  for (const [key, list] of runsByPr) {
-    const analysed = list.filter((r) => isAnalysed(r.analysisStatus));
-    statusRunsByPr.set(
-      key,
-      analysed.map(({ id, createdAt, claims }) => ({ id, createdAt, analysed: true, claims })),
-    );
+  for (const r of sortedRuns) {
+    if (!isAnalysed(r.analysisStatus)) continue;
+    const run: StatusRun = { id: r.id, createdAt: r.createdAt, analysed: true, claims: r.claims };
+    entryOf(statusRunsByPr, prKeyOf(r.repo, r.prNumber), () => []).push(run);
   }
 
   // Closure claims recorded without evidence (they do not make a finding addressed; a note counts them).
@@ -317,16 +313,14 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   const prPasses = new Map<string, boolean>();
   const passesPr = (repo: string, number: number): boolean => {
     const key = prKeyOf(repo, number);
-    let ok = prPasses.get(key);
-    if (ok === undefined) {
-      const pr = prs.get(key);
-      ok =
+    return entryOf(
+      prPasses,
+      key,
+      () =>
         filters.team === null &&
         (filters.repo === null || repo === filters.repo) &&
-        (authorFilter === null || (pr?.author ?? '').toLowerCase() === authorFilter);
-      prPasses.set(key, ok);
-    }
-    return ok;
+        (authorFilter === null || (prs.get(key)?.author ?? '').toLowerCase() === authorFilter),
+    );
   };
   const q = filters.q?.toLowerCase() ?? null;
   const prText = (repo: string, number: number) => {
