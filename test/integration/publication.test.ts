@@ -21,6 +21,7 @@ import {
   review,
   reviewHarness,
 } from '../helpers/review-harness.js';
+import { fullCoverage } from '../helpers/review-output.js';
 
 /**
  * Publication of a whole review run in live mode: exactly the expected GitHub calls, nothing else
@@ -279,17 +280,9 @@ describe('publication', () => {
         confidence: 5,
         result: {
           output: CLEAN,
-          coverage: {
-            headSha: HEAD,
-            complete: true,
-            totalFiles: 1,
-            analysed: 1,
-            partial: 0,
-            skipped: 0,
-            failed: 0,
-            truncatedByGitHub: false,
+          coverage: fullCoverage({
             files: [{ path: 'src/cache.ts', status: 'analysed', reason: null, partial: false }],
-          },
+          }),
           degraded: false,
         },
       },

@@ -1,29 +1,19 @@
 import { buildReviewInput, type ChangedFile } from '../../src/review/context.js';
 import { fallbackOutput, mergeOutputs, semanticCoverage } from '../../src/review/merge.js';
-import {
-  defaultCompetitorComparison,
-  reviewOutputSchema,
-  type ReviewOutput,
-} from '../../src/review/output.schema.js';
+import { reviewOutputSchema, type ReviewOutput } from '../../src/review/output.schema.js';
+import { reviewOutput } from '../helpers/review-output.js';
 
 function output(over: Partial<ReviewOutput> = {}): ReviewOutput {
-  return {
+  return reviewOutput({
     overview: 'Adds a cache.',
     summary: 'Looks fine.',
-    verdict: 'clear',
     confidenceScore: 4,
     bulletHighlights: ['cache added'],
     reasoning: 'Small change.',
     mergeVerdict: 'Safe to merge.',
     importantFiles: [{ path: 'src/a.ts', overview: 'cache' }],
-    findings: [],
-    priorFindingDispositions: [],
-    missingValidations: [],
-    crossRepoImpact: [],
-    sequenceDiagram: '',
-    competitorComparison: defaultCompetitorComparison(),
     ...over,
-  };
+  });
 }
 
 const finding = (title: string, path = 'src/a.ts') => ({
