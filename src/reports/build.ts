@@ -11,7 +11,7 @@ import {
   type ReportSeverity,
 } from './params.js';
 import { classifySecurity } from './security.js';
-import { reportSeverity, SEVERITY_RANK } from './severity.js';
+import { reportSeverity } from './severity.js';
 import { findingStatus, type Resolution, type StatusReason, type StatusRun } from './status.js';
 
 /** Rows per ranking (repositories, authors, categories, files). */
@@ -711,7 +711,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     .map((c) => c.finding)
     .sort(
       (a, b) =>
-        SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
+        REPORT_SEVERITIES.indexOf(a.severity) - REPORT_SEVERITIES.indexOf(b.severity) ||
         b.firstSeen - a.firstSeen ||
         cmp(a.repo, b.repo) ||
         a.prNumber - b.prNumber ||

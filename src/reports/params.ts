@@ -6,6 +6,7 @@ import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../http/text.js'
 export const REPORT_SCHEMA = 'verdict.reports.v1';
 
 export const GRANULARITIES = ['day', 'week', 'month'] as const;
+/** Most severe first: the report's findings are sorted in this order. */
 export const REPORT_SEVERITIES = ['P0', 'P1', 'P2', 'P3', 'info', 'unknown'] as const;
 export const FINDING_STATUSES = ['open', 'addressed', 'not_reobserved', 'unknown'] as const;
 export const SECURITY_FILTERS = ['all', 'true', 'false', 'unknown'] as const;
@@ -13,22 +14,6 @@ export const SECURITY_FILTERS = ['all', 'true', 'false', 'unknown'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 export type ReportSeverity = (typeof REPORT_SEVERITIES)[number];
 export type FindingStatus = (typeof FINDING_STATUSES)[number];
-
-/** Every parameter of operator-api 4.2, in the order the report echoes them. */
-export const REPORT_PARAMETERS = [
-  'repo',
-  'author',
-  'team',
-  'q',
-  'from',
-  'to',
-  'granularity',
-  'severity',
-  'status',
-  'security',
-  'page',
-  'pageSize',
-] as const;
 
 export const MAX_TEXT_PARAM = 300;
 export const MAX_PAGE = 100_000;
@@ -69,29 +54,33 @@ const intParam = (min: number, max: number) =>
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
+/** Every parameter of operator-api 4.2, in the order the report echoes them; unknown ones are refused. */
+const parameters = z.strictObject({
+  repo: z
+    .string({ error: 'must be owner/name' })
+    .max(MAX_TEXT_PARAM, `at most ${MAX_TEXT_PARAM} characters`)
+    .regex(REPO, 'must be owner/name')
+    .optional(),
+  author: textParam.optional(),
+  team: textParam.optional(),
+  q: textParam.optional(),
+  from: dayParam.optional(),
+  to: dayParam.optional(),
+  granularity: oneOf(GRANULARITIES).optional(),
+  severity: oneOf(REPORT_SEVERITIES).optional(),
+  status: oneOf(FINDING_STATUSES).optional(),
+  security: oneOf(SECURITY_FILTERS).optional(),
+  page: intParam(1, MAX_PAGE).optional(),
+  pageSize: intParam(1, MAX_PAGE_SIZE).optional(),
+});
+
+export const REPORT_PARAMETERS = parameters.keyof().options;
+
 /**
- * The report parameters (operator-api 4.2), shared by the REST routes and the tRPC facade. Unknown
- * parameters are refused; duplicates are refused by `queryToInput` before this runs.
+ * The report parameters (operator-api 4.2), shared by the REST routes and the tRPC facade. Duplicates are
+ * refused by `queryToInput` before this runs.
  */
-export const reportParams = z
-  .strictObject({
-    repo: z
-      .string({ error: 'must be owner/name' })
-      .max(MAX_TEXT_PARAM, `at most ${MAX_TEXT_PARAM} characters`)
-      .regex(REPO, 'must be owner/name')
-      .optional(),
-    author: textParam.optional(),
-    team: textParam.optional(),
-    q: textParam.optional(),
-    from: dayParam.optional(),
-    to: dayParam.optional(),
-    granularity: oneOf(GRANULARITIES).optional(),
-    severity: oneOf(REPORT_SEVERITIES).optional(),
-    status: oneOf(FINDING_STATUSES).optional(),
-    security: oneOf(SECURITY_FILTERS).optional(),
-    page: intParam(1, MAX_PAGE).optional(),
-    pageSize: intParam(1, MAX_PAGE_SIZE).optional(),
-  })
+export const reportParams = parameters
   .refine((p) => p.from === undefined || p.to === undefined || p.from <= p.to, {
     message: 'must not be after to',
     path: ['from'],
