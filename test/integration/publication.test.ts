@@ -65,13 +65,14 @@ async function storedRun(store: Store, prNumber: number, installationId: number 
 
 /** The calls of one review: read, check in progress, (model), read again, review, check completed. */
 function githubForRun(opts: {
-  reviewReply?: [number, Record<string, unknown>];
+  reviewReply?: [status: number, body: Record<string, unknown>, headers?: Record<string, string>];
   event?: string;
   conclusion?: string;
   publishHead?: string;
   captured?: Record<string, any>;
 }) {
   const captured = opts.captured ?? {};
+  const [reviewStatus, reviewBody, reviewHeaders] = opts.reviewReply ?? [200, { id: 5555 }];
   const scope = opened()
     .post(`/repos/${REPO}/check-runs`, (b) => {
       captured.start = b;
@@ -84,8 +85,8 @@ function githubForRun(opts: {
       captured.review = b;
       return opts.event === undefined || b.event === opts.event;
     })
-    .reply(...(opts.reviewReply ?? [200, { id: 5555 }]));
-  if (!opts.reviewReply || opts.reviewReply[0] < 300) {
+    .reply(reviewStatus, reviewBody, reviewHeaders);
+  if (reviewStatus < 300) {
     scope
       .patch(`/repos/${REPO}/check-runs/9001`, (b) => {
         captured.check = b;
@@ -225,20 +226,10 @@ describe('publication', () => {
 
   test('a secondary rate limit is waited out and retried', async () => {
     await start({ VERDICT_GITHUB_RETRIES: '2' });
-    const scope = opened()
-      .post(`/repos/${REPO}/check-runs`)
-      .reply(201, { id: 9001 })
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .post(`/repos/${REPO}/pulls/7/reviews`)
-      .reply(
-        403,
-        {
-          message:
-            'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
-        },
-        { 'retry-after': '1' },
-      )
+    const message =
+      'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+    const { scope } = githubForRun({ reviewReply: [403, { message }, { 'retry-after': '1' }] });
+    scope
       .post(`/repos/${REPO}/pulls/7/reviews`)
       .reply(200, { id: 77 })
       .patch(`/repos/${REPO}/check-runs/9001`)
