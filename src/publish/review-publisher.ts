@@ -156,15 +156,9 @@ export class ReviewPublisher {
       const receipt = opts.receiptOf
         ? opts.receiptOf(data)
         : String((data as { id?: unknown } | null)?.id ?? '') || null;
-      const nodeId = (data as { node_id?: unknown } | null)?.node_id;
-      await ledger.record({
-        ...entry,
-        mode: 'live',
-        status: 'published',
-        receipt,
-        error: null,
-        nodeId: typeof nodeId === 'string' ? nodeId : null,
-      });
+      const node = (data as { node_id?: unknown } | null)?.node_id;
+      const nodeId = typeof node === 'string' ? node : null;
+      await ledger.record({ ...entry, mode: 'live', status: 'published', receipt, error: null, nodeId });
       return { ok: true, id: receipt, data };
     } catch (error) {
       const message = githubError(error);

@@ -65,23 +65,18 @@ describe('merging chunk outputs', () => {
 });
 
 describe('semantic coverage', () => {
+  /** `src/<name>.ts`, modified: one added line holding its name. */
+  const modified = (name: string): ChangedFile => ({
+    filename: `src/${name}.ts`,
+    status: 'modified',
+    additions: 1,
+    deletions: 0,
+    changes: 1,
+    patch: `@@ -0,0 +1 @@\n+${name}`,
+  });
   const files: ChangedFile[] = [
-    {
-      filename: 'src/a.ts',
-      status: 'modified',
-      additions: 1,
-      deletions: 0,
-      changes: 1,
-      patch: '@@ -0,0 +1 @@\n+a',
-    },
-    {
-      filename: 'src/b.ts',
-      status: 'modified',
-      additions: 1,
-      deletions: 0,
-      changes: 1,
-      patch: '@@ -0,0 +1 @@\n+b',
-    },
+    modified('a'),
+    modified('b'),
     { filename: 'logo.png', status: 'added', additions: 0, deletions: 0, changes: 0, patch: null },
   ];
 
