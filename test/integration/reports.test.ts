@@ -74,6 +74,13 @@ async function seedFixture(app: RunningVerdict) {
   }
 
   // acme/api#1: four findings in a1; a2 raises one again and closes two (one with evidence, one without).
+  const stale = {
+    severity: 'blocker',
+    category: 'correctness',
+    fingerprint: 'fp-open',
+    title: 'Stale read',
+    path: 'src/cache.ts',
+  };
   await seedRun(
     knex,
     {
@@ -85,13 +92,7 @@ async function seedFixture(app: RunningVerdict) {
       result: result({ head: sha('a'), complete: true }),
     },
     [
-      {
-        severity: 'blocker',
-        category: 'correctness',
-        fingerprint: 'fp-open',
-        title: 'Stale read',
-        path: 'src/cache.ts',
-      },
+      stale,
       {
         severity: 'high',
         category: 'security',
@@ -107,13 +108,7 @@ async function seedFixture(app: RunningVerdict) {
         title: 'Slow loop',
         path: null,
       },
-      {
-        severity: 'low',
-        category: 'style',
-        fingerprint: 'fp-noev',
-        title: 'Naming',
-        path: 'src/a.ts',
-      },
+      { severity: 'low', category: 'style', fingerprint: 'fp-noev', title: 'Naming', path: 'src/a.ts' },
     ],
   );
   await seedRun(
@@ -134,15 +129,7 @@ async function seedFixture(app: RunningVerdict) {
         },
       }),
     },
-    [
-      {
-        severity: 'blocker',
-        category: 'correctness',
-        fingerprint: 'fp-open',
-        title: 'Stale read',
-        path: 'src/cache.ts',
-      },
-    ],
+    [stale],
   );
   // acme/api#2: a review on Monday, then a failed run (not a review).
   await seedRun(
