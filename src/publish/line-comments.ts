@@ -64,7 +64,7 @@ export function annotationBatches(findings: readonly FindingRecord[]): Annotatio
   return batches;
 }
 
-function statusOf(error: unknown): number | null {
+export function statusOf(error: unknown): number | null {
   const status = (error as { status?: unknown })?.status;
   return typeof status === 'number' ? status : null;
 }
@@ -78,8 +78,7 @@ function statusOf(error: unknown): number | null {
 export async function probeComments<C extends LineComment>(
   gh: GitHubClient,
   r: { owner: string; repo: string; pullNumber: number; commitId: string; comments: readonly C[] },
-): Promise<{ valid: C[]; invalid: Array<{ comment: C; error: string }>; error: string | null }> {
-  const valid: C[] = [];
+): Promise<{ invalid: Array<{ comment: C; error: string }>; error: string | null }> {
   const invalid: Array<{ comment: C; error: string }> = [];
   for (const [i, comment] of r.comments.entries()) {
     const { path, line, side, start_line, start_side, body } = comment;
@@ -97,7 +96,6 @@ export async function probeComments<C extends LineComment>(
         pull_number: r.pullNumber,
         review_id: data.id,
       });
-      valid.push(comment);
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
       if (statusOf(error) === 422) {
@@ -105,12 +103,12 @@ export async function probeComments<C extends LineComment>(
         continue;
       }
       for (const rest of r.comments.slice(i)) {
-        if (!valid.includes(rest)) invalid.push({ comment: rest, error: `not checked: ${message}` });
+        invalid.push({ comment: rest, error: `not checked: ${message}` });
       }
-      return { valid, invalid, error: message };
+      return { invalid, error: message };
     }
   }
-  return { valid, invalid, error: null };
+  return { invalid, error: null };
 }
 
 /** How a reply in a finding's thread starts, by disposition (2.4). */

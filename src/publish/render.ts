@@ -4,14 +4,6 @@ import type { ReviewOutput } from '../review/output.schema.js';
 import { validationStatusLines } from '../validation/report.js';
 import type { EvidenceArtifact } from '../evidence/artifacts.js';
 import { renderEvidence } from '../evidence/render.js';
-
-/** Lines indented two spaces (a list item's continuation); blank lines stay blank. */
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => (l === '' ? '' : `  ${l}`))
-    .join('\n');
-}
 import {
   mergeStatus,
   mergeStatusCause,
@@ -148,6 +140,19 @@ export function escapeInline(text: string): string {
     .replace(/```/g, '`\u200b``');
 }
 
+/** Lines indented two spaces (a list item's continuation); blank lines stay blank. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => (l === '' ? '' : `  ${l}`))
+    .join('\n');
+}
+
+/** Model texts as a bulleted list, one line each. */
+function bullets(items: readonly string[]): string {
+  return items.map((i) => `- ${escapeInline(i)}`).join('\n');
+}
+
 /** A path in inline code, with backticks that cannot close the span early. */
 function codePath(path: string): string {
   const clean = path.replace(/[\r\n]/g, ' ');
@@ -224,39 +229,30 @@ function findingLines(
   bodyChars: number,
   link?: RenderInput['fileLink'],
 ): string {
+  const entry = (f: RenderFinding) => {
+    const url = f.path && link ? link(f.path, f.line, f.endLine) : null;
+    const where = f.path ? ` — ${url ? `[${codePath(f.path)}](${url})` : codePath(f.path)}` : '';
+    const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${where}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
+    const unverified =
+      f.evidence?.status === 'unverified'
+        ? `\n  _Unverified: ${escapeInline(f.evidence.downgradedReason ?? 'no artifact backs it')}_`
+        : '';
+    const artifacts =
+      f.evidence && f.evidence.artifacts.length > 0
+        ? `\n\n  Evidence:\n${indent(renderEvidence(f.evidence.artifacts))}`
+        : '';
+    if (detail >= 3 || f.body.trim() === '') return `${head}${unverified}${artifacts}`;
+    const body = f.body.length > bodyChars ? `${f.body.slice(0, bodyChars)}…` : f.body;
+    return `${head}${unverified}\n\n${indent(escapeText(body))}${artifacts}`;
+  };
   const sorted = bySeverity(findings);
   const lows = sorted.filter((f) => f.severity === 'low');
   const shown = lows.length > LOW_FINDINGS_FOLD ? sorted.filter((f) => f.severity !== 'low') : sorted;
-  const lines = findingEntries(shown, detail, bodyChars, link);
+  const entries = (list: RenderFinding[]) => list.map(entry).join('\n\n');
+  const lines = entries(shown);
   if (shown === sorted) return lines;
-  const folded = `<details>\n<summary>${lows.length} low findings</summary>\n\n${findingEntries(lows, detail, bodyChars, link)}\n\n</details>`;
+  const folded = `<details>\n<summary>${lows.length} low findings</summary>\n\n${entries(lows)}\n\n</details>`;
   return lines === '' ? folded : `${lines}\n\n${folded}`;
-}
-
-function findingEntries(
-  findings: RenderFinding[],
-  detail: Detail,
-  bodyChars: number,
-  link?: RenderInput['fileLink'],
-): string {
-  return findings
-    .map((f) => {
-      const url = f.path && link ? link(f.path, f.line, f.endLine) : null;
-      const where = f.path ? ` — ${url ? `[${codePath(f.path)}](${url})` : codePath(f.path)}` : '';
-      const head = `- **${f.severity.toUpperCase()}** ${escapeInline(f.title)}${where}${f.stillOpen ? ' _(still open from an earlier review)_' : ''}${f.category ? ` · ${escapeInline(f.category)}` : ''}`;
-      const unverified =
-        f.evidence?.status === 'unverified'
-          ? `\n  _Unverified: ${escapeInline(f.evidence.downgradedReason ?? 'no artifact backs it')}_`
-          : '';
-      const artifacts =
-        f.evidence && f.evidence.artifacts.length > 0
-          ? `\n\n  Evidence:\n${indent(renderEvidence(f.evidence.artifacts))}`
-          : '';
-      if (detail >= 3 || f.body.trim() === '') return `${head}${unverified}${artifacts}`;
-      const body = f.body.length > bodyChars ? `${f.body.slice(0, bodyChars)}…` : f.body;
-      return `${head}${unverified}\n\n${indent(escapeText(body))}${artifacts}`;
-    })
-    .join('\n\n');
 }
 
 function renderAt(input: RenderInput, detail: Detail): { body: string; shortened: string[] } {
@@ -282,7 +278,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
 
   const overview = [escapeText(output.overview.trim())];
   if (output.bulletHighlights.length > 0) {
-    overview.push(output.bulletHighlights.map((b) => `- ${escapeInline(b)}`).join('\n'));
+    overview.push(bullets(output.bulletHighlights));
   }
   parts.push(section('Summary', overview.join('\n\n'), policy.summary.summary));
 
@@ -350,9 +346,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   const missingLines = output.missingValidations.map((m) => `- MISSING: ${escapeInline(m)}`).join('\n');
   parts.push(`### Validation Status\n\n${ran}${missingLines === '' ? '' : `\n\n${missingLines}`}`);
   if (output.crossRepoImpact.length > 0) {
-    parts.push(
-      `### Cross-Repo Impact\n\n${output.crossRepoImpact.map((c) => `- ${escapeInline(c)}`).join('\n')}`,
-    );
+    parts.push(`### Cross-Repo Impact\n\n${bullets(output.crossRepoImpact)}`);
   }
   const comparison = output.competitorComparison;
   if (comparison.available) {
@@ -368,7 +362,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
       `Winner: **${comparison.winner}** (confidence ${comparison.confidence}/5). ${escapeInline(comparison.summary)}`,
       ...lists
         .filter(([, items]) => items.length > 0)
-        .map(([label, items]) => `**${label}**\n${items.map((i) => `- ${escapeInline(i)}`).join('\n')}`),
+        .map(([label, items]) => `**${label}**\n${bullets(items)}`),
     ].join('\n\n');
     parts.push(`### Competitor Benchmark\n\n${body}`);
   }
@@ -422,12 +416,11 @@ export const SUMMARY_END = '<!-- verdict:summary:end -->';
 /** The short summary written into the PR description between the markers. */
 export function renderDescriptionSummary(input: RenderInput): string {
   const status = mergeStatus(input);
-  const bullets = input.output.bulletHighlights.map((b) => `- ${escapeInline(b)}`).join('\n');
   return [
     `### ${escapeInline(input.productName)} summary`,
     `**Merge Status: ${MERGE_STATUS_BADGE[status]}**`,
     escapeText(input.output.overview.trim()),
-    bullets,
+    bullets(input.output.bulletHighlights),
   ]
     .filter((p) => p !== '')
     .join('\n\n');

@@ -50,23 +50,12 @@ export class ReplyPublisher {
       await this.ledger.record({ ...entry, mode: 'shadow', status: 'shadowed', receipt: null, error: null });
       return;
     }
+    const live = { ...entry, mode: 'live' } as const;
     try {
       const { data } = await publish();
-      await this.ledger.record({
-        ...entry,
-        mode: 'live',
-        status: 'published',
-        receipt: String(data.id),
-        error: null,
-      });
+      await this.ledger.record({ ...live, status: 'published', receipt: String(data.id), error: null });
     } catch (error) {
-      await this.ledger.record({
-        ...entry,
-        mode: 'live',
-        status: 'failed',
-        receipt: null,
-        error: (error as Error).message,
-      });
+      await this.ledger.record({ ...live, status: 'failed', receipt: null, error: (error as Error).message });
       throw error;
     }
   }

@@ -31,15 +31,18 @@ import {
   MINIMIZE_OUTDATED,
   probeComments,
   RESOLVE_THREAD,
+  statusOf,
   type LineComment,
 } from './line-comments.js';
 import {
   analysisOf,
   autoApproval,
   checkConclusion,
+  coveragePinned,
   mergeStatus,
   mergeStatusCause,
   type CheckConclusion,
+  type PublishableAnalysis,
 } from './status.js';
 
 export type PublishMode = 'live' | 'shadow';
@@ -85,23 +88,16 @@ function splitRepo(fullName: string) {
   return { owner: fullName.slice(0, i), repo: fullName.slice(i + 1) };
 }
 
-function statusOf(error: unknown): number | null {
-  const status = (error as { status?: unknown })?.status;
-  return typeof status === 'number' ? status : null;
-}
-
 function githubError(error: unknown): string {
-  const status = (error as { status?: unknown })?.status;
+  const status = statusOf(error);
   const message = (error as Error)?.message ?? String(error);
-  return typeof status === 'number' ? `GitHub ${status}: ${message}` : message;
+  return status !== null ? `GitHub ${status}: ${message}` : message;
 }
 
-type PrState = {
-  headSha: string | null;
-  draft: boolean;
-  body: string | null;
-  facts: PrFacts;
-};
+type PrState = { headSha: string | null; facts: PrFacts };
+
+/** A line comment of the review and the finding it posts. */
+type PlannedComment = LineComment & { fingerprint: string };
 
 /**
  * Publishes an analysed run: the review (a new one each time, `APPROVE` only when auto approval holds on a
@@ -160,15 +156,9 @@ export class ReviewPublisher {
       const receipt = opts.receiptOf
         ? opts.receiptOf(data)
         : String((data as { id?: unknown } | null)?.id ?? '') || null;
-      const nodeId = (data as { node_id?: unknown } | null)?.node_id;
-      await ledger.record({
-        ...entry,
-        mode: 'live',
-        status: 'published',
-        receipt,
-        error: null,
-        nodeId: typeof nodeId === 'string' ? nodeId : null,
-      });
+      const node = (data as { node_id?: unknown } | null)?.node_id;
+      const nodeId = typeof node === 'string' ? node : null;
+      await ledger.record({ ...entry, mode: 'live', status: 'published', receipt, error: null, nodeId });
       return { ok: true, id: receipt, data };
     } catch (error) {
       const message = githubError(error);
@@ -225,8 +215,6 @@ export class ReviewPublisher {
     const stored = await this.deps.store.pullRequests.get(run.repo, run.prNumber);
     const fromStore: PrState = {
       headSha: stored?.headSha ?? run.headSha,
-      draft: stored?.draft ?? false,
-      body: stored?.body ?? null,
       facts: {
         labels: stored?.labels ?? null,
         author: stored?.author ?? null,
@@ -246,8 +234,6 @@ export class ReviewPublisher {
     const { data } = await gh.rest.pulls.get({ owner, repo, pull_number: run.prNumber });
     return {
       headSha: data.head.sha,
-      draft: data.draft === true,
-      body: data.body ?? null,
       facts: {
         ...fromStore.facts,
         labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
@@ -263,13 +249,19 @@ export class ReviewPublisher {
   }
 
   /** Publishes an analysed run and records the outcome on it. */
-  async publish(gh: GitHubClient, run: RunRecord, assertLease: () => Promise<void> = async () => undefined) {
+  async publish(
+    gh: GitHubClient,
+    run: RunRecord,
+    assertLease: () => Promise<void> = async () => undefined,
+  ): Promise<PublishOutcome> {
     const result = run.result as RunResult | null;
     if (!result?.output || !['analysed', 'degraded'].includes(run.analysisStatus)) {
       throw new RetryPublishError('not_analyzed', NOT_ANALYSED_MESSAGE);
     }
     const { store } = this.deps;
     const policy = await this.policy();
+    const analysis = analysisOf(result);
+    const status = mergeStatus(analysis);
     const errors: string[] = [];
     let pr: PrState;
     try {
@@ -277,7 +269,8 @@ export class ReviewPublisher {
     } catch (error) {
       const message = `reading the pull request before publishing: ${githubError(error)}`;
       await store.runs.update(run.id, { publishStatus: 'failed', publishError: message });
-      return this.outcome('failed', 'COMMENT', result, 'neutral', [message], []);
+      const outcome = { status: 'failed', event: 'COMMENT', conclusion: 'neutral' } as const;
+      return { ...outcome, mergeStatus: status, errors: [message], approvalRefusals: [] };
     }
     const stored = await store.findings.listForRun(run.id);
     const repoConfig = await this.repoConfig(run.repo);
@@ -285,17 +278,18 @@ export class ReviewPublisher {
     const commitId = result.coverage?.headSha ?? run.headSha ?? pr.headSha ?? '';
     const threads = await this.openThreads(run);
     const plan = this.planFindings(run, result, stored, threads, commitId);
-    const analysis = analysisOf(result);
     const headSha = pr.headSha ?? run.headSha ?? '';
-    const approval = autoApproval(analysis, { draft: pr.draft, headSha, facts: pr.facts }, policy);
+    const approval = autoApproval(
+      analysis,
+      { draft: pr.facts.draft === true, headSha, facts: pr.facts },
+      policy,
+    );
     // The publisher itself refuses APPROVE unless the coverage is pinned to the head being approved.
-    const pinned = analysis.coverage !== null && analysis.coverage.headSha === headSha;
-    const event = approval.approve && pinned ? 'APPROVE' : 'COMMENT';
+    const event = approval.approve && coveragePinned(analysis.coverage, headSha) ? 'APPROVE' : 'COMMENT';
     const conclusion = checkConclusion(analysis, {
       requiredConfidence: policy.statusChecks.requiredConfidence,
       headSha,
     });
-    const status = mergeStatus(analysis);
     const input: RenderInput = {
       ...analysis,
       productName: this.deps.productName,
@@ -333,8 +327,8 @@ export class ReviewPublisher {
 
     // 2. The PR description, between the markers only.
     if (policy.updatePrDescription) {
-      const next = withDescriptionSummary(pr.body, renderDescriptionSummary(input));
-      if (next !== (pr.body ?? '')) {
+      const next = withDescriptionSummary(pr.facts.body ?? null, renderDescriptionSummary(input));
+      if (next !== (pr.facts.body ?? '')) {
         await assertLease();
         const desc = await this.attempt(run, 'description', next, () =>
           gh.rest.pulls.update({ owner, repo, pull_number: run.prNumber, body: next }),
@@ -355,11 +349,9 @@ export class ReviewPublisher {
 
     // 4. The check run: patched when its id is known, created otherwise; neutral when checks are off.
     const checkError = await this.completeCheck(gh, run, policy, {
-      status,
       conclusion,
       commitId,
-      result,
-      event,
+      analysis,
       findings: stored,
     });
     if (checkError) errors.push(`check run: ${checkError}`);
@@ -369,19 +361,8 @@ export class ReviewPublisher {
       publishStatus: final,
       publishError: errors.length > 0 ? errors.join('; ') : null,
     });
-    return this.outcome(final, event, result, conclusion, errors, approval.approve ? [] : approval.reasons);
-  }
-
-  private outcome(
-    status: PublishOutcome['status'],
-    event: PublishOutcome['event'],
-    result: RunResult,
-    conclusion: CheckConclusion,
-    errors: string[],
-    approvalRefusals: string[],
-  ): PublishOutcome {
-    const analysis = analysisOf(result);
-    return { status, event, mergeStatus: mergeStatus(analysis), conclusion, errors, approvalRefusals };
+    const approvalRefusals = approval.approve ? [] : approval.reasons;
+    return { status: final, event, mergeStatus: status, conclusion, errors, approvalRefusals };
   }
 
   private async completeCheck(
@@ -389,11 +370,9 @@ export class ReviewPublisher {
     run: RunRecord,
     policy: ReviewPolicy,
     c: {
-      status: string;
       conclusion: CheckConclusion;
       commitId: string;
-      result: RunResult;
-      event: string;
+      analysis: PublishableAnalysis;
       findings: FindingRecord[];
     },
   ): Promise<string | null> {
@@ -401,15 +380,16 @@ export class ReviewPublisher {
     const enabled = policy.statusChecks.enabled;
     if (!enabled && !run.checkRunId) return null;
     const conclusion: CheckConclusion = enabled ? c.conclusion : 'neutral';
-    const findings = c.result.output.findings.length;
-    const analysis = analysisOf(c.result);
+    const { output: review, coverage } = c.analysis;
+    const status = mergeStatus(c.analysis);
+    const findings = review.findings.length;
     const summary = [
-      `**Merge Status: ${MERGE_STATUS_BADGE[c.status as keyof typeof MERGE_STATUS_BADGE]}** (${mergeStatusCause(analysis)}). The model's merge verdict: “${c.result.output.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
-      `Analyst confidence ${c.result.output.confidenceScore}/5 · ${findings} finding(s) · coverage ${
-        c.result.coverage?.complete ? 'complete' : 'incomplete'
+      `**Merge Status: ${MERGE_STATUS_BADGE[status]}** (${mergeStatusCause(c.analysis)}). The model's merge verdict: “${review.mergeVerdict.replace(/\s+/g, ' ').slice(0, 500)}”`,
+      `Analyst confidence ${review.confidenceScore}/5 · ${findings} finding(s) · coverage ${
+        coverage?.complete ? 'complete' : 'incomplete'
       } at ${c.commitId.slice(0, 7)}${enabled ? '' : ' · status checks are off in the review policy'}`,
     ].join('\n\n');
-    const title = `${c.status}: ${findings} finding(s)`;
+    const title = `${status}: ${findings} finding(s)`;
     // Anchored findings become annotations, so they show in "Files changed": 50 per request at most.
     const [first = [], ...rest] = annotationBatches(c.findings);
     const output = { title, summary, ...(first.length > 0 ? { annotations: first } : {}) };
@@ -499,25 +479,14 @@ export class ReviewPublisher {
   ) {
     const byFingerprint = new Map(stored.map((f) => [f.fingerprint, f]));
     const findings: RenderFinding[] = [];
-    const comments: Array<LineComment & { fingerprint: string }> = [];
+    const comments: PlannedComment[] = [];
     const stillOpen: StillOpenItem[] = [];
     for (const f of result.output.findings) {
       const fp = findingFingerprint(f);
       const record = byFingerprint.get(fp);
       const thread = threads.get(fp);
-      if (thread) {
-        stillOpen.push({
-          severity: f.severity,
-          title: f.title,
-          path: f.path || null,
-          line: thread.line,
-          threadUrl: thread.url,
-        });
-        findings.push({ ...f, stillOpen: true });
-        continue;
-      }
       const anchored = record && record.line !== null && record.path !== null && !record.outsideDiff;
-      if (anchored) {
+      if (!thread && anchored) {
         // New, or still open from a review that could not anchor it: it gets its first thread now.
         comments.push({ ...lineCommentFor(record, renderLineComment(record)), fingerprint: fp });
         findings.push({
@@ -529,18 +498,18 @@ export class ReviewPublisher {
         });
         continue;
       }
-      if (record?.stillOpen) {
+      // Still open from an earlier review: listed with a link to its thread when it has one.
+      const open = thread !== undefined || record?.stillOpen === true;
+      if (open) {
         stillOpen.push({
           severity: f.severity,
           title: f.title,
           path: f.path || null,
-          line: null,
-          threadUrl: null,
+          line: thread?.line ?? null,
+          threadUrl: thread?.url ?? null,
         });
-        findings.push({ ...f, stillOpen: true });
-        continue;
       }
-      findings.push({ ...f, stillOpen: false });
+      findings.push({ ...f, stillOpen: open });
     }
     // Evidence artifacts (review-engine 2.6) go with the findings they back.
     const evidence = new Map((result.evidence?.findings ?? []).map((e) => [e.fingerprint, e]));
@@ -585,13 +554,10 @@ export class ReviewPublisher {
       commitId: string;
       event: 'APPROVE' | 'COMMENT';
       input: RenderInput;
-      comments: Array<LineComment & { fingerprint: string }>;
+      comments: PlannedComment[];
     },
-  ): Promise<
-    | { ok: true; reviewId: string | null; posted: Array<LineComment & { fingerprint: string }> }
-    | { ok: false; error: string }
-  > {
-    const send = (body: string, comments: Array<LineComment & { fingerprint: string }>, request: unknown) =>
+  ): Promise<{ ok: true; reviewId: string | null; posted: PlannedComment[] } | { ok: false; error: string }> {
+    const send = (body: string, comments: PlannedComment[], request: unknown) =>
       this.attempt(
         run,
         'review',
@@ -655,21 +621,20 @@ export class ReviewPublisher {
     gh: GitHubClient,
     run: RunRecord,
     reviewId: string | null,
-    posted: Array<LineComment & { fingerprint: string }>,
+    posted: PlannedComment[],
     stored: FindingRecord[],
   ): Promise<void> {
     if (posted.length === 0) return;
     const { owner, repo } = splitRepo(run.repo);
     const byFp = new Map(stored.map((f) => [f.fingerprint, f]));
+    const ofRun = { repo: run.repo, prNumber: run.prNumber, runId: run.id };
     try {
       const threads = [];
       if (this.deps.mode === 'shadow') {
         for (const c of posted) {
           threads.push({
-            repo: run.repo,
-            prNumber: run.prNumber,
+            ...ofRun,
             fingerprint: c.fingerprint,
-            runId: run.id,
             reviewId: 'shadow',
             commentId: `shadow:${run.id}:${c.fingerprint}`,
             commentNodeId: null,
@@ -692,10 +657,8 @@ export class ReviewPublisher {
           const fp = lineCommentFingerprint(c.body);
           if (!fp || !wanted.has(fp)) continue;
           threads.push({
-            repo: run.repo,
-            prNumber: run.prNumber,
+            ...ofRun,
             fingerprint: fp,
-            runId: run.id,
             reviewId,
             commentId: String(c.id),
             commentNodeId: c.node_id ?? null,

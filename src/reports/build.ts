@@ -1,13 +1,7 @@
 import { bucketLabel, bucketStart, DAY_MS, formatDay, nextBucket, parseDay, startOfDay } from './calendar.js';
 import { tooLarge } from './errors.js';
 import type { ReportLimits } from './limits.js';
-import type {
-  ClaimEvidence,
-  ReportSource,
-  SourceComment,
-  SourcePr,
-  SourceRun,
-} from '../store/report-source.js';
+import type { ReportSource, SourceComment, SourcePr, SourceRun } from '../store/report-source.js';
 import {
   FINDING_STATUSES,
   REPORT_SCHEMA,
@@ -17,7 +11,7 @@ import {
   type ReportSeverity,
 } from './params.js';
 import { classifySecurity } from './security.js';
-import { reportSeverity, SEVERITY_RANK } from './severity.js';
+import { reportSeverity } from './severity.js';
 import { findingStatus, type Resolution, type StatusReason, type StatusRun } from './status.js';
 
 /** Rows per ranking (repositories, authors, categories, files). */
@@ -56,13 +50,7 @@ export type ReportFinding = {
   occurrences: number;
   firstRunId: string;
   lastRunId: string;
-  resolution: {
-    runId: string;
-    at: string;
-    disposition: string;
-    explanation: string | null;
-    evidence: ClaimEvidence[];
-  } | null;
+  resolution: (Omit<Resolution, 'at'> & { at: string }) | null;
 };
 
 export type CoverageState = 'complete' | 'incomplete' | 'unknown';
@@ -87,22 +75,10 @@ export type ReportPr = Omit<SourcePr, 'draft'> & {
   findings: Record<FindingStatus, number> & { total: number };
 };
 
-export type ReportComment = {
-  id: string;
-  source: 'ledger' | 'command';
-  kind: string;
-  repo: string;
-  prNumber: number | null;
-  runId: string | null;
+export type ReportComment = Omit<SourceComment, 'createdAt'> & {
   /** `verdict` for what Verdict published (or would have, in shadow mode), `user` for a comment command. */
   origin: 'verdict' | 'user';
-  author: string | null;
-  mode: string | null;
-  status: string;
-  verb: string | null;
-  body: string | null;
   bodyTruncated: boolean;
-  bodyLength: number | null;
   createdAt: string;
 };
 
@@ -208,7 +184,6 @@ export type Report = {
 
 export type BuildOptions = { now: number; limits: Readonly<ReportLimits>; paginate: boolean };
 
-/** A finding followed across the reviews of its pull request, with its status (filter-independent). */
 /** A report finding before its timestamps are formatted (only the items shown are). */
 type FindingCore = Omit<ReportFinding, 'firstSeenAt' | 'lastSeenAt' | 'resolution'> & {
   firstSeen: number;
@@ -267,6 +242,9 @@ const zeroStatuses = (): Counts<FindingStatus> =>
 const inc = (record: Record<string, number>, key: string, by = 1) => {
   record[key] = (record[key] ?? 0) + by;
 };
+/** A security class as the `security` filter and the summary name it. */
+const securityKey = (security: boolean | null) =>
+  security === null ? 'unknown' : security ? 'true' : 'false';
 const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 10_000) / 10_000);
 
 function percentile(sorted: number[], p: number): number | null {
@@ -292,6 +270,13 @@ function paginate<T, U = T>(
   };
 }
 
+/** The value of `key`, made by `make` and stored the first time it is asked for. */
+function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
 function ranking<T>(items: T[]): Ranking<T> {
   return { total: items.length, items: items.slice(0, RANKING_SIZE) };
 }
@@ -306,27 +291,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   for (const pr of source.prs) prs.set(prKeyOf(pr.repo, pr.number), pr);
   // Every run list below inherits this order: oldest first, ties by id.
   const sortedRuns = [...source.runs].sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
-  const runsByPr = new Map<string, SourceRun[]>();
-  for (const run of sortedRuns) {
-    const key = prKeyOf(run.repo, run.prNumber);
-    let list = runsByPr.get(key);
-    if (!list) runsByPr.set(key, (list = []));
-    list.push(run);
-  }
+  // Only analysed runs decide a status (failed or skipped runs saw nothing).
   const statusRunsByPr = new Map<string, StatusRun[]>();
-  for (const [key, list] of runsByPr) {
-    // Only analysed runs decide a status (failed or skipped runs saw nothing).
-    statusRunsByPr.set(
-      key,
-      list
-        .filter((r) => isAnalysed(r.analysisStatus))
-        .map((r) => ({
-          id: r.id,
-          createdAt: r.createdAt,
-          analysed: isAnalysed(r.analysisStatus),
-          claims: r.claims,
-        })),
-    );
+  for (const r of sortedRuns) {
+    if (!isAnalysed(r.analysisStatus)) continue;
+    const run: StatusRun = { id: r.id, createdAt: r.createdAt, analysed: true, claims: r.claims };
+    entryOf(statusRunsByPr, prKeyOf(r.repo, r.prNumber), () => []).push(run);
   }
 
   // Closure claims recorded without evidence (they do not make a finding addressed; a note counts them).
@@ -343,16 +313,14 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   const prPasses = new Map<string, boolean>();
   const passesPr = (repo: string, number: number): boolean => {
     const key = prKeyOf(repo, number);
-    let ok = prPasses.get(key);
-    if (ok === undefined) {
-      const pr = prs.get(key);
-      ok =
+    return entryOf(
+      prPasses,
+      key,
+      () =>
         filters.team === null &&
         (filters.repo === null || repo === filters.repo) &&
-        (authorFilter === null || (pr?.author ?? '').toLowerCase() === authorFilter);
-      prPasses.set(key, ok);
-    }
-    return ok;
+        (authorFilter === null || (prs.get(key)?.author ?? '').toLowerCase() === authorFilter),
+    );
   };
   const q = filters.q?.toLowerCase() ?? null;
   const prText = (repo: string, number: number) => {
@@ -366,9 +334,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     if (!passesPr(f.repo, f.prNumber)) continue;
     const prKey = prKeyOf(f.repo, f.prNumber);
     const key = f.fingerprint.trim() === '' ? `${prKey}\u0000#${f.id}` : `${prKey}\u0000${f.fingerprint}`;
-    let list = groups.get(key);
-    if (!list) groups.set(key, (list = []));
-    list.push(f);
+    entryOf(groups, key, () => []).push(f);
   }
   const concerns: Concern[] = [];
   const prsWithMatchingFinding = new Set<string>();
@@ -424,9 +390,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     const f = c.finding;
     if (filters.severity !== null && f.severity !== filters.severity) return false;
     if (filters.status !== null && f.status !== filters.status) return false;
-    if (filters.security === 'true' && f.security !== true) return false;
-    if (filters.security === 'false' && f.security !== false) return false;
-    if (filters.security === 'unknown' && f.security !== null) return false;
+    if (filters.security !== 'all' && securityKey(f.security) !== filters.security) return false;
     if (q !== null && !c.text!.includes(q) && !prText(f.repo, f.prNumber).includes(q)) return false;
     return true;
   };
@@ -452,11 +416,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     const runs = runsInScope.filter((r) => inWindow(w, r.createdAt));
     const reviewsByPr = new Map<string, SourceRun[]>();
     for (const r of runs) {
-      if (!isAnalysed(r.analysisStatus)) continue;
-      const key = prKeyOf(r.repo, r.prNumber);
-      let list = reviewsByPr.get(key);
-      if (!list) reviewsByPr.set(key, (list = []));
-      list.push(r);
+      if (isAnalysed(r.analysisStatus)) entryOf(reviewsByPr, prKeyOf(r.repo, r.prNumber), () => []).push(r);
     }
     const comments = commentsInScope.filter((c) => inWindow(w, c.createdAt));
     return { findings, runs, reviewsByPr, comments };
@@ -481,7 +441,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     for (const { finding: f } of p.findings) {
       findings.bySeverity[f.severity]++;
       findings.byStatus[f.status]++;
-      findings.bySecurity[f.security === null ? 'unknown' : f.security ? 'true' : 'false']++;
+      findings.bySecurity[securityKey(f.security)]++;
       if (f.path === null) findings.withoutPath++;
       if (f.line === null) findings.withoutLine++;
       if (f.outsideDiff) findings.outsideDiff++;
@@ -502,16 +462,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   // Reviewed pull requests: at least one analysed run in the period.
   const findingsByPr = new Map<string, Counts<FindingStatus> & { total: number }>();
   for (const { prKey, finding } of current.findings) {
-    let counts = findingsByPr.get(prKey);
-    if (!counts) findingsByPr.set(prKey, (counts = { ...zeroStatuses(), total: 0 }));
+    const counts = entryOf(findingsByPr, prKey, () => ({ ...zeroStatuses(), total: 0 }));
     counts[finding.status]++;
     counts.total++;
   }
-  const runsInPeriodByPr = new Map<string, number>();
-  for (const r of current.runs) {
-    const key = prKeyOf(r.repo, r.prNumber);
-    runsInPeriodByPr.set(key, (runsInPeriodByPr.get(key) ?? 0) + 1);
-  }
+  const runsInPeriodByPr: Record<string, number> = {};
+  for (const r of current.runs) inc(runsInPeriodByPr, prKeyOf(r.repo, r.prNumber));
   const verdicts: Record<string, number> = {};
   const coverage = { complete: 0, incomplete: 0, unknown: 0 };
   const reviewedPrs: ReportPr[] = [];
@@ -530,7 +486,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
       author: pr?.author ?? null,
       state: pr?.state ?? null,
       headSha: pr?.headSha ?? latest.headSha,
-      runs: runsInPeriodByPr.get(key) ?? 0,
+      runs: runsInPeriodByPr[key] ?? 0,
       reviews: reviews.length,
       firstReviewedAt: iso(first.createdAt),
       lastReviewedAt: iso(latest.createdAt),
@@ -654,9 +610,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
       point.runs++;
       if (!isAnalysed(r.analysisStatus)) continue;
       point.reviews++;
-      let set = reviewedInBucket.get(point);
-      if (!set) reviewedInBucket.set(point, (set = new Set()));
-      set.add(prKeyOf(r.repo, r.prNumber));
+      entryOf(reviewedInBucket, point, () => new Set()).add(prKeyOf(r.repo, r.prNumber));
     }
     for (const [point, set] of reviewedInBucket) point.reviewedPrs = set.size;
     for (const c of current.findings) {
@@ -675,18 +629,12 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
   const high = (s: ReportSeverity) => (s === 'P0' || s === 'P1' ? 1 : 0);
   const repoStats = new Map<string, { reviewedPrs: number; findings: number; p0p1: number; open: number }>();
   const authorStats = new Map<string | null, { reviewedPrs: number; findings: number; p0p1: number }>();
-  const categoryStats = new Map<string, { findings: number; p0p1: number; security: Map<string, number> }>();
+  const categoryStats = new Map<string, { findings: number; p0p1: number; security: Set<boolean | null> }>();
   const fileStats = new Map<string, { repo: string; path: string; findings: number; p0p1: number }>();
-  const repoEntry = (repo: string) => {
-    let e = repoStats.get(repo);
-    if (!e) repoStats.set(repo, (e = { reviewedPrs: 0, findings: 0, p0p1: 0, open: 0 }));
-    return e;
-  };
-  const authorEntry = (author: string | null) => {
-    let e = authorStats.get(author);
-    if (!e) authorStats.set(author, (e = { reviewedPrs: 0, findings: 0, p0p1: 0 }));
-    return e;
-  };
+  const repoEntry = (repo: string) =>
+    entryOf(repoStats, repo, () => ({ reviewedPrs: 0, findings: 0, p0p1: 0, open: 0 }));
+  const authorEntry = (author: string | null) =>
+    entryOf(authorStats, author, () => ({ reviewedPrs: 0, findings: 0, p0p1: 0 }));
   for (const pr of reviewedPrs) {
     repoEntry(pr.repo).reviewedPrs++;
     authorEntry(pr.author).reviewedPrs++;
@@ -699,16 +647,14 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     const a = authorEntry(f.author);
     a.findings++;
     a.p0p1 += high(f.severity);
-    let c = categoryStats.get(f.category);
-    if (!c) categoryStats.set(f.category, (c = { findings: 0, p0p1: 0, security: new Map() }));
+    const c = entryOf(categoryStats, f.category, () => ({ findings: 0, p0p1: 0, security: new Set() }));
     c.findings++;
     c.p0p1 += high(f.severity);
-    const sec = String(f.security);
-    c.security.set(sec, (c.security.get(sec) ?? 0) + 1);
-    if (f.path !== null) {
-      const key = `${f.repo}\u0000${f.path}`;
-      let file = fileStats.get(key);
-      if (!file) fileStats.set(key, (file = { repo: f.repo, path: f.path, findings: 0, p0p1: 0 }));
+    c.security.add(f.security);
+    const path = f.path;
+    if (path !== null) {
+      const key = `${f.repo}\u0000${path}`;
+      const file = entryOf(fileStats, key, () => ({ repo: f.repo, path, findings: 0, p0p1: 0 }));
       file.findings++;
       file.p0p1 += high(f.severity);
     }
@@ -742,11 +688,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
           findings: s.findings,
           p0p1: s.p0p1,
           // The category's classification when all its findings agree; null when mixed or unknown.
-          security:
-            s.security.size === 1
-              ? (({ true: true, false: false } as Record<string, boolean>)[[...s.security.keys()][0]!] ??
-                null)
-              : null,
+          security: s.security.size === 1 ? ([...s.security][0] ?? null) : null,
         }))
         .sort((a, b) => byCount(a, b) || cmp(a.category, b.category)),
     ),
@@ -769,7 +711,7 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     .map((c) => c.finding)
     .sort(
       (a, b) =>
-        SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
+        REPORT_SEVERITIES.indexOf(a.severity) - REPORT_SEVERITIES.indexOf(b.severity) ||
         b.firstSeen - a.firstSeen ||
         cmp(a.repo, b.repo) ||
         a.prNumber - b.prNumber ||

@@ -18,16 +18,9 @@ export class ReportError extends Error {
   }
 }
 
-export function invalidParameter(name: string, message: string): ReportError {
-  return new ReportError(
-    400,
-    'invalid_request',
-    'invalid_parameter',
-    `Invalid parameter ${name}: ${message}`,
-    {
-      parameter: name,
-    },
-  );
+/** 400 for a rejected parameter, naming it. */
+export function invalidParameter(parameter: string, message: string): ReportError {
+  return new ReportError(400, 'invalid_request', 'invalid_parameter', message, { parameter });
 }
 
 /** 413 for a crossed bound, naming the bound and how to narrow the report. */

@@ -5,9 +5,6 @@ import { csvTable, type CsvColumn } from './csv.js';
 import { tooLarge } from './errors.js';
 import type { ReportLimits } from './limits.js';
 
-/** The ZIP members (NAMES.md), in this order. */
-export const EXPORT_MEMBERS = ['report.json', 'findings.csv', 'reviewed-prs.csv', 'comments.csv'] as const;
-
 export const FINDING_COLUMNS: CsvColumn<ReportFinding>[] = [
   ['id', (f) => f.id],
   ['key', (f) => f.key],
@@ -80,40 +77,28 @@ export const COMMENT_COLUMNS: CsvColumn<ReportComment>[] = [
   ['body_length', (c) => c.bodyLength],
 ];
 
-export type ExportMember = { name: (typeof EXPORT_MEMBERS)[number]; data: Buffer };
-
-/** The export's members: `report.json` (the whole report, every item, no page limits) and three CSVs. */
-export function exportMembers(report: Report): ExportMember[] {
-  return [
-    { name: 'report.json', data: Buffer.from(JSON.stringify(report), 'utf8') },
-    { name: 'findings.csv', data: csvTable(FINDING_COLUMNS, report.findings.items) },
-    { name: 'reviewed-prs.csv', data: csvTable(PR_COLUMNS, report.reviewedPrs.items) },
-    { name: 'comments.csv', data: csvTable(COMMENT_COLUMNS, report.comments.items) },
-  ];
-}
-
-/** The ZIP (yazl, deflate) of the members as a stream. */
-export function zipStream(members: readonly ExportMember[], mtime: Date): Readable {
-  const zip = new ZipFile();
-  for (const member of members) zip.addBuffer(member.data, member.name, { mtime, compress: true });
-  zip.end();
-  return zip.outputStream as Readable;
-}
-
-export type ZipResult = { chunks: Buffer[]; bytes: number };
-
 /**
- * Compresses the members into memory, at most `limits.exportBytes` (20 MiB) of ZIP: past that it stops
- * at once and throws 413 `report_too_large`. Building first means an oversized export is refused with a
- * JSON error before any header is sent, never cut off mid-download; the caller then streams the chunks
- * with a Content-Length.
+ * The export ZIP (yazl, deflate), its members in the order of NAMES.md: `report.json` (the whole report,
+ * every item, no page limits) and three CSVs. It is compressed into memory, at most `limits.exportBytes`
+ * (20 MiB) of ZIP: past that it stops at once and throws 413 `report_too_large`. Building first means an
+ * oversized export is refused with a JSON error before any header is sent, never cut off mid-download;
+ * the caller then streams the chunks with a Content-Length.
  */
 export async function buildZip(
   report: Report,
   limits: Readonly<ReportLimits>,
   mtime = new Date(report.generatedAt),
-): Promise<ZipResult> {
-  const stream = zipStream(exportMembers(report), mtime);
+): Promise<{ chunks: Buffer[]; bytes: number }> {
+  const members: Array<[name: string, data: Buffer]> = [
+    ['report.json', Buffer.from(JSON.stringify(report), 'utf8')],
+    ['findings.csv', csvTable(FINDING_COLUMNS, report.findings.items)],
+    ['reviewed-prs.csv', csvTable(PR_COLUMNS, report.reviewedPrs.items)],
+    ['comments.csv', csvTable(COMMENT_COLUMNS, report.comments.items)],
+  ];
+  const zip = new ZipFile();
+  for (const [name, data] of members) zip.addBuffer(data, name, { mtime, compress: true });
+  zip.end();
+  const stream = zip.outputStream as Readable;
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of stream) {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { invalidParameter, ReportError } from './errors.js';
+import { invalidParameter } from './errors.js';
 import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../http/text.js';
 
 /** Report `schema` (NAMES.md). */
 export const REPORT_SCHEMA = 'verdict.reports.v1';
 
 export const GRANULARITIES = ['day', 'week', 'month'] as const;
+/** Most severe first: the report's findings are sorted in this order. */
 export const REPORT_SEVERITIES = ['P0', 'P1', 'P2', 'P3', 'info', 'unknown'] as const;
 export const FINDING_STATUSES = ['open', 'addressed', 'not_reobserved', 'unknown'] as const;
 export const SECURITY_FILTERS = ['all', 'true', 'false', 'unknown'] as const;
@@ -13,23 +14,6 @@ export const SECURITY_FILTERS = ['all', 'true', 'false', 'unknown'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 export type ReportSeverity = (typeof REPORT_SEVERITIES)[number];
 export type FindingStatus = (typeof FINDING_STATUSES)[number];
-export type SecurityFilter = (typeof SECURITY_FILTERS)[number];
-
-/** Every parameter of operator-api 4.2, in the order the report echoes them. */
-export const REPORT_PARAMETERS = [
-  'repo',
-  'author',
-  'team',
-  'q',
-  'from',
-  'to',
-  'granularity',
-  'severity',
-  'status',
-  'security',
-  'page',
-  'pageSize',
-] as const;
 
 export const MAX_TEXT_PARAM = 300;
 export const MAX_PAGE = 100_000;
@@ -70,34 +54,38 @@ const intParam = (min: number, max: number) =>
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
+/** Every parameter of operator-api 4.2, in the order the report echoes them; unknown ones are refused. */
+const parameters = z.strictObject({
+  repo: z
+    .string({ error: 'must be owner/name' })
+    .max(MAX_TEXT_PARAM, `at most ${MAX_TEXT_PARAM} characters`)
+    .regex(REPO, 'must be owner/name')
+    .optional(),
+  author: textParam.optional(),
+  team: textParam.optional(),
+  q: textParam.optional(),
+  from: dayParam.optional(),
+  to: dayParam.optional(),
+  granularity: oneOf(GRANULARITIES).optional(),
+  severity: oneOf(REPORT_SEVERITIES).optional(),
+  status: oneOf(FINDING_STATUSES).optional(),
+  security: oneOf(SECURITY_FILTERS).optional(),
+  page: intParam(1, MAX_PAGE).optional(),
+  pageSize: intParam(1, MAX_PAGE_SIZE).optional(),
+});
+
+export const REPORT_PARAMETERS = parameters.keyof().options;
+
 /**
- * The report parameters (operator-api 4.2), shared by the REST routes and the tRPC facade. Unknown
- * parameters are refused; duplicates are refused by `queryToInput` before this runs.
+ * The report parameters (operator-api 4.2), shared by the REST routes and the tRPC facade. Duplicates are
+ * refused by `queryToInput` before this runs.
  */
-export const reportParams = z
-  .strictObject({
-    repo: z
-      .string({ error: 'must be owner/name' })
-      .max(MAX_TEXT_PARAM, `at most ${MAX_TEXT_PARAM} characters`)
-      .regex(REPO, 'must be owner/name')
-      .optional(),
-    author: textParam.optional(),
-    team: textParam.optional(),
-    q: textParam.optional(),
-    from: dayParam.optional(),
-    to: dayParam.optional(),
-    granularity: oneOf(GRANULARITIES).optional(),
-    severity: oneOf(REPORT_SEVERITIES).optional(),
-    status: oneOf(FINDING_STATUSES).optional(),
-    security: oneOf(SECURITY_FILTERS).optional(),
-    page: intParam(1, MAX_PAGE).optional(),
-    pageSize: intParam(1, MAX_PAGE_SIZE).optional(),
-  })
+export const reportParams = parameters
   .refine((p) => p.from === undefined || p.to === undefined || p.from <= p.to, {
     message: 'must not be after to',
     path: ['from'],
   })
-  .transform((p): ReportFilters => ({
+  .transform((p) => ({
     repo: p.repo ?? null,
     author: p.author ?? null,
     team: p.team ?? null,
@@ -113,32 +101,7 @@ export const reportParams = z
   }));
 
 /** The validated parameters, with defaults filled in (echoed by the report). */
-export type ReportFilters = {
-  repo: string | null;
-  author: string | null;
-  team: string | null;
-  q: string | null;
-  from: string | null;
-  to: string | null;
-  granularity: Granularity;
-  severity: ReportSeverity | null;
-  status: FindingStatus | null;
-  security: SecurityFilter;
-  page: number;
-  pageSize: number;
-};
-
-/** The message of a rejected parameter, naming it (NAMES.md: 400 `invalid_parameter`). */
-export function describeParamIssue(error: z.ZodError): { parameter: string; message: string } {
-  const issue = error.issues[0];
-  if (!issue) return { parameter: 'query', message: 'Invalid parameters' };
-  if (issue.code === 'unrecognized_keys') {
-    const name = String(issue.keys[0] ?? 'query');
-    return { parameter: name, message: `Unknown parameter ${name}: it is not a report parameter` };
-  }
-  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'query';
-  return { parameter: name, message: `Invalid parameter ${name}: ${issue.message}` };
-}
+export type ReportFilters = z.output<typeof reportParams>;
 
 /**
  * A query string as the operation's input: each parameter at most once (a repeated parameter throws
@@ -148,17 +111,28 @@ export function queryToInput(search: URLSearchParams): Record<string, string> {
   const input: Record<string, string> = {};
   for (const [key, value] of search) {
     if (Object.prototype.hasOwnProperty.call(input, key)) {
-      throw invalidParameter(key, 'given more than once (each parameter may appear at most once)');
+      throw invalidParameter(
+        key,
+        `Invalid parameter ${key}: given more than once (each parameter may appear at most once)`,
+      );
     }
     input[key] = value;
   }
   return input;
 }
 
-/** Validates the parameters: the filters, or a 400 `invalid_parameter` naming the first bad one. */
+/**
+ * Validates the parameters: the filters, or a 400 `invalid_parameter` naming the first bad one (NAMES.md).
+ */
 export function parseReportParams(input: unknown): ReportFilters {
   const parsed = reportParams.safeParse(input);
   if (parsed.success) return parsed.data;
-  const { parameter, message } = describeParamIssue(parsed.error);
-  throw new ReportError(400, 'invalid_request', 'invalid_parameter', message, { parameter });
+  const issue = parsed.error.issues[0];
+  if (!issue) throw invalidParameter('query', 'Invalid parameters');
+  if (issue.code === 'unrecognized_keys') {
+    const name = String(issue.keys[0] ?? 'query');
+    throw invalidParameter(name, `Unknown parameter ${name}: it is not a report parameter`);
+  }
+  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'query';
+  throw invalidParameter(name, `Invalid parameter ${name}: ${issue.message}`);
 }

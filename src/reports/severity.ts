@@ -23,13 +23,3 @@ export function reportSeverity(stored: string | null | undefined): ReportSeverit
   if (typeof stored !== 'string') return 'unknown';
   return SEVERITY_MAP[stored.trim().toLowerCase()] ?? 'unknown';
 }
-
-/** Sort rank: P0 first, `unknown` last. */
-export const SEVERITY_RANK: Record<ReportSeverity, number> = {
-  P0: 0,
-  P1: 1,
-  P2: 2,
-  P3: 3,
-  info: 4,
-  unknown: 5,
-};

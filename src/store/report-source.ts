@@ -158,29 +158,26 @@ export function claimsOf(resolved: unknown, dispositions: unknown): ResolutionCl
   return claims;
 }
 
-/** Dialect SQL for the three extracts of a run's stored analysis, and for byte lengths. */
-function dialectSql(dialect: Dialect) {
+/** The byte length of a text column, 0 for null (the same SQL in both dialects). */
+const bytes = (col: string) => `COALESCE(octet_length(${col}), 0)`;
+
+/** Dialect SQL for the runs with the three extracts of their stored analysis. */
+function runsSql(dialect: Dialect): string {
+  const columns = `r.id, r.repo, r.pr_number, r.head_sha, r.status, r.analysis_status, r.verdict, r.confidence,
+    r.created_at`;
   const analysed = `r.analysis_status IN ('analysed', 'degraded')`;
   if (dialect === 'pg') {
-    return {
-      bytes: (col: string) => `COALESCE(octet_length(${col}), 0)`,
-      runs: `SELECT r.id, r.repo, r.pr_number, r.head_sha, r.status, r.analysis_status, r.verdict, r.confidence,
-          r.created_at, j.doc #>> '{coverage,complete}' AS coverage_complete,
+    return `SELECT ${columns}, j.doc #>> '{coverage,complete}' AS coverage_complete,
           (j.doc #> '{priorFindings,resolved}')::text AS resolved,
           (j.doc #> '{output,priorFindingDispositions}')::text AS dispositions
-        FROM runs r LEFT JOIN LATERAL (SELECT CASE WHEN ${analysed} THEN r.result::jsonb END AS doc) j ON true`,
-    };
+        FROM runs r LEFT JOIN LATERAL (SELECT CASE WHEN ${analysed} THEN r.result::jsonb END AS doc) j ON true`;
   }
   const valid = `${analysed} AND json_valid(r.result)`;
-  return {
-    bytes: (col: string) => `COALESCE(octet_length(${col}), 0)`,
-    runs: `SELECT r.id, r.repo, r.pr_number, r.head_sha, r.status, r.analysis_status, r.verdict, r.confidence,
-        r.created_at,
+  return `SELECT ${columns},
         CASE WHEN ${valid} THEN json_extract(r.result, '$.coverage.complete') END AS coverage_complete,
         CASE WHEN ${valid} THEN json_extract(r.result, '$.priorFindings.resolved') END AS resolved,
         CASE WHEN ${valid} THEN json_extract(r.result, '$.output.priorFindingDispositions') END AS dispositions
-      FROM runs r`,
-  };
+      FROM runs r`;
 }
 
 const n = (row: Raw | undefined, key = 'n') => Number(row?.[key] ?? 0);
@@ -196,7 +193,6 @@ export async function loadReportSource(
 ): Promise<ReportSource> {
   const repo = scope.repo;
   const byRepo = (q: Knex.QueryBuilder, column = 'repo') => (repo ? q.where(column, repo) : q);
-  const sql = dialectSql(dialect);
   const check = (bound: keyof ReportLimits, found: number) => {
     if (found > limits[bound]) throw tooLarge(bound, found, limits[bound], scope);
   };
@@ -212,22 +208,20 @@ export async function loadReportSource(
     findingsPerRun: 0,
     findingsPerPr: 0,
   };
-  counts.runs = n(await byRepo(knex('runs')).count({ n: '*' }).first());
-  check('runs', counts.runs);
+  /** Counts one bound with its query and checks it. */
+  const count = async (bound: keyof ReportSource['counts'], row: PromiseLike<Raw | undefined>) => {
+    counts[bound] = n(await row);
+    check(bound, counts[bound]);
+  };
+  await count('runs', byRepo(knex('runs')).count({ n: '*' }).first());
   // Heads are never more than runs: within the runs bound they need no query of their own (they are
   // counted from the runs read below).
   const headsQueried = counts.runs > limits.heads;
   if (headsQueried) {
-    counts.heads = n(
-      await knex
-        .count({ n: '*' })
-        .from(byRepo(knex('runs').distinct('repo', 'pr_number', 'head_sha')).as('h'))
-        .first(),
-    );
-    check('heads', counts.heads);
+    const heads = byRepo(knex('runs').distinct('repo', 'pr_number', 'head_sha')).as('h');
+    await count('heads', knex.count({ n: '*' }).from(heads).first());
   }
-  counts.configs = n(await byRepo(knex('repositories'), 'full_name').count({ n: '*' }).first());
-  check('configs', counts.configs);
+  await count('configs', byRepo(knex('repositories'), 'full_name').count({ n: '*' }).first());
   const ledger = n(
     await byRepo(knex('publications'))
       .whereIn('kind', [...COMMENT_KINDS])
@@ -237,38 +231,27 @@ export async function loadReportSource(
   const commands = n(await byRepo(knex('comment_commands')).count({ n: '*' }).first());
   counts.ledgerRows = ledger + commands;
   check('ledgerRows', counts.ledgerRows);
-  counts.traces = n(await byRepo(knex('traces')).count({ n: '*' }).first());
-  check('traces', counts.traces);
+  await count('traces', byRepo(knex('traces')).count({ n: '*' }).first());
   const findingTotals = await byRepo(knex('findings'))
     .count({ n: '*' })
     .select(
       knex.raw(
-        `SUM(${sql.bytes('title')} + ${sql.bytes('body')} + ${sql.bytes('category')} + ${sql.bytes('path')} + ${sql.bytes('severity')} + ${sql.bytes('fingerprint')}) AS bytes`,
+        `SUM(${bytes('title')} + ${bytes('body')} + ${bytes('category')} + ${bytes('path')} + ${bytes('severity')} + ${bytes('fingerprint')}) AS bytes`,
       ),
     )
     .first();
   counts.findings = n(findingTotals);
   check('findings', counts.findings);
-  counts.findingsPerRun = n(
-    await byRepo(knex('findings'))
-      .select('run_id')
+  const largestGroup = (...columns: string[]) =>
+    byRepo(knex('findings'))
+      .select(...columns)
       .count({ n: '*' })
-      .groupBy('run_id')
+      .groupBy(columns)
       .orderBy('n', 'desc')
       .limit(1)
-      .first(),
-  );
-  check('findingsPerRun', counts.findingsPerRun);
-  counts.findingsPerPr = n(
-    await byRepo(knex('findings'))
-      .select('repo', 'pr_number')
-      .count({ n: '*' })
-      .groupBy('repo', 'pr_number')
-      .orderBy('n', 'desc')
-      .limit(1)
-      .first(),
-  );
-  check('findingsPerPr', counts.findingsPerPr);
+      .first();
+  await count('findingsPerRun', largestGroup('run_id'));
+  await count('findingsPerPr', largestGroup('repo', 'pr_number'));
   let inputBytes = n(findingTotals, 'bytes');
   const checkBytes = () => {
     if (inputBytes > limits.inputBytes) throw tooLarge('inputBytes', inputBytes, limits.inputBytes, scope);
@@ -278,7 +261,7 @@ export async function loadReportSource(
   // 2. Reads: indexed by repository, only the columns shown.
   const runRows: Raw[] = await knex
     .select('*')
-    .from(knex.raw(`(${sql.runs}${repo ? ' WHERE r.repo = ?' : ''}) AS x`, repo ? [repo] : []));
+    .from(knex.raw(`(${runsSql(dialect)}${repo ? ' WHERE r.repo = ?' : ''}) AS x`, repo ? [repo] : []));
   const runs: SourceRun[] = runRows.map((r) => {
     const resolvedText = str(r.resolved);
     const dispositionsText = str(r.dispositions);
@@ -372,7 +355,7 @@ export async function loadReportSource(
       'status',
       'created_at',
       knex.raw(`substr(body, 1, ${COMMENT_EXCERPT_CHARS}) AS excerpt`),
-      knex.raw(`${sql.bytes('body')} AS body_bytes`),
+      knex.raw(`${bytes('body')} AS body_bytes`),
       knex.raw(`CASE WHEN body IS NULL THEN 0 ELSE 1 END AS has_body`),
     );
   const commandRows: Raw[] = await byRepo(knex('comment_commands')).select(

@@ -6,33 +6,27 @@ import {
 } from '../../src/publish/review-publisher.js';
 import { reviewPublisherFor } from '../../src/compose/parts.js';
 import type { GitHubClient } from '../../src/github/client.js';
+import type { Store } from '../../src/store/index.js';
 import {
   API,
   BASE_ENV,
+  FILES,
   HEAD,
   HEAD2,
   OPENAI,
   REPO,
   completion,
+  github,
   pull,
   review,
   reviewHarness,
 } from '../helpers/review-harness.js';
+import { fullCoverage } from '../helpers/review-output.js';
 
 /**
  * Publication of a whole review run in live mode: exactly the expected GitHub calls, nothing else
  * (nock refuses anything not mocked, and `pendingMocks()` must be empty).
  */
-const FILES = [
-  {
-    filename: 'src/cache.ts',
-    status: 'added',
-    additions: 3,
-    deletions: 0,
-    changes: 3,
-    patch: '@@ -0,0 +1,3 @@\n+export function evict(key) {\n+  store.delete(key);\n+}',
-  },
-];
 
 const CLEAN = review({
   verdict: 'clear',
@@ -42,27 +36,44 @@ const CLEAN = review({
   summary: 'Adds a small cache.',
 });
 
-function token(scope = nock(API)) {
-  return scope
-    .post('/app/installations/77/access_tokens')
-    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' });
+/** The token, the pull request (one changed file) and its files, as the review reads them. */
+function opened(over: Record<string, unknown> = {}) {
+  return github(pull({ changed_files: 1, ...over }), FILES.slice(0, 1));
+}
+
+/** The model answers with this review output. */
+function answers(output: unknown) {
+  nock(OPENAI)
+    .post('/v1/chat/completions')
+    .reply(200, completion(JSON.stringify(output)));
+}
+
+/** A run of PR `prNumber` stored as queued, not reviewed. */
+async function storedRun(store: Store, prNumber: number, installationId: number | null) {
+  const { run } = await store.runs.createOrGet({
+    reviewKey: `${REPO}#${prNumber}@${HEAD}`,
+    repo: REPO,
+    prNumber,
+    headSha: HEAD,
+    variant: null,
+    trigger: 'opened',
+    installationId,
+    deliveryId: null,
+  });
+  return run;
 }
 
 /** The calls of one review: read, check in progress, (model), read again, review, check completed. */
 function githubForRun(opts: {
-  reviewReply?: [number, Record<string, unknown>];
+  reviewReply?: [status: number, body: Record<string, unknown>, headers?: Record<string, string>];
   event?: string;
   conclusion?: string;
   publishHead?: string;
   captured?: Record<string, any>;
 }) {
   const captured = opts.captured ?? {};
-  const scope = token()
-    .get(`/repos/${REPO}/pulls/7`)
-    .reply(200, pull({ changed_files: 1 }))
-    .get(`/repos/${REPO}/pulls/7/files`)
-    .query(true)
-    .reply(200, FILES)
+  const [reviewStatus, reviewBody, reviewHeaders] = opts.reviewReply ?? [200, { id: 5555 }];
+  const scope = opened()
     .post(`/repos/${REPO}/check-runs`, (b) => {
       captured.start = b;
       return b.status === 'in_progress' && b.head_sha === HEAD && b.name === 'Verdict / review';
@@ -74,8 +85,8 @@ function githubForRun(opts: {
       captured.review = b;
       return opts.event === undefined || b.event === opts.event;
     })
-    .reply(...(opts.reviewReply ?? [200, { id: 5555 }]));
-  if (!opts.reviewReply || opts.reviewReply[0] < 300) {
+    .reply(reviewStatus, reviewBody, reviewHeaders);
+  if (reviewStatus < 300) {
     scope
       .patch(`/repos/${REPO}/check-runs/9001`, (b) => {
         captured.check = b;
@@ -92,12 +103,18 @@ describe('publication', () => {
   const h = reviewHarness({ ...BASE_ENV, VERDICT_PUBLISH_MODE: 'live' });
   const { start, setPolicy, reviewRun } = h;
 
+  /** `retry-publish` of the run through the app's publisher and installation clients. */
+  function retry(store: Store, runId: string) {
+    const verdict = h.app.verdict;
+    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
+    const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
+    return retryPublish(store, publisher, github, runId);
+  }
+
   test('a BLOCK review: COMMENT review, check completed neutral, ledger receipts, exactly these calls', async () => {
     const store = await start();
     const { scope, captured } = githubForRun({ event: 'COMMENT', conclusion: 'neutral' });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    answers(review());
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run).toMatchObject({
@@ -122,9 +139,7 @@ describe('publication', () => {
     await start();
     await setPolicy({ autoApprove: { enabled: true } });
     const { scope } = githubForRun({ event: 'APPROVE', conclusion: 'success' });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(CLEAN)));
+    answers(CLEAN);
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run.publishStatus).toBe('published');
@@ -134,9 +149,7 @@ describe('publication', () => {
     await start();
     await setPolicy({ autoApprove: { enabled: true } });
     const { scope, captured } = githubForRun({ event: 'COMMENT', publishHead: HEAD2 });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(CLEAN)));
+    answers(CLEAN);
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(captured.review.event).toBe('COMMENT');
@@ -151,9 +164,7 @@ describe('publication', () => {
     const { scope } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
     // The check is still completed although the review failed.
     scope.patch(`/repos/${REPO}/check-runs/9001`).reply(200, { id: 9001 });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    answers(review());
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed', publishStatus: 'failed' });
@@ -168,10 +179,7 @@ describe('publication', () => {
       .reply(200, { id: 5556 })
       .patch(`/repos/${REPO}/check-runs/9001`)
       .reply(200, { id: 9001 });
-    const verdict = h.app.verdict;
-    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
-    const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
-    const outcome = await retryPublish(store, publisher, github, run.id);
+    const outcome = await retry(store, run.id);
     expect(outcome).toMatchObject({ status: 'published', errors: [] });
     expect(again.pendingMocks()).toEqual([]);
     expect(await store.runs.get(run.id)).toMatchObject({ publishStatus: 'published', publishError: null });
@@ -184,31 +192,15 @@ describe('publication', () => {
 
   test('retry-publish refuses a run that is not analysed, and one without an installation id', async () => {
     const store = await start();
-    const { run } = await store.runs.createOrGet({
-      reviewKey: `${REPO}#9@${HEAD}`,
-      repo: REPO,
-      prNumber: 9,
-      headSha: HEAD,
-      variant: null,
-      trigger: 'opened',
-      installationId: null,
-      deliveryId: null,
-    });
-    const verdict = h.app.verdict;
-    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
-    const github = async () => {
-      throw new Error('GitHub must not be called');
-    };
-    await expect(retryPublish(store, publisher, github, run.id)).rejects.toThrow(NOT_ANALYSED_MESSAGE);
+    const run = await storedRun(store, 9, null);
+    await expect(retry(store, run.id)).rejects.toThrow(NOT_ANALYSED_MESSAGE);
     await store.runs.recordAnalysis(
       { runId: run.id, reviewKey: run.reviewKey, repo: REPO, prNumber: 9, headSha: HEAD },
       { analysisStatus: 'analysed', verdict: 'clear', confidence: 5, result: { output: CLEAN } },
       [],
       store.findings,
     );
-    await expect(retryPublish(store, publisher, github, run.id)).rejects.toThrow(
-      MISSING_INSTALLATION_MESSAGE,
-    );
+    await expect(retry(store, run.id)).rejects.toThrow(MISSING_INSTALLATION_MESSAGE);
   });
 
   test('status checks off: no check is created; the PR description gets the summary between markers', async () => {
@@ -216,21 +208,14 @@ describe('publication', () => {
     await setPolicy({ statusChecks: { enabled: false }, updatePrDescription: true });
     const authorText = 'Caches user lookups.\n\nCloses #12.';
     let patched = '';
-    const scope = token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1, body: authorText }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES)
+    const scope = opened({ body: authorText })
       .get(`/repos/${REPO}/pulls/7`)
       .reply(200, pull({ changed_files: 1, body: authorText }))
       .post(`/repos/${REPO}/pulls/7/reviews`)
       .reply(200, { id: 1 })
       .patch(`/repos/${REPO}/pulls/7`, (b) => ((patched = b.body), true))
       .reply(200, { id: 7 });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(CLEAN)));
+    answers(CLEAN);
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run.checkRunId).toBeNull();
@@ -241,32 +226,15 @@ describe('publication', () => {
 
   test('a secondary rate limit is waited out and retried', async () => {
     await start({ VERDICT_GITHUB_RETRIES: '2' });
-    const scope = token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES)
-      .post(`/repos/${REPO}/check-runs`)
-      .reply(201, { id: 9001 })
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .post(`/repos/${REPO}/pulls/7/reviews`)
-      .reply(
-        403,
-        {
-          message:
-            'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
-        },
-        { 'retry-after': '1' },
-      )
+    const message =
+      'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+    const { scope } = githubForRun({ reviewReply: [403, { message }, { 'retry-after': '1' }] });
+    scope
       .post(`/repos/${REPO}/pulls/7/reviews`)
       .reply(200, { id: 77 })
       .patch(`/repos/${REPO}/check-runs/9001`)
       .reply(200, { id: 9001 });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(200, completion(JSON.stringify(review())));
+    answers(review());
     const run = await reviewRun();
     expect(run.publishError).toBeNull();
     expect(scope.pendingMocks()).toEqual([]);
@@ -276,12 +244,7 @@ describe('publication', () => {
   test('an analysis that fails for good completes its check as neutral and publishes no review', async () => {
     const store = await start();
     let check: any = null;
-    const scope = token()
-      .get(`/repos/${REPO}/pulls/7`)
-      .reply(200, pull({ changed_files: 1 }))
-      .get(`/repos/${REPO}/pulls/7/files`)
-      .query(true)
-      .reply(200, FILES)
+    const scope = opened()
       .post(`/repos/${REPO}/check-runs`)
       .reply(201, { id: 9001 })
       .patch(`/repos/${REPO}/check-runs/9001`, (b) => ((check = b), true))
@@ -298,16 +261,7 @@ describe('publication', () => {
   test('checks turned off complete an existing check as neutral; status comments; a 422 is recorded at once', async () => {
     const store = await start();
     await setPolicy({ statusChecks: { enabled: false, postStatusComments: true } });
-    const { run } = await store.runs.createOrGet({
-      reviewKey: `${REPO}#7@${HEAD}`,
-      repo: REPO,
-      prNumber: 7,
-      headSha: HEAD,
-      variant: null,
-      trigger: 'opened',
-      installationId: 77,
-      deliveryId: null,
-    });
+    const run = await storedRun(store, 7, 77);
     await store.runs.update(run.id, { checkRunId: '9001' });
     await store.runs.recordAnalysis(
       { runId: run.id, reviewKey: run.reviewKey, repo: REPO, prNumber: 7, headSha: HEAD },
@@ -317,17 +271,9 @@ describe('publication', () => {
         confidence: 5,
         result: {
           output: CLEAN,
-          coverage: {
-            headSha: HEAD,
-            complete: true,
-            totalFiles: 1,
-            analysed: 1,
-            partial: 0,
-            skipped: 0,
-            failed: 0,
-            truncatedByGitHub: false,
+          coverage: fullCoverage({
             files: [{ path: 'src/cache.ts', status: 'analysed', reason: null, partial: false }],
-          },
+          }),
           degraded: false,
         },
       },
@@ -336,7 +282,9 @@ describe('publication', () => {
     );
     let check: any = null;
     let comment = '';
-    const scope = token()
+    const scope = nock(API)
+      .post('/app/installations/77/access_tokens')
+      .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z' })
       .get(`/repos/${REPO}/pulls/7`)
       .reply(200, pull({ changed_files: 1 }))
       .post(`/repos/${REPO}/pulls/7/reviews`)
@@ -345,10 +293,7 @@ describe('publication', () => {
       .reply(201, { id: 11 })
       .patch(`/repos/${REPO}/check-runs/9001`, (b) => ((check = b), true))
       .reply(200, { id: 9001 });
-    const verdict = h.app.verdict;
-    const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
-    const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
-    const outcome = await retryPublish(store, publisher, github, run.id);
+    const outcome = await retry(store, run.id);
     expect(scope.pendingMocks()).toEqual([]);
     expect(check).toMatchObject({ status: 'completed', conclusion: 'neutral' });
     expect(check.output.summary).toMatch(/status checks are off/);

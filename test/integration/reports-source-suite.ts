@@ -2,6 +2,7 @@ import { DEFAULT_REPORT_LIMITS } from '../../src/reports/limits.js';
 import { parseReportParams } from '../../src/reports/params.js';
 import { generateReport } from '../../src/reports/report.js';
 import { ReportError } from '../../src/reports/errors.js';
+import { seedRun } from '../helpers/report-seed.js';
 import { openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
 const DAY = 86_400_000;
@@ -18,43 +19,19 @@ export function reportSourceSuite(dialect: TestDialect): void {
     await t.cleanup();
   });
 
+  /** A run of acme/api#1 and its high findings (`fp-sec` a security one). */
   async function run(id: string, head: string, at: number, result: unknown, findings: string[]) {
-    const knex = t.store.db.knex;
-    const key = `acme/api#1@${head}:${id}`;
-    await knex('runs').insert({
-      id,
-      review_key: key,
-      repo: 'acme/api',
-      pr_number: 1,
-      head_sha: head,
-      trigger: 'synchronize',
-      status: 'completed',
-      analysis_status: 'analysed',
-      publish_status: 'published',
-      verdict: 'needs-attention',
-      confidence: 4,
-      result: JSON.stringify(result),
-      created_at: at,
-      updated_at: at,
-    });
-    for (const fp of findings) {
-      await knex('findings').insert({
-        run_id: id,
-        review_key: key,
-        repo: 'acme/api',
-        pr_number: 1,
-        head_sha: head,
+    await seedRun(
+      t.store.db.knex,
+      { id, repo: 'acme/api', pr: 1, head, createdAt: at, result },
+      findings.map((fp) => ({
         severity: 'high',
         category: fp === 'fp-sec' ? 'security' : 'correctness',
-        path: 'src/a.ts',
-        line: null,
-        title: `Finding ${fp}`,
-        body: 'Body.',
         fingerprint: fp,
-        outside_diff: false,
-        created_at: at,
-      });
-    }
+        title: `Finding ${fp}`,
+        path: 'src/a.ts',
+      })),
+    );
   }
 
   test('statuses from stored runs: open, addressed with evidence, not_reobserved; coverage; bounds', async () => {

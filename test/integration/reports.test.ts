@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Knex } from 'knex';
 import { createVerdictClient, operatorCodeOf } from '../../src/trpc/client.js';
 import { DEFAULT_REPORT_LIMITS, setReportLimits, type ReportLimits } from '../../src/reports/limits.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { TOKENS } from '../helpers/operator.js';
+import { seedRun } from '../helpers/report-seed.js';
 
 const run = promisify(execFile);
 
@@ -15,29 +15,6 @@ const run = promisify(execFile);
 const at = (day: string, hh = 12, mm = 0) =>
   Date.parse(`${day}T${String(hh).padStart(2, '0')}:${String(mm).padStart(2, '0')}:00Z`);
 const sha = (c: string) => c.repeat(40);
-
-type RunSeed = {
-  id: string;
-  repo: string;
-  pr: number;
-  head: string;
-  createdAt: number;
-  status?: string;
-  analysis?: string;
-  verdict?: string | null;
-  /** The stored result; `null` stores none. */
-  result?: unknown;
-};
-type FindingSeed = {
-  run: string;
-  severity: string;
-  category: string;
-  fingerprint: string;
-  title: string;
-  body?: string;
-  path?: string | null;
-  line?: number | null;
-};
 
 /** A stored analysis result as the engine writes it (only the parts the report reads, plus filler). */
 function result(opts: {
@@ -77,43 +54,6 @@ function result(opts: {
   };
 }
 
-async function seedRun(knex: Knex, r: RunSeed, findings: FindingSeed[] = []) {
-  await knex('runs').insert({
-    id: r.id,
-    review_key: `${r.repo}#${r.pr}@${r.head}:${r.id}`,
-    repo: r.repo,
-    pr_number: r.pr,
-    head_sha: r.head,
-    trigger: 'synchronize',
-    status: r.status ?? 'completed',
-    analysis_status: r.analysis ?? 'analysed',
-    publish_status: 'published',
-    verdict: r.verdict === undefined ? 'needs-attention' : r.verdict,
-    confidence: 4,
-    result: r.result === null || r.result === undefined ? null : JSON.stringify(r.result),
-    created_at: r.createdAt,
-    updated_at: r.createdAt,
-  });
-  for (const f of findings) {
-    await knex('findings').insert({
-      run_id: r.id,
-      review_key: `${r.repo}#${r.pr}@${r.head}:${r.id}`,
-      repo: r.repo,
-      pr_number: r.pr,
-      head_sha: r.head,
-      severity: f.severity,
-      category: f.category,
-      path: f.path === undefined ? 'src/x.ts' : f.path,
-      line: f.line ?? null,
-      title: f.title,
-      body: f.body ?? 'Body.',
-      fingerprint: f.fingerprint,
-      outside_diff: false,
-      created_at: r.createdAt,
-    });
-  }
-}
-
 const CSV_TITLE = `=cmd|' /C calc'!A0`;
 const CSV_BODY = 'He said "hi", then left,\nand a second line';
 
@@ -124,36 +64,23 @@ const CSV_BODY = 'He said "hi", then left,\nand a second line';
 async function seedFixture(app: RunningVerdict) {
   const { store } = app.verdict;
   const knex = store.db.knex;
-  await store.pullRequests.upsert({
-    repo: 'acme/api',
-    number: 1,
-    headSha: sha('b'),
-    title: 'Add cache',
-    author: 'mona',
-  });
-  await store.pullRequests.upsert({
-    repo: 'acme/api',
-    number: 2,
-    headSha: sha('c'),
-    title: 'Refactor parser',
-    author: 'octo',
-  });
-  await store.pullRequests.upsert({
-    repo: 'acme/api',
-    number: 3,
-    headSha: sha('d'),
-    title: 'Old work',
-    author: 'octo',
-  });
-  await store.pullRequests.upsert({
-    repo: 'acme/web',
-    number: 7,
-    headSha: sha('e'),
-    title: 'Fix links',
-    author: 'mona',
-  });
+  for (const [repo, number, head, title, author] of [
+    ['acme/api', 1, 'b', 'Add cache', 'mona'],
+    ['acme/api', 2, 'c', 'Refactor parser', 'octo'],
+    ['acme/api', 3, 'd', 'Old work', 'octo'],
+    ['acme/web', 7, 'e', 'Fix links', 'mona'],
+  ] as const) {
+    await store.pullRequests.upsert({ repo, number, headSha: sha(head), title, author });
+  }
 
   // acme/api#1: four findings in a1; a2 raises one again and closes two (one with evidence, one without).
+  const stale = {
+    severity: 'blocker',
+    category: 'correctness',
+    fingerprint: 'fp-open',
+    title: 'Stale read',
+    path: 'src/cache.ts',
+  };
   await seedRun(
     knex,
     {
@@ -165,16 +92,8 @@ async function seedFixture(app: RunningVerdict) {
       result: result({ head: sha('a'), complete: true }),
     },
     [
+      stale,
       {
-        run: 'a1',
-        severity: 'blocker',
-        category: 'correctness',
-        fingerprint: 'fp-open',
-        title: 'Stale read',
-        path: 'src/cache.ts',
-      },
-      {
-        run: 'a1',
         severity: 'high',
         category: 'security',
         fingerprint: 'fp-gone',
@@ -183,21 +102,13 @@ async function seedFixture(app: RunningVerdict) {
         line: 12,
       },
       {
-        run: 'a1',
         severity: 'medium',
         category: 'performance',
         fingerprint: 'fp-fixed',
         title: 'Slow loop',
         path: null,
       },
-      {
-        run: 'a1',
-        severity: 'low',
-        category: 'style',
-        fingerprint: 'fp-noev',
-        title: 'Naming',
-        path: 'src/a.ts',
-      },
+      { severity: 'low', category: 'style', fingerprint: 'fp-noev', title: 'Naming', path: 'src/a.ts' },
     ],
   );
   await seedRun(
@@ -218,16 +129,7 @@ async function seedFixture(app: RunningVerdict) {
         },
       }),
     },
-    [
-      {
-        run: 'a2',
-        severity: 'blocker',
-        category: 'correctness',
-        fingerprint: 'fp-open',
-        title: 'Stale read',
-        path: 'src/cache.ts',
-      },
-    ],
+    [stale],
   );
   // acme/api#2: a review on Monday, then a failed run (not a review).
   await seedRun(
@@ -241,8 +143,8 @@ async function seedFixture(app: RunningVerdict) {
       result: result({ head: sha('c'), complete: true }),
     },
     [
-      { run: 'b1', severity: 'weird', category: '', fingerprint: 'fp-b1', title: 'Odd thing' },
-      { run: 'b1', severity: 'info', category: 'docs', fingerprint: '', title: 'No fingerprint', path: null },
+      { severity: 'weird', category: '', fingerprint: 'fp-b1', title: 'Odd thing' },
+      { severity: 'info', category: 'docs', fingerprint: '', title: 'No fingerprint', path: null },
     ],
   );
   await seedRun(knex, {
@@ -262,7 +164,6 @@ async function seedFixture(app: RunningVerdict) {
     { id: 'c1', repo: 'acme/web', pr: 7, head: sha('e'), createdAt: at('2026-02-28', 23, 30), result: null },
     [
       {
-        run: 'c1',
         severity: 'high',
         category: 'bug',
         fingerprint: 'fp-csv',
@@ -283,40 +184,20 @@ async function seedFixture(app: RunningVerdict) {
       createdAt: at('2026-02-24', 9),
       result: result({ head: sha('d'), complete: true }),
     },
-    [{ run: 'd1', severity: 'low', category: 'tests', fingerprint: 'fp-prev', title: 'Missing test' }],
+    [{ severity: 'low', category: 'tests', fingerprint: 'fp-prev', title: 'Missing test' }],
   );
 
   // Comments: the ledger's review/reply texts (a check run is not a comment) and a comment command.
-  const ledger = async (row: Record<string, unknown>) =>
-    knex('publications').insert({ mode: 'live', status: 'published', receipt: null, error: null, ...row });
-  await ledger({
-    run_id: 'a1',
-    repo: 'acme/api',
-    pr_number: 1,
-    kind: 'review',
-    body: 'Review of a1',
-    created_at: at('2026-02-27', 11),
-  });
-  await ledger({
-    run_id: 'a1',
-    repo: 'acme/api',
-    pr_number: 1,
-    kind: 'check_run',
-    body: 'check',
-    created_at: at('2026-02-27', 11),
-  });
-  await ledger({
-    run_id: 'c1',
-    repo: 'acme/web',
-    pr_number: 7,
-    kind: 'reply',
-    body: '@mona thanks',
-    created_at: at('2026-02-28', 23, 45),
-  });
-  await ledger({
-    run_id: 'a2',
-    repo: 'acme/api',
-    pr_number: 1,
+  // A ledger row of a run, on the run's pull request.
+  const ledger = async (runId: string, row: Record<string, unknown>) => {
+    const { repo, pr_number } = await knex('runs').where({ id: runId }).first();
+    const published = { mode: 'live', status: 'published', receipt: null, error: null };
+    await knex('publications').insert({ run_id: runId, repo, pr_number, ...published, ...row });
+  };
+  await ledger('a1', { kind: 'review', body: 'Review of a1', created_at: at('2026-02-27', 11) });
+  await ledger('a1', { kind: 'check_run', body: 'check', created_at: at('2026-02-27', 11) });
+  await ledger('c1', { kind: 'reply', body: '@mona thanks', created_at: at('2026-02-28', 23, 45) });
+  await ledger('a2', {
     kind: 'review',
     mode: 'shadow',
     status: 'shadowed',

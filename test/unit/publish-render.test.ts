@@ -9,8 +9,8 @@ import {
   type RenderFinding,
   type RenderInput,
 } from '../../src/publish/render.js';
-import type { SemanticCoverage } from '../../src/review/merge.js';
 import { defaultCompetitorComparison, type ReviewOutput } from '../../src/review/output.schema.js';
+import { fullCoverage, reviewOutput } from '../helpers/review-output.js';
 
 /**
  * Golden files in fixtures/reviews/*.md: the review body in its main shapes, readable as Markdown.
@@ -25,36 +25,18 @@ function golden(name: string, body: string) {
   expect(body).toBe(readFileSync(file, 'utf8'));
 }
 
-const coverage: SemanticCoverage = {
-  headSha: 'a'.repeat(40),
-  complete: true,
-  totalFiles: 2,
-  analysed: 2,
-  partial: 0,
-  skipped: 0,
-  failed: 0,
-  truncatedByGitHub: false,
-  files: [],
-};
+const coverage = fullCoverage({ totalFiles: 2, analysed: 2, files: [] });
 
 function output(over: Partial<ReviewOutput> = {}): ReviewOutput {
-  return {
+  return reviewOutput({
     overview: 'Adds a read-through cache in front of the user service.',
     summary: 'Small and focused.',
-    verdict: 'clear',
-    confidenceScore: 5,
     bulletHighlights: ['New `UserCache` with LRU eviction', 'Lookups go through the cache'],
     reasoning: 'The diff is small and covered by tests.',
     mergeVerdict: 'Safe to merge.',
     importantFiles: [{ path: 'src/cache.ts', overview: 'the cache itself' }],
-    findings: [],
-    priorFindingDispositions: [],
-    missingValidations: [],
-    crossRepoImpact: [],
-    sequenceDiagram: '',
-    competitorComparison: defaultCompetitorComparison(),
     ...over,
-  };
+  });
 }
 
 const blocker: RenderFinding = {

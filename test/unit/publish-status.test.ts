@@ -6,52 +6,16 @@ import {
   riskOf,
   type PublishableAnalysis,
 } from '../../src/publish/status.js';
-import type { SemanticCoverage } from '../../src/review/merge.js';
-import { defaultCompetitorComparison, type ReviewOutput } from '../../src/review/output.schema.js';
+import type { ReviewOutput } from '../../src/review/output.schema.js';
+import { fullCoverage as coverage, reviewOutput } from '../helpers/review-output.js';
 
 const HEAD = 'a'.repeat(40);
-
-function coverage(over: Partial<SemanticCoverage> = {}): SemanticCoverage {
-  return {
-    headSha: HEAD,
-    complete: true,
-    totalFiles: 1,
-    analysed: 1,
-    partial: 0,
-    skipped: 0,
-    failed: 0,
-    truncatedByGitHub: false,
-    files: [{ path: 'src/a.ts', status: 'analysed', reason: null, partial: false }],
-    ...over,
-  };
-}
 
 function analysis(
   over: Partial<ReviewOutput> = {},
   extra: Partial<PublishableAnalysis> = {},
 ): PublishableAnalysis {
-  return {
-    output: {
-      overview: 'o',
-      summary: 's',
-      verdict: 'clear',
-      confidenceScore: 5,
-      bulletHighlights: [],
-      reasoning: '',
-      mergeVerdict: 'Safe.',
-      importantFiles: [],
-      findings: [],
-      priorFindingDispositions: [],
-      missingValidations: [],
-      crossRepoImpact: [],
-      sequenceDiagram: '',
-      competitorComparison: defaultCompetitorComparison(),
-      ...over,
-    },
-    coverage: coverage(),
-    degraded: false,
-    ...extra,
-  };
+  return { output: reviewOutput(over), coverage: coverage(), degraded: false, ...extra };
 }
 
 const finding = (severity: 'blocker' | 'high' | 'medium' | 'low', title = 'Off by one') => ({

@@ -1,29 +1,19 @@
 import { buildReviewInput, type ChangedFile } from '../../src/review/context.js';
 import { fallbackOutput, mergeOutputs, semanticCoverage } from '../../src/review/merge.js';
-import {
-  defaultCompetitorComparison,
-  reviewOutputSchema,
-  type ReviewOutput,
-} from '../../src/review/output.schema.js';
+import { reviewOutputSchema, type ReviewOutput } from '../../src/review/output.schema.js';
+import { reviewOutput } from '../helpers/review-output.js';
 
 function output(over: Partial<ReviewOutput> = {}): ReviewOutput {
-  return {
+  return reviewOutput({
     overview: 'Adds a cache.',
     summary: 'Looks fine.',
-    verdict: 'clear',
     confidenceScore: 4,
     bulletHighlights: ['cache added'],
     reasoning: 'Small change.',
     mergeVerdict: 'Safe to merge.',
     importantFiles: [{ path: 'src/a.ts', overview: 'cache' }],
-    findings: [],
-    priorFindingDispositions: [],
-    missingValidations: [],
-    crossRepoImpact: [],
-    sequenceDiagram: '',
-    competitorComparison: defaultCompetitorComparison(),
     ...over,
-  };
+  });
 }
 
 const finding = (title: string, path = 'src/a.ts') => ({
@@ -75,23 +65,18 @@ describe('merging chunk outputs', () => {
 });
 
 describe('semantic coverage', () => {
+  /** `src/<name>.ts`, modified: one added line holding its name. */
+  const modified = (name: string): ChangedFile => ({
+    filename: `src/${name}.ts`,
+    status: 'modified',
+    additions: 1,
+    deletions: 0,
+    changes: 1,
+    patch: `@@ -0,0 +1 @@\n+${name}`,
+  });
   const files: ChangedFile[] = [
-    {
-      filename: 'src/a.ts',
-      status: 'modified',
-      additions: 1,
-      deletions: 0,
-      changes: 1,
-      patch: '@@ -0,0 +1 @@\n+a',
-    },
-    {
-      filename: 'src/b.ts',
-      status: 'modified',
-      additions: 1,
-      deletions: 0,
-      changes: 1,
-      patch: '@@ -0,0 +1 @@\n+b',
-    },
+    modified('a'),
+    modified('b'),
     { filename: 'logo.png', status: 'added', additions: 0, deletions: 0, changes: 0, patch: null },
   ];
 
