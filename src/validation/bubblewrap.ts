@@ -25,11 +25,12 @@ import type {
   InstallRecord,
   PlannedCommand,
   RunOptions,
+  OutcomeStatus,
   ValidationArtifact,
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandResult, commandsOutcome, outcomeFromPlan, runInTurn, simpleOutcome } from './types.js';
 
 export const BWRAP_UNAVAILABLE = 'SKIPPED bubblewrap: binary unavailable';
 export const BWRAP_REFUSED_UNTRUSTED = 'REFUSED bubblewrap: repo-committed config untrusted';
@@ -278,17 +279,7 @@ export function runProcess(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (err) tail.push(Buffer.from(`\n[verdict] could not start ${bin}: ${err.message}\n`));
-      resolve({
-        check: cmd.check,
-        command: cmd.argv.join(' '),
-        exitCode,
-        signal: sig,
-        durationMs: Date.now() - started,
-        timedOut,
-        outputTail: tail.text(),
-        outputBytes: tail.total,
-        outputTruncated: tail.truncated,
-      });
+      resolve(commandResult(cmd, started, tail, { exitCode, signal: sig, timedOut }));
     };
     child.on('error', (err) => finish(null, null, err));
     child.on('close', (code, sig) => finish(code, sig));
@@ -314,7 +305,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
       const scratchParent = fs.mkdtempSync(path.join(o.scratchRoot ?? os.tmpdir(), 'verdict-bwrap-'));
       const scratch = path.join(scratchParent, 'checkout');
       const results: CommandResult[] = [];
-      let step: InstallStep = { note: OFFLINE_NOTE, stop: false };
+      let step: InstallStep;
       try {
         await fs.promises.cp(checkoutDir, scratch, { recursive: true, verbatimSymlinks: true, force: true });
         o.onScratch?.(scratch);
@@ -329,18 +320,23 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
           timeoutMs: Math.min(o.install?.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, deadline - Date.now()),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
-        for (const cmd of step.stop ? [] : plan.commands) {
-          if (opts.signal?.aborted) break;
-          const left = deadline - Date.now();
-          if (left <= 0) break;
-          const r = await runProcess(bwrap, bwrapArgs(scratch, cmd, o, limits), cmd, left, cap, opts.signal);
-          results.push(r);
-          if (r.timedOut) break;
-        }
+        await runInTurn(results, step.stopped ? [] : plan.commands, deadline, opts.signal, (cmd, left) =>
+          runProcess(bwrap, bwrapArgs(scratch, cmd, o, limits), cmd, left, cap, opts.signal),
+        );
       } finally {
         if (!o.keepScratch) await fs.promises.rm(scratchParent, { recursive: true, force: true });
       }
-      return summarize(plan, results, opts.signal?.aborted === true, step);
+      return commandsOutcome({
+        executor: 'bubblewrap',
+        plan,
+        results,
+        aborted: opts.signal?.aborted === true,
+        killed: 'process tree',
+        stopped: step.stopped,
+        artifacts: step.artifact ? [step.artifact] : [],
+        note: step.note,
+        ...(step.record ? { install: step.record } : {}),
+      });
     },
   };
 }
@@ -353,8 +349,8 @@ function inSandboxPath(name: string): boolean {
 interface InstallStep {
   /** The outcome's note: which way the install went. */
   note: string;
-  /** True when the install ran and did not succeed: the commands are not run. */
-  stop: boolean;
+  /** When the install ran and did not succeed: the outcome, and the commands are not run. */
+  stopped: { status: OutcomeStatus; evidence: string } | null;
   record?: InstallRecord;
   artifact?: ValidationArtifact;
 }
@@ -380,18 +376,18 @@ async function installStep(
     signal?: AbortSignal;
   },
 ): Promise<InstallStep> {
-  if (d.kind === 'off') return { note: OFFLINE_NOTE, stop: false };
+  if (d.kind === 'off') return { note: OFFLINE_NOTE, stopped: null };
   if (d.kind === 'not_installed') {
     return {
       note: d.note,
-      stop: false,
+      stopped: null,
       record: { result: 'not_installed', ...(d.packageManager ? { packageManager: d.packageManager } : {}) },
     };
   }
   if (d.kind === 'refused') {
     return {
       note: d.note,
-      stop: false,
+      stopped: null,
       record: {
         result: 'refused',
         packageManager: d.packageManager,
@@ -423,15 +419,26 @@ async function installStep(
   }
   const result = r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'installed' : 'failed';
   const exit = r.exitCode ?? r.signal;
-  const note =
-    result === 'installed'
-      ? `installed: npm ci from ${d.registry} (lifecycle scripts off); commands ran offline`
-      : result === 'timed_out'
-        ? `install timed out: npm ci from ${d.registry}; commands not run`
-        : `install failed: npm ci from ${d.registry} exit ${exit}; commands not run`;
+  const ended = {
+    installed: {
+      note: `installed: npm ci from ${d.registry} (lifecycle scripts off); commands ran offline`,
+      stopped: null,
+    },
+    timed_out: {
+      note: `install timed out: npm ci from ${d.registry}; commands not run`,
+      stopped: {
+        status: 'timed_out' as const,
+        evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)`,
+      },
+    },
+    // Not a test failure: the checks never ran.
+    failed: {
+      note: `install failed: npm ci from ${d.registry} exit ${exit}; commands not run`,
+      stopped: { status: 'error' as const, evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${exit}` },
+    },
+  }[result];
   return {
-    note,
-    stop: result !== 'installed',
+    ...ended,
     record: {
       result,
       packageManager: 'npm',
@@ -443,37 +450,4 @@ async function installStep(
     },
     artifact: { id: INSTALL_ARTIFACT_ID, kind: 'command_output', command: r.command, content: r.outputTail },
   };
-}
-
-function summarize(
-  plan: Extract<ValidationPlan, { kind: 'run' }>,
-  results: CommandResult[],
-  aborted: boolean,
-  step: InstallStep,
-): ValidationOutcome {
-  const install = step.record;
-  const stopped =
-    install?.result === 'timed_out'
-      ? {
-          status: 'timed_out' as const,
-          evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)`,
-        }
-      : install?.result === 'failed'
-        ? // Not a test failure: the checks never ran.
-          {
-            status: 'error' as const,
-            evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${install.exitCode ?? install.signal}`,
-          }
-        : null;
-  return commandsOutcome({
-    executor: 'bubblewrap',
-    plan,
-    results,
-    aborted,
-    killed: 'process tree',
-    stopped,
-    artifacts: step.artifact ? [step.artifact] : [],
-    note: step.note,
-    ...(install ? { install } : {}),
-  });
 }

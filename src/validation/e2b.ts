@@ -24,7 +24,7 @@ import type {
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandResult, commandsOutcome, outcomeFromPlan, runInTurn, simpleOutcome } from './types.js';
 import { OUTCOMES } from './decide.js';
 
 /**
@@ -292,17 +292,7 @@ async function runCommand(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
-  return {
-    check: cmd.check,
-    command: cmd.argv.join(' '),
-    exitCode,
-    signal: null,
-    durationMs: Date.now() - started,
-    timedOut,
-    outputTail: tail.text(),
-    outputBytes: tail.total,
-    outputTruncated: tail.truncated,
-  };
+  return commandResult(cmd, started, tail, { exitCode, signal: null, timedOut });
 }
 
 export function createE2bExecutor(o: E2bOptions): Executor {
@@ -386,14 +376,9 @@ export function createE2bExecutor(o: E2bOptions): Executor {
             ...(signal ? { signal } : {}),
           });
         }
-        for (const cmd of plan.commands) {
-          if (signal?.aborted) break;
-          const left = deadline - Date.now();
-          if (left <= 0) break;
-          const r = await runCommand(sdk, sandbox, cmd, left, cap, o, signal);
-          results.push(r);
-          if (r.timedOut) break;
-        }
+        await runInTurn(results, plan.commands, deadline, signal, (cmd, left) =>
+          runCommand(sdk, sandbox, cmd, left, cap, o, signal),
+        );
       } catch (err) {
         if (!signal?.aborted) failure = describe(err);
       } finally {
@@ -419,27 +404,17 @@ export function createE2bExecutor(o: E2bOptions): Executor {
           }
         }
       }
-      return summarize(plan, results, signal?.aborted === true, failure, notes.join('; '));
+      return commandsOutcome({
+        executor: 'e2b',
+        plan,
+        results,
+        aborted: signal?.aborted === true,
+        killed: 'sandbox',
+        stopped: failure !== null ? { status: 'error', evidence: `ERROR e2b: ${failure}` } : null,
+        note: notes.join('; '),
+      });
     },
   };
-}
-
-function summarize(
-  plan: Extract<ValidationPlan, { kind: 'run' }>,
-  results: CommandResult[],
-  aborted: boolean,
-  failure: string | null,
-  note: string,
-): ValidationOutcome {
-  return commandsOutcome({
-    executor: 'e2b',
-    plan,
-    results,
-    aborted,
-    killed: 'sandbox',
-    stopped: failure !== null ? { status: 'error', evidence: `ERROR e2b: ${failure}` } : null,
-    note,
-  });
 }
 
 /** The store's part in e2b: where costs are recorded and the total the budget gate reads. */
