@@ -12,9 +12,9 @@ import {
   BWRAP_REFUSED_UNTRUSTED,
   createBubblewrapExecutor,
   findBinary,
-  planValidation,
-  type ValidationOutcome,
-} from '../../src/validation/index.js';
+} from '../../src/validation/bubblewrap.js';
+import { planValidation } from '../../src/validation/plan.js';
+import type { ValidationOutcome } from '../../src/validation/types.js';
 
 const FIXTURES = path.resolve('fixtures/validation');
 const haveBwrap = findBinary('bwrap') !== undefined;

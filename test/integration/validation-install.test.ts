@@ -19,12 +19,12 @@ import {
   INSTALL_ARTIFACT_ID,
   installEnv,
   OFFLINE_NOTE,
-  planValidation,
-  refusedNote,
   runProcess,
   type BubblewrapOptions,
-  type ValidationOutcome,
-} from '../../src/validation/index.js';
+} from '../../src/validation/bubblewrap.js';
+import { refusedNote } from '../../src/validation/install.js';
+import { planValidation } from '../../src/validation/plan.js';
+import type { ValidationOutcome } from '../../src/validation/types.js';
 
 const FIXTURE = path.resolve('fixtures/validation/with-dependency');
 const DEP = 'verdict-tiny-dep';

@@ -5,16 +5,16 @@ import {
   BWRAP_REFUSED_UNTRUSTED,
   BWRAP_UNAVAILABLE,
   createBubblewrapExecutor,
-  createLocalExecutor,
+} from '../../src/validation/bubblewrap.js';
+import { createExecutor } from '../../src/validation/executors.js';
+import { createLocalExecutor } from '../../src/validation/local.js';
+import {
   createShadowExecutor,
   DEFAULT_SHADOW_TIMEOUT_MS,
-  createExecutor,
   SHADOW_NOT_EVIDENCE,
-  TailBuffer,
-  type Executor,
-  type RunOptions,
-  type ValidationPlan,
-} from '../../src/validation/index.js';
+} from '../../src/validation/shadow.js';
+import { TailBuffer } from '../../src/validation/tail-buffer.js';
+import type { Executor, RunOptions, ValidationPlan } from '../../src/validation/types.js';
 
 const plan: ValidationPlan = {
   kind: 'run',
