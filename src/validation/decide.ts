@@ -128,11 +128,6 @@ export function storedValidation(
   return validation as Record<string, unknown>;
 }
 
-/** The repository's stored `validation.provider` (operator configuration), or undefined when not set. */
-export function storedValidationProvider(config: Record<string, unknown> | null | undefined): unknown {
-  return storedValidation(config).provider;
-}
-
 // --- e2b: provisioning and budget ----------------------------------------------------------------------
 
 export type E2bGateInput = {

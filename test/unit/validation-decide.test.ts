@@ -7,7 +7,7 @@ import {
   gateE2b,
   OUTCOMES,
   selectValidation,
-  storedValidationProvider,
+  storedValidation,
   type E2bGateInput,
   type ValidationInput,
 } from '../../src/validation/decide.js';
@@ -99,12 +99,13 @@ describe('decideValidation: policy, filters, executor name', () => {
     }
   });
 
-  test('storedValidationProvider reads validation.provider of the operator configuration', () => {
-    expect(storedValidationProvider(null)).toBeUndefined();
-    expect(storedValidationProvider({ enabled: true })).toBeUndefined();
-    expect(storedValidationProvider({ validation: 'e2b' })).toBeUndefined();
-    expect(storedValidationProvider({ validation: { provider: 'e2b' } })).toBe('e2b');
-    expect(storedValidationProvider({ validation: { provider: 'executor_b' } })).toBe('executor_b');
+  test('storedValidation reads the validation section (and its provider) of the operator configuration', () => {
+    expect(storedValidation(null)).toEqual({});
+    expect(storedValidation({ enabled: true })).toEqual({});
+    expect(storedValidation({ validation: 'e2b' })).toEqual({});
+    expect(storedValidation({ validation: ['e2b'] })).toEqual({});
+    expect(storedValidation({ validation: { provider: 'e2b' } }).provider).toBe('e2b');
+    expect(storedValidation({ validation: { provider: 'executor_b' } }).provider).toBe('executor_b');
   });
 });
 
