@@ -175,11 +175,11 @@ export async function gateE2b(input: E2bGateInput): Promise<E2bGate> {
 
 /** The budget rule alone: withheld at or above the budget; a failed read leaves the shadow enabled. */
 export async function budgetGate(budgetUsd: number, read: () => Promise<number>): Promise<E2bGate> {
-  let cost: number;
+  let cost: unknown = null;
   try {
     cost = await read();
   } catch {
-    return { enabled: true, notes: [OUTCOMES.e2bBudgetReadFailed], recordedCostUsd: null };
+    /* a failed read */
   }
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
     return { enabled: true, notes: [OUTCOMES.e2bBudgetReadFailed], recordedCostUsd: null };
@@ -212,7 +212,7 @@ export type SkippedExecutor = {
 };
 
 export type ValidationSelection =
-  | { run: false; code: NotRunCode; outcome: string; detail?: string }
+  | Extract<ValidationDecision, { run: false }>
   | {
       run: true;
       /** The primary executor, or null when it was skipped (the outcome is in `outcomes`). */
