@@ -128,13 +128,18 @@ const BASE_ENV: Record<string, string> = {
   CI: 'true',
 };
 
+/** npm without its update, funding and audit requests and messages (bubblewrap and e2b alike). */
+export const QUIET_NPM_ENV = {
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
+
 /** The environment of the planned commands: offline package managers, then the operator's additions. */
 function commandEnv(o: BubblewrapOptions): Record<string, string> {
   return {
     ...BASE_ENV,
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...QUIET_NPM_ENV,
     npm_config_offline: 'true',
     GOFLAGS: '-mod=mod',
     GOPROXY: 'off',
@@ -159,9 +164,7 @@ export function installEnv(o: BubblewrapOptions, registry: string): Record<strin
     npm_config_registry: registry,
     npm_config_ignore_scripts: 'true',
     npm_config_offline: 'false',
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...QUIET_NPM_ENV,
   };
 }
 

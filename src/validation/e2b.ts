@@ -15,6 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { QUIET_NPM_ENV } from './bubblewrap.js';
 import { TailBuffer } from './tail-buffer.js';
 import type {
   CommandResult,
@@ -230,13 +231,7 @@ function describe(err: unknown): string {
   return `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${msg.length > 300 ? `${msg.slice(0, 300)}...` : msg}`;
 }
 
-const SANDBOX_ENV: Record<string, string> = {
-  CI: 'true',
-  LANG: 'C.UTF-8',
-  npm_config_update_notifier: 'false',
-  npm_config_fund: 'false',
-  npm_config_audit: 'false',
-};
+const SANDBOX_ENV: Record<string, string> = { CI: 'true', LANG: 'C.UTF-8', ...QUIET_NPM_ENV };
 
 /** Runs one command; a non-zero exit is a result, a time limit or abort stops waiting for it. */
 async function runCommand(
