@@ -380,24 +380,10 @@ async function installStep(
   },
 ): Promise<InstallStep> {
   if (d.kind === 'off') return { note: OFFLINE_NOTE, stopped: null };
-  if (d.kind === 'not_installed') {
-    return {
-      note: d.note,
-      stopped: null,
-      record: { result: 'not_installed', ...(d.packageManager ? { packageManager: d.packageManager } : {}) },
-    };
-  }
-  if (d.kind === 'refused') {
-    return {
-      note: d.note,
-      stopped: null,
-      record: {
-        result: 'refused',
-        packageManager: d.packageManager,
-        registry: d.registry,
-        outside: d.outside,
-      },
-    };
+  if (d.kind !== 'install') {
+    // not_installed (with its package manager, when known) or refused (with the registry and what is outside).
+    const { kind, note, ...rest } = d;
+    return { note, stopped: null, record: { result: kind, ...rest } };
   }
   const cmd: PlannedCommand = { check: 'build', ecosystem: 'javascript', argv: d.argv };
   const npmrc = path.join(c.scratch, '.npmrc');

@@ -114,7 +114,7 @@ export type InstallDecision =
   /** No install for a reason the note gives; the commands run offline. */
   | { kind: 'not_installed'; note: string; packageManager?: PackageManager }
   /** The lockfile reaches outside the registry; the commands run offline. */
-  | { kind: 'refused'; note: string; outside: string[]; registry: string; packageManager: 'npm' }
+  | { kind: 'refused'; note: string; packageManager: 'npm'; registry: string; outside: string[] }
   | { kind: 'install'; argv: string[]; registry: string; packageManager: 'npm'; lockfile: string };
 
 function isFile(p: string): boolean {
@@ -172,9 +172,9 @@ export function decideInstall(
     return {
       kind: 'refused',
       note: refusedNote(outside.length, settings.registry),
-      outside,
-      registry: registryPrefix(settings.registry),
       packageManager: 'npm',
+      registry: registryPrefix(settings.registry),
+      outside,
     };
   }
   return {
