@@ -11,6 +11,7 @@ import {
   type ReviewValidationDeps,
   type ReviewValidationInput,
 } from '../../src/validation/review.js';
+import { simpleOutcome } from '../../src/validation/types.js';
 
 /**
  * Every outcome of review-engine 7.4, produced by the validation of a review (src/validation/review.ts)
@@ -202,13 +203,7 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
   itBwrap('shadow: a failing shadow is shown but is never evidence that validation failed', async () => {
     const failing = {
       name: 'e2b',
-      run: async () => ({
-        executor: 'e2b',
-        status: 'failed' as const,
-        evidence: 'FAILED e2b: npm run test (exit 1)',
-        commands: [],
-        artifacts: [],
-      }),
+      run: async () => simpleOutcome('e2b', 'failed', 'FAILED e2b: npm run test (exit 1)'),
     };
     const report = await validate(
       {
