@@ -13,7 +13,7 @@ import { claimsExecution, detectExecutionClaim } from '../../src/evidence/claims
 import { renderEvidence } from '../../src/evidence/render.js';
 import type { ArtifactStorage } from '../../src/evidence/storage.js';
 import { createLogger } from '../../src/logger.js';
-import type { CommandResult, ValidationOutcome } from '../../src/validation/types.js';
+import { commandArtifacts, type CommandResult, type ValidationOutcome } from '../../src/validation/types.js';
 
 /** review-engine 2.6: evidence artifacts, the require flag, the failure path; the claim detector; rendering. */
 
@@ -74,12 +74,7 @@ function outcome(): ValidationOutcome {
     status: 'failed',
     evidence: 'FAILED local: npm test',
     commands,
-    artifacts: commands.map((c, i) => ({
-      id: `local-${i + 1}-${c.check}`,
-      kind: 'command_output',
-      command: c.command,
-      content: c.outputTail,
-    })),
+    artifacts: commandArtifacts('local', commands),
     shadow: {
       executor: 'bubblewrap',
       status: 'passed',
