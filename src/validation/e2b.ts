@@ -313,14 +313,14 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       if (!(opts.timeoutMs > 0)) throw new Error('e2b: a positive timeoutMs is required');
       const deadline = Date.now() + opts.timeoutMs;
       const signal = opts.signal;
-      const cancelled = (notRun: string[]) =>
+      const all = plan.commands.map((c) => c.argv.join(' '));
+      const cancelled = () =>
         simpleOutcome(
           'e2b',
           'not_run',
-          `NOT RUN e2b: cancelled${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`,
+          `NOT RUN e2b: cancelled${all.length ? `; not run: ${all.join(', ')}` : ''}`,
         );
-      const all = plan.commands.map((c) => c.argv.join(' '));
-      if (signal?.aborted) return cancelled(all);
+      if (signal?.aborted) return cancelled();
 
       const collected = await collectFiles(
         checkoutDir,
@@ -330,14 +330,13 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       if (!collected.ok) {
         return simpleOutcome('e2b', 'not_run', `NOT RUN e2b: ${collected.reason}; no sandbox was created`);
       }
-      const notes = [
-        `uploaded ${collected.files.length} files (${formatBytes(collected.bytes)}) without .git`,
-        ...(collected.skipped.length
-          ? [
-              `not uploaded (not regular files): ${collected.skipped.slice(0, 10).join(', ')}${collected.skipped.length > 10 ? ', ...' : ''}`,
-            ]
-          : []),
-      ];
+      const { files, skipped } = collected;
+      const notes = [`uploaded ${files.length} files (${formatBytes(collected.bytes)}) without .git`];
+      if (skipped.length > 0) {
+        notes.push(
+          `not uploaded (not regular files): ${skipped.slice(0, 10).join(', ')}${skipped.length > 10 ? ', ...' : ''}`,
+        );
+      }
 
       const createdAt = now();
       // The sandbox ends itself shortly after the run's time limit should this process die first.
@@ -353,15 +352,15 @@ export function createE2bExecutor(o: E2bOptions): Executor {
           ...(signal ? { signal } : {}),
         });
       } catch (err) {
-        if (signal?.aborted) return cancelled(all);
+        if (signal?.aborted) return cancelled();
         return simpleOutcome('e2b', 'error', `ERROR e2b: sandbox not created: ${describe(err)}`);
       }
 
       const results: CommandResult[] = [];
       let failure: string | null = null;
       try {
-        await upload(sandbox, collected.files, requestTimeoutMs, signal);
-        const executables = collected.files.filter((f) => f.executable).map((f) => f.rel);
+        await upload(sandbox, files, requestTimeoutMs, signal);
+        const executables = files.filter((f) => f.executable).map((f) => f.rel);
         if (executables.length > 0 && !signal?.aborted) {
           // Uploads do not carry file modes: give the executable files theirs back.
           await sandbox.commands.run(`chmod +x -- ${shellLine(executables)}`, {
