@@ -85,6 +85,15 @@ async function publishedBody(store: Store): Promise<string> {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  /** Reviews the pull request (its commits served from `commits`) with a clear model answer. */
+  async function reviewClear(commits: Record<string, string> = {}) {
+    githubPull();
+    await tarballs(commits);
+    clearModel();
+    const run = await reviewRun();
+    return { run, result: runResultSchema.parse(run.result) };
+  }
+
   test('a PR whose change breaks a test gets a BLOCK review citing the failing output; the model saw it', async () => {
     const store = await start(ENV);
     const gh = githubPull();
@@ -154,11 +163,7 @@ async function publishedBody(store: Store): Promise<string> {
 
   test('a passing suite: PASSED in the Validation Status, no validation finding, nothing missing', async () => {
     const store = await start(ENV);
-    githubPull();
-    await tarballs({ [HEAD]: 'passing' });
-    clearModel();
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'passing' });
     expect(result.validation).toMatchObject({
       status: 'passed',
       commands: [{ passed: true, introduced: null }],
@@ -170,11 +175,7 @@ async function publishedBody(store: Store): Promise<string> {
 
   test('a failure the base has too is reported, not turned into a finding; the merge status is CAUTION', async () => {
     const store = await start(ENV);
-    githubPull();
-    await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-after' });
-    clearModel();
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-after' });
     expect(result.validation!.commands[0]).toMatchObject({ passed: false, introduced: false });
     expect(await store.findings.listForRun(run.id)).toEqual([]);
     expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
@@ -186,10 +187,7 @@ async function publishedBody(store: Store): Promise<string> {
   test('execution.mode never: nothing is downloaded or run, and the Validation Status says why', async () => {
     const store = await start(ENV);
     await setPolicy({ execution: { mode: 'never' } });
-    githubPull();
-    clearModel();
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { result } = await reviewClear();
     expect(result.validation).toMatchObject({ status: 'not_run', executor: null, commands: [] });
     expect(result.output.missingValidations).toContain('NOT RUN repo-native validation: execution_disabled');
     expect(await publishedBody(store)).toContain(
@@ -200,11 +198,7 @@ async function publishedBody(store: Store): Promise<string> {
 
   test('evidence artifacts: the failing output is stored and attached to the finding; the body shows its key', async () => {
     const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: dir });
-    githubPull();
-    await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
-    clearModel();
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
     const key = `runs/${run.id}/bubblewrap-1-test.log`;
     expect(result.evidence!.failed).toBeNull();
     expect(result.evidence!.artifacts).toEqual([
@@ -246,11 +240,7 @@ async function publishedBody(store: Store): Promise<string> {
     const notADir = path.join(dir, 'file');
     fs.writeFileSync(notADir, 'a file where the evidence folder should be');
     const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: notADir });
-    githubPull();
-    await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
-    clearModel();
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
     expect(result.evidence!.failed).toBeTruthy();
     expect(result.evidence!.artifacts).toEqual([]);
     expect(result.warnings.join('\n')).toMatch(/^evidence_artifacts_failed: /m);
@@ -261,9 +251,7 @@ async function publishedBody(store: Store): Promise<string> {
 
   test('validation off (the default): the review is semantic only, as before', async () => {
     const store = await start({});
-    githubPull();
-    clearModel();
-    const run = await reviewRun();
+    const { run } = await reviewClear();
     expect((run.result as RunResult).validation).toBeUndefined();
     expect(await publishedBody(store)).toContain('Nothing was executed: semantic review only.');
   }, 60_000);
