@@ -43,47 +43,13 @@ export type ClaimRule =
   | 'runtime_observation';
 
 /** Words that, among the four before a match (same sentence), make it a hypothesis, a request or a denial. */
-const HEDGES = new Set([
-  'would',
-  'could',
-  'might',
-  'may',
-  'will',
-  'shall',
-  'should',
-  'can',
-  'cannot',
-  'must',
-  'likely',
-  'unlikely',
-  'probably',
-  'possibly',
-  'potentially',
-  'perhaps',
-  'maybe',
-  'expected',
-  'expect',
-  'expects',
-  'if',
-  'unless',
-  'whether',
-  'otherwise',
-  'not',
-  'never',
-  'no',
-  'ensure',
-  'ensures',
-  'sure',
-  'verify',
-  'confirm',
-  'check',
-  'please',
-  'once',
-  'until',
-  'suppose',
-  'assuming',
-  'hypothetically',
-]);
+const HEDGES = new Set(
+  (
+    'would could might may will shall should can cannot must likely unlikely probably possibly potentially ' +
+    'perhaps maybe expected expect expects if unless whether otherwise not never no ensure ensures sure verify ' +
+    'confirm check please once until suppose assuming hypothetically'
+  ).split(' '),
+);
 const NEGATION = /\b(?:not|never|no)\b|n't\b/i;
 /** Sentence openers that make the rest of the sentence a condition, for the generic rules. */
 const CONDITIONAL_OPENER = /^\s*(?:if|unless|when|whenever|once|should|suppose|assuming|in case)\b/i;

@@ -181,13 +181,7 @@ export function createArtifactStorage(config: EvidenceConfig): ArtifactStorage |
     case 'local':
       return createLocalArtifactStorage({ dir: store.dir, publicBaseUrl });
     case 's3':
-      return createS3ArtifactStorage({
-        bucket: store.bucket,
-        region: store.region,
-        endpoint: store.endpoint,
-        forcePathStyle: store.forcePathStyle,
-        prefix: store.prefix,
-        publicBaseUrl,
-      });
+      // The configured bucket, region, endpoint, prefix and path style are the store's options as they are.
+      return createS3ArtifactStorage({ ...store, publicBaseUrl });
   }
 }

@@ -45,21 +45,16 @@ export const CASE_LANGUAGES = [
 const CASE_NAME = /^[a-z0-9][a-z0-9-]{0,79}$/;
 
 const nonBlank = z.string().trim().min(1, 'must not be blank');
+const branch = z.string().regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name');
 
 export const caseMetaSchema = z.strictObject({
   title: nonBlank.max(256),
   body: z.string().max(20_000).default(''),
   language: z.enum(CASE_LANGUAGES),
   /** The base branch the pull request targets. */
-  base: z
-    .string()
-    .regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name')
-    .default('main'),
+  base: branch.default('main'),
   /** The branch the pull request comes from. */
-  head: z
-    .string()
-    .regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name')
-    .default('feature'),
+  head: branch.default('feature'),
   /** What kind of change it is (for the report: feature, fix, refactor, rename, docs, tests, deps, ...). */
   kind: z.string().regex(/^[a-z-]{1,40}$/, 'must be a lower-case word'),
 });

@@ -18,23 +18,27 @@ export function caseSha(c: TestLabCase, side: 'base' | 'head'): string {
   return h.digest('hex');
 }
 
-type Served = {
-  c: TestLabCase;
-  baseSha: string;
-  headSha: string;
-  files: Array<{
-    filename: string;
-    status: 'added' | 'removed' | 'modified';
-    additions: number;
-    deletions: number;
-    changes: number;
-    patch: string;
-    sha: string;
-    blob_url: string;
-    raw_url: string;
-    contents_url: string;
-  }>;
-};
+/** A changed file of a case as the pull-request files API lists it. */
+function prFile(c: TestLabCase, f: TestLabCase['files'][number], headSha: string) {
+  const patch = githubPatch(f.before, f.after);
+  const { additions, deletions } = patchCounts(patch);
+  return {
+    filename: f.path,
+    status: f.before === null ? 'added' : f.after === null ? 'removed' : 'modified',
+    additions,
+    deletions,
+    changes: additions + deletions,
+    patch,
+    sha: createHash('sha1')
+      .update(f.after ?? f.before ?? '')
+      .digest('hex'),
+    blob_url: `https://github.com/${TESTLAB_OWNER}/${c.name}/blob/${headSha}/${f.path}`,
+    raw_url: `https://github.com/${TESTLAB_OWNER}/${c.name}/raw/${headSha}/${f.path}`,
+    contents_url: `https://api.github.com/repos/${TESTLAB_OWNER}/${c.name}/contents/${f.path}?ref=${headSha}`,
+  };
+}
+
+type Served = { c: TestLabCase; baseSha: string; headSha: string; files: ReturnType<typeof prFile>[] };
 
 /**
  * A local GitHub API for the Test Lab: it serves each case as a pull request, with the REST shapes the
@@ -53,28 +57,7 @@ export class CaseGitHubServer {
     for (const c of cases) {
       const baseSha = caseSha(c, 'base');
       const headSha = caseSha(c, 'head');
-      const files = c.files
-        .filter((f) => f.changed)
-        .map((f) => {
-          const patch = githubPatch(f.before, f.after);
-          const { additions, deletions } = patchCounts(patch);
-          const status = f.before === null ? 'added' : f.after === null ? 'removed' : 'modified';
-          const blob = createHash('sha1')
-            .update(f.after ?? f.before ?? '')
-            .digest('hex');
-          return {
-            filename: f.path,
-            status: status as Served['files'][number]['status'],
-            additions,
-            deletions,
-            changes: additions + deletions,
-            patch,
-            sha: blob,
-            blob_url: `https://github.com/${TESTLAB_OWNER}/${c.name}/blob/${headSha}/${f.path}`,
-            raw_url: `https://github.com/${TESTLAB_OWNER}/${c.name}/raw/${headSha}/${f.path}`,
-            contents_url: `https://api.github.com/repos/${TESTLAB_OWNER}/${c.name}/contents/${f.path}?ref=${headSha}`,
-          };
-        });
+      const files = c.files.filter((f) => f.changed).map((f) => prFile(c, f, headSha));
       this.cases.set(c.name, { c, baseSha, headSha, files });
     }
   }
@@ -156,7 +139,7 @@ export class CaseGitHubServer {
           const u = new URL(url.href);
           u.searchParams.set('page', String(p));
           u.searchParams.set('per_page', String(perPage));
-          return `<${hostOf(req)}${url.pathname}?${u.searchParams}>; rel="${rel}"`;
+          return `<http://${req.headers.host ?? 'localhost'}${url.pathname}?${u.searchParams}>; rel="${rel}"`;
         };
         headers.link = [link(page + 1, 'next'), link(last, 'last')].join(', ');
       }
@@ -243,8 +226,4 @@ export class CaseGitHubServer {
       html_url: `https://github.com/${TESTLAB_OWNER}/${c.name}/pull/${TESTLAB_PR_NUMBER}`,
     };
   }
-}
-
-function hostOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
 }

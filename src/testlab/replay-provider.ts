@@ -66,12 +66,10 @@ export const REPLAY_MODEL = 'recorded';
 
 /**
  * The Test Lab's offline provider (`VERDICT_RUNNER_PROVIDER=replay`): it answers each call with the answer
- * recorded for that case and part in `fixtures/testlab/<case>/answers/`, so the whole corpus is reviewed
- * without a network. The case is the repository named in the prompt (`testlab/<case>`), the part the
- * prompt's `## Part n of m` (part 1 when there is one); the call that combines several parts gets
- * `synthesis.txt`, and a repair request `part-<n>.repair.txt` when one was recorded. A call with no recorded
- * answer fails as a model call would (code `empty`), so a missing recording is a failed part, never a
- * made-up review. Token counts are estimates of the prompt and answer; the cost is 0.
+ * recorded for that case and call (answerFileOf) in `fixtures/testlab/<case>/answers/`, so the whole corpus
+ * is reviewed without a network. A call with no recorded answer fails as a model call would (code `empty`),
+ * so a missing recording is a failed part, never a made-up review. Token counts are estimates of the prompt
+ * and answer; the cost is 0.
  */
 export class ReplayProvider implements ModelProvider {
   readonly name = 'replay' as const;

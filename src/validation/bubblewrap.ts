@@ -25,11 +25,12 @@ import type {
   InstallRecord,
   PlannedCommand,
   RunOptions,
+  OutcomeStatus,
   ValidationArtifact,
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandResult, commandsOutcome, outcomeFromPlan, runInTurn, simpleOutcome } from './types.js';
 
 export const BWRAP_UNAVAILABLE = 'SKIPPED bubblewrap: binary unavailable';
 export const BWRAP_REFUSED_UNTRUSTED = 'REFUSED bubblewrap: repo-committed config untrusted';
@@ -127,13 +128,18 @@ const BASE_ENV: Record<string, string> = {
   CI: 'true',
 };
 
+/** npm without its update, funding and audit requests and messages (bubblewrap and e2b alike). */
+export const QUIET_NPM_ENV = {
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
+
 /** The environment of the planned commands: offline package managers, then the operator's additions. */
 function commandEnv(o: BubblewrapOptions): Record<string, string> {
   return {
     ...BASE_ENV,
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...QUIET_NPM_ENV,
     npm_config_offline: 'true',
     GOFLAGS: '-mod=mod',
     GOPROXY: 'off',
@@ -158,9 +164,7 @@ export function installEnv(o: BubblewrapOptions, registry: string): Record<strin
     npm_config_registry: registry,
     npm_config_ignore_scripts: 'true',
     npm_config_offline: 'false',
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
+    ...QUIET_NPM_ENV,
   };
 }
 
@@ -278,17 +282,7 @@ export function runProcess(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (err) tail.push(Buffer.from(`\n[verdict] could not start ${bin}: ${err.message}\n`));
-      resolve({
-        check: cmd.check,
-        command: cmd.argv.join(' '),
-        exitCode,
-        signal: sig,
-        durationMs: Date.now() - started,
-        timedOut,
-        outputTail: tail.text(),
-        outputBytes: tail.total,
-        outputTruncated: tail.truncated,
-      });
+      resolve(commandResult(cmd, started, tail, { exitCode, signal: sig, timedOut }));
     };
     child.on('error', (err) => finish(null, null, err));
     child.on('close', (code, sig) => finish(code, sig));
@@ -314,7 +308,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
       const scratchParent = fs.mkdtempSync(path.join(o.scratchRoot ?? os.tmpdir(), 'verdict-bwrap-'));
       const scratch = path.join(scratchParent, 'checkout');
       const results: CommandResult[] = [];
-      let step: InstallStep = { note: OFFLINE_NOTE, stop: false };
+      let step: InstallStep;
       try {
         await fs.promises.cp(checkoutDir, scratch, { recursive: true, verbatimSymlinks: true, force: true });
         o.onScratch?.(scratch);
@@ -329,18 +323,23 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
           timeoutMs: Math.min(o.install?.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, deadline - Date.now()),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
-        for (const cmd of step.stop ? [] : plan.commands) {
-          if (opts.signal?.aborted) break;
-          const left = deadline - Date.now();
-          if (left <= 0) break;
-          const r = await runProcess(bwrap, bwrapArgs(scratch, cmd, o, limits), cmd, left, cap, opts.signal);
-          results.push(r);
-          if (r.timedOut) break;
-        }
+        await runInTurn(results, step.stopped ? [] : plan.commands, deadline, opts.signal, (cmd, left) =>
+          runProcess(bwrap, bwrapArgs(scratch, cmd, o, limits), cmd, left, cap, opts.signal),
+        );
       } finally {
         if (!o.keepScratch) await fs.promises.rm(scratchParent, { recursive: true, force: true });
       }
-      return summarize(plan, results, opts.signal?.aborted === true, step);
+      return commandsOutcome({
+        executor: 'bubblewrap',
+        plan,
+        results,
+        aborted: opts.signal?.aborted === true,
+        killed: 'process tree',
+        stopped: step.stopped,
+        artifacts: step.artifact ? [step.artifact] : [],
+        note: step.note,
+        ...(step.record ? { install: step.record } : {}),
+      });
     },
   };
 }
@@ -353,8 +352,8 @@ function inSandboxPath(name: string): boolean {
 interface InstallStep {
   /** The outcome's note: which way the install went. */
   note: string;
-  /** True when the install ran and did not succeed: the commands are not run. */
-  stop: boolean;
+  /** When the install ran and did not succeed: the outcome, and the commands are not run. */
+  stopped: { status: OutcomeStatus; evidence: string } | null;
   record?: InstallRecord;
   artifact?: ValidationArtifact;
 }
@@ -380,25 +379,11 @@ async function installStep(
     signal?: AbortSignal;
   },
 ): Promise<InstallStep> {
-  if (d.kind === 'off') return { note: OFFLINE_NOTE, stop: false };
-  if (d.kind === 'not_installed') {
-    return {
-      note: d.note,
-      stop: false,
-      record: { result: 'not_installed', ...(d.packageManager ? { packageManager: d.packageManager } : {}) },
-    };
-  }
-  if (d.kind === 'refused') {
-    return {
-      note: d.note,
-      stop: false,
-      record: {
-        result: 'refused',
-        packageManager: d.packageManager,
-        registry: d.registry,
-        outside: d.outside,
-      },
-    };
+  if (d.kind === 'off') return { note: OFFLINE_NOTE, stopped: null };
+  if (d.kind !== 'install') {
+    // not_installed (with its package manager, when known) or refused (with the registry and what is outside).
+    const { kind, note, ...rest } = d;
+    return { note, stopped: null, record: { result: kind, ...rest } };
   }
   const cmd: PlannedCommand = { check: 'build', ecosystem: 'javascript', argv: d.argv };
   const npmrc = path.join(c.scratch, '.npmrc');
@@ -423,15 +408,26 @@ async function installStep(
   }
   const result = r.timedOut ? 'timed_out' : r.exitCode === 0 ? 'installed' : 'failed';
   const exit = r.exitCode ?? r.signal;
-  const note =
-    result === 'installed'
-      ? `installed: npm ci from ${d.registry} (lifecycle scripts off); commands ran offline`
-      : result === 'timed_out'
-        ? `install timed out: npm ci from ${d.registry}; commands not run`
-        : `install failed: npm ci from ${d.registry} exit ${exit}; commands not run`;
+  const ended = {
+    installed: {
+      note: `installed: npm ci from ${d.registry} (lifecycle scripts off); commands ran offline`,
+      stopped: null,
+    },
+    timed_out: {
+      note: `install timed out: npm ci from ${d.registry}; commands not run`,
+      stopped: {
+        status: 'timed_out' as const,
+        evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)`,
+      },
+    },
+    // Not a test failure: the checks never ran.
+    failed: {
+      note: `install failed: npm ci from ${d.registry} exit ${exit}; commands not run`,
+      stopped: { status: 'error' as const, evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${exit}` },
+    },
+  }[result];
   return {
-    note,
-    stop: result !== 'installed',
+    ...ended,
     record: {
       result,
       packageManager: 'npm',
@@ -443,37 +439,4 @@ async function installStep(
     },
     artifact: { id: INSTALL_ARTIFACT_ID, kind: 'command_output', command: r.command, content: r.outputTail },
   };
-}
-
-function summarize(
-  plan: Extract<ValidationPlan, { kind: 'run' }>,
-  results: CommandResult[],
-  aborted: boolean,
-  step: InstallStep,
-): ValidationOutcome {
-  const install = step.record;
-  const stopped =
-    install?.result === 'timed_out'
-      ? {
-          status: 'timed_out' as const,
-          evidence: `TIMED OUT bubblewrap: ${INSTALL_LABEL} (process tree killed at the time limit)`,
-        }
-      : install?.result === 'failed'
-        ? // Not a test failure: the checks never ran.
-          {
-            status: 'error' as const,
-            evidence: `FAILED bubblewrap: ${INSTALL_LABEL} exit ${install.exitCode ?? install.signal}`,
-          }
-        : null;
-  return commandsOutcome({
-    executor: 'bubblewrap',
-    plan,
-    results,
-    aborted,
-    killed: 'process tree',
-    stopped,
-    artifacts: step.artifact ? [step.artifact] : [],
-    note: step.note,
-    ...(install ? { install } : {}),
-  });
 }

@@ -128,11 +128,6 @@ export function storedValidation(
   return validation as Record<string, unknown>;
 }
 
-/** The repository's stored `validation.provider` (operator configuration), or undefined when not set. */
-export function storedValidationProvider(config: Record<string, unknown> | null | undefined): unknown {
-  return storedValidation(config).provider;
-}
-
 // --- e2b: provisioning and budget ----------------------------------------------------------------------
 
 export type E2bGateInput = {
@@ -180,11 +175,11 @@ export async function gateE2b(input: E2bGateInput): Promise<E2bGate> {
 
 /** The budget rule alone: withheld at or above the budget; a failed read leaves the shadow enabled. */
 export async function budgetGate(budgetUsd: number, read: () => Promise<number>): Promise<E2bGate> {
-  let cost: number;
+  let cost: unknown = null;
   try {
     cost = await read();
   } catch {
-    return { enabled: true, notes: [OUTCOMES.e2bBudgetReadFailed], recordedCostUsd: null };
+    /* a failed read */
   }
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
     return { enabled: true, notes: [OUTCOMES.e2bBudgetReadFailed], recordedCostUsd: null };
@@ -217,7 +212,7 @@ export type SkippedExecutor = {
 };
 
 export type ValidationSelection =
-  | { run: false; code: NotRunCode; outcome: string; detail?: string }
+  | Extract<ValidationDecision, { run: false }>
   | {
       run: true;
       /** The primary executor, or null when it was skipped (the outcome is in `outcomes`). */

@@ -15,6 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { QUIET_NPM_ENV } from './bubblewrap.js';
 import { TailBuffer } from './tail-buffer.js';
 import type {
   CommandResult,
@@ -24,7 +25,7 @@ import type {
   ValidationOutcome,
   ValidationPlan,
 } from './types.js';
-import { commandsOutcome, outcomeFromPlan, simpleOutcome } from './types.js';
+import { commandResult, commandsOutcome, outcomeFromPlan, runInTurn, simpleOutcome } from './types.js';
 import { OUTCOMES } from './decide.js';
 
 /**
@@ -230,13 +231,7 @@ function describe(err: unknown): string {
   return `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${msg.length > 300 ? `${msg.slice(0, 300)}...` : msg}`;
 }
 
-const SANDBOX_ENV: Record<string, string> = {
-  CI: 'true',
-  LANG: 'C.UTF-8',
-  npm_config_update_notifier: 'false',
-  npm_config_fund: 'false',
-  npm_config_audit: 'false',
-};
+const SANDBOX_ENV: Record<string, string> = { CI: 'true', LANG: 'C.UTF-8', ...QUIET_NPM_ENV };
 
 /** Runs one command; a non-zero exit is a result, a time limit or abort stops waiting for it. */
 async function runCommand(
@@ -292,17 +287,7 @@ async function runCommand(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
-  return {
-    check: cmd.check,
-    command: cmd.argv.join(' '),
-    exitCode,
-    signal: null,
-    durationMs: Date.now() - started,
-    timedOut,
-    outputTail: tail.text(),
-    outputBytes: tail.total,
-    outputTruncated: tail.truncated,
-  };
+  return commandResult(cmd, started, tail, { exitCode, signal: null, timedOut });
 }
 
 export function createE2bExecutor(o: E2bOptions): Executor {
@@ -328,14 +313,14 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       if (!(opts.timeoutMs > 0)) throw new Error('e2b: a positive timeoutMs is required');
       const deadline = Date.now() + opts.timeoutMs;
       const signal = opts.signal;
-      const cancelled = (notRun: string[]) =>
+      const all = plan.commands.map((c) => c.argv.join(' '));
+      const cancelled = () =>
         simpleOutcome(
           'e2b',
           'not_run',
-          `NOT RUN e2b: cancelled${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`,
+          `NOT RUN e2b: cancelled${all.length ? `; not run: ${all.join(', ')}` : ''}`,
         );
-      const all = plan.commands.map((c) => c.argv.join(' '));
-      if (signal?.aborted) return cancelled(all);
+      if (signal?.aborted) return cancelled();
 
       const collected = await collectFiles(
         checkoutDir,
@@ -345,14 +330,13 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       if (!collected.ok) {
         return simpleOutcome('e2b', 'not_run', `NOT RUN e2b: ${collected.reason}; no sandbox was created`);
       }
-      const notes = [
-        `uploaded ${collected.files.length} files (${formatBytes(collected.bytes)}) without .git`,
-        ...(collected.skipped.length
-          ? [
-              `not uploaded (not regular files): ${collected.skipped.slice(0, 10).join(', ')}${collected.skipped.length > 10 ? ', ...' : ''}`,
-            ]
-          : []),
-      ];
+      const { files, skipped } = collected;
+      const notes = [`uploaded ${files.length} files (${formatBytes(collected.bytes)}) without .git`];
+      if (skipped.length > 0) {
+        notes.push(
+          `not uploaded (not regular files): ${skipped.slice(0, 10).join(', ')}${skipped.length > 10 ? ', ...' : ''}`,
+        );
+      }
 
       const createdAt = now();
       // The sandbox ends itself shortly after the run's time limit should this process die first.
@@ -368,15 +352,15 @@ export function createE2bExecutor(o: E2bOptions): Executor {
           ...(signal ? { signal } : {}),
         });
       } catch (err) {
-        if (signal?.aborted) return cancelled(all);
+        if (signal?.aborted) return cancelled();
         return simpleOutcome('e2b', 'error', `ERROR e2b: sandbox not created: ${describe(err)}`);
       }
 
       const results: CommandResult[] = [];
       let failure: string | null = null;
       try {
-        await upload(sandbox, collected.files, requestTimeoutMs, signal);
-        const executables = collected.files.filter((f) => f.executable).map((f) => f.rel);
+        await upload(sandbox, files, requestTimeoutMs, signal);
+        const executables = files.filter((f) => f.executable).map((f) => f.rel);
         if (executables.length > 0 && !signal?.aborted) {
           // Uploads do not carry file modes: give the executable files theirs back.
           await sandbox.commands.run(`chmod +x -- ${shellLine(executables)}`, {
@@ -386,14 +370,9 @@ export function createE2bExecutor(o: E2bOptions): Executor {
             ...(signal ? { signal } : {}),
           });
         }
-        for (const cmd of plan.commands) {
-          if (signal?.aborted) break;
-          const left = deadline - Date.now();
-          if (left <= 0) break;
-          const r = await runCommand(sdk, sandbox, cmd, left, cap, o, signal);
-          results.push(r);
-          if (r.timedOut) break;
-        }
+        await runInTurn(results, plan.commands, deadline, signal, (cmd, left) =>
+          runCommand(sdk, sandbox, cmd, left, cap, o, signal),
+        );
       } catch (err) {
         if (!signal?.aborted) failure = describe(err);
       } finally {
@@ -419,27 +398,17 @@ export function createE2bExecutor(o: E2bOptions): Executor {
           }
         }
       }
-      return summarize(plan, results, signal?.aborted === true, failure, notes.join('; '));
+      return commandsOutcome({
+        executor: 'e2b',
+        plan,
+        results,
+        aborted: signal?.aborted === true,
+        killed: 'sandbox',
+        stopped: failure !== null ? { status: 'error', evidence: `ERROR e2b: ${failure}` } : null,
+        note: notes.join('; '),
+      });
     },
   };
-}
-
-function summarize(
-  plan: Extract<ValidationPlan, { kind: 'run' }>,
-  results: CommandResult[],
-  aborted: boolean,
-  failure: string | null,
-  note: string,
-): ValidationOutcome {
-  return commandsOutcome({
-    executor: 'e2b',
-    plan,
-    results,
-    aborted,
-    killed: 'sandbox',
-    stopped: failure !== null ? { status: 'error', evidence: `ERROR e2b: ${failure}` } : null,
-    note,
-  });
 }
 
 /** The store's part in e2b: where costs are recorded and the total the budget gate reads. */

@@ -114,7 +114,7 @@ export type InstallDecision =
   /** No install for a reason the note gives; the commands run offline. */
   | { kind: 'not_installed'; note: string; packageManager?: PackageManager }
   /** The lockfile reaches outside the registry; the commands run offline. */
-  | { kind: 'refused'; note: string; outside: string[]; registry: string; packageManager: 'npm' }
+  | { kind: 'refused'; note: string; packageManager: 'npm'; registry: string; outside: string[] }
   | { kind: 'install'; argv: string[]; registry: string; packageManager: 'npm'; lockfile: string };
 
 function isFile(p: string): boolean {
@@ -150,43 +150,20 @@ export function decideInstall(
 ): InstallDecision {
   if (!settings || settings.mode !== 'registry') return { kind: 'off' };
   const pm = plan.packageManager;
-  if (!pm)
-    return {
-      kind: 'not_installed',
-      note: 'not installed: the plan names no package manager; commands ran offline',
-    };
-  if (exists(path.join(dir, 'node_modules'))) {
-    return {
-      kind: 'not_installed',
-      packageManager: pm,
-      note: 'not installed: node_modules is present in the checkout; commands ran offline',
-    };
-  }
+  const notInstalled = (why: string): InstallDecision => ({
+    kind: 'not_installed',
+    ...(pm ? { packageManager: pm } : {}),
+    note: `not installed: ${why}; commands ran offline`,
+  });
+  if (!pm) return notInstalled('the plan names no package manager');
+  if (exists(path.join(dir, 'node_modules'))) return notInstalled('node_modules is present in the checkout');
   if (pm !== 'npm') {
-    return {
-      kind: 'not_installed',
-      packageManager: pm,
-      note: binaryOnPath(pm)
-        ? `not installed: ${pm} install is not supported (npm only); commands ran offline`
-        : `not installed: ${pm} unavailable; commands ran offline`,
-    };
+    return notInstalled(binaryOnPath(pm) ? `${pm} install is not supported (npm only)` : `${pm} unavailable`);
   }
-  if (!binaryOnPath('npm')) {
-    return {
-      kind: 'not_installed',
-      packageManager: pm,
-      note: 'not installed: npm unavailable; commands ran offline',
-    };
-  }
+  if (!binaryOnPath('npm')) return notInstalled('npm unavailable');
   // npm ci reads npm-shrinkwrap.json before package-lock.json.
   const lockfile = ['npm-shrinkwrap.json', 'package-lock.json'].find((f) => isFile(path.join(dir, f)));
-  if (!lockfile) {
-    return {
-      kind: 'not_installed',
-      packageManager: pm,
-      note: 'not installed: no package-lock.json (npm ci needs a lockfile); commands ran offline',
-    };
-  }
+  if (!lockfile) return notInstalled('no package-lock.json (npm ci needs a lockfile)');
   const outside = lockfileOutsideRegistry(
     fs.readFileSync(path.join(dir, lockfile), 'utf8'),
     settings.registry,
@@ -195,9 +172,9 @@ export function decideInstall(
     return {
       kind: 'refused',
       note: refusedNote(outside.length, settings.registry),
-      outside,
-      registry: registryPrefix(settings.registry),
       packageManager: 'npm',
+      registry: registryPrefix(settings.registry),
+      outside,
     };
   }
   return {

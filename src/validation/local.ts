@@ -4,8 +4,8 @@
  * VERDICT_SELF_HOST_VALIDATION=1. Verdict itself adds no isolation here beyond the time limit.
  */
 import { runProcess } from './bubblewrap.js';
-import type { CommandResult, Executor, RunOptions, ValidationOutcome, ValidationPlan } from './types.js';
-import { outcomeFromPlan, simpleOutcome } from './types.js';
+import type { Executor, RunOptions, ValidationOutcome, ValidationPlan } from './types.js';
+import { commandArtifacts, outcomeFromPlan, runInTurn, simpleOutcome } from './types.js';
 
 export const LOCAL_NOT_ALLOWED = 'local_execution_not_allowed';
 export const SELF_HOST_NOT_CONFIGURED = 'self_host_not_configured';
@@ -32,31 +32,16 @@ export function createLocalExecutor(o: LocalOptions = {}): Executor {
       const early = outcomeFromPlan('local', plan);
       if (early) return early;
       if (plan.kind !== 'run') throw new Error('unreachable');
-      const deadline = Date.now() + opts.timeoutMs;
-      const results: CommandResult[] = [];
-      for (const cmd of plan.commands) {
-        const left = deadline - Date.now();
-        if (left <= 0 || opts.signal?.aborted) break;
-        const [bin, ...rest] = wrapper as [string, ...string[]];
-        const r = await runProcess(
-          bin,
-          [...rest, ...cmd.argv],
-          cmd,
-          left,
-          o.outputCapBytes ?? 64 * 1024,
-          opts.signal,
-          checkoutDir,
-        );
-        results.push(r);
-        if (r.timedOut) break;
-      }
+      const [bin, ...rest] = wrapper as [string, ...string[]];
+      const cap = o.outputCapBytes ?? 64 * 1024;
+      const results = await runInTurn(
+        [],
+        plan.commands,
+        Date.now() + opts.timeoutMs,
+        opts.signal,
+        (cmd, left) => runProcess(bin, [...rest, ...cmd.argv], cmd, left, cap, opts.signal, checkoutDir),
+      );
       const bad = results.find((r) => r.timedOut || r.exitCode !== 0);
-      const artifacts = results.map((r, i) => ({
-        id: `local-${i + 1}-${r.check}`,
-        kind: 'command_output' as const,
-        command: r.command,
-        content: r.outputTail,
-      }));
       const status = bad
         ? bad.timedOut
           ? 'timed_out'
@@ -67,7 +52,13 @@ export function createLocalExecutor(o: LocalOptions = {}): Executor {
       const evidence = bad
         ? `${status === 'timed_out' ? 'TIMED OUT' : 'FAILED'} local: ${bad.command}`
         : `${status === 'passed' ? 'PASSED' : 'NOT RUN'} local: ${plan.commands.map((c) => c.argv.join(' ')).join(', ')}`;
-      return { executor: 'local', status, evidence, commands: results, artifacts };
+      return {
+        executor: 'local',
+        status,
+        evidence,
+        commands: results,
+        artifacts: commandArtifacts('local', results),
+      };
     },
   };
 }

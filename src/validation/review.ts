@@ -14,8 +14,9 @@ import { selectValidation, storedValidation, type ExecutorName, type ValidationP
 import { downloadCheckout } from './checkout.js';
 import { planValidation, SKIPPED_DOCS_ONLY } from './plan.js';
 import { STORED_TAIL_CHARS, tail, type ValidationCommand, type ValidationReport } from './report.js';
-import { createShadowExecutor, SHADOW_NOT_EVIDENCE } from './shadow.js';
+import { createShadowExecutor, safeRun, SHADOW_NOT_EVIDENCE } from './shadow.js';
 import type { CheckName, CommandResult, Executor, ValidationOutcome, ValidationPlan } from './types.js';
+import { simpleOutcome } from './types.js';
 
 /** review-engine 7.4: the selected executor has no binding in this process. */
 export const NO_SANDBOX_BINDING = 'no sandbox binding available';
@@ -80,33 +81,27 @@ export async function validateReview(
     report: { ...r, durationMs: deps.now() - started },
     outcome,
   });
-  const empty = { commands: [], notes: [], shadow: null };
+  const notes: string[] = [];
+  /** A validation that ran no command. */
+  const ranNothing = (
+    status: ValidationReport['status'],
+    executor: string | null,
+    evidence: string,
+    notRun: string[],
+  ) => report({ status, executor, evidence, commands: [], notRun, notes, shadow: null });
+  const withDetail = (o: { outcome: string; detail?: string }) =>
+    o.detail ? `${o.outcome} (${o.detail})` : o.outcome;
   const ops = storedValidation(input.operatorConfig);
   const selection = await selectValidation(
     { execution: input.execution, provider: ops.provider, pr: input.pr },
     deps,
   );
-  if (!selection.run) {
-    const line = selection.detail ? `${selection.outcome} (${selection.detail})` : selection.outcome;
-    return report({
-      ...empty,
-      status: 'not_run',
-      executor: null,
-      evidence: selection.outcome,
-      notRun: [line],
-    });
-  }
-  const notes = [...selection.notes];
-  const withheld = selection.outcomes.map((o) => (o.detail ? `${o.outcome} (${o.detail})` : o.outcome));
+  if (!selection.run) return ranNothing('not_run', null, selection.outcome, [withDetail(selection)]);
+  notes.push(...selection.notes);
+  const withheld = selection.outcomes.map(withDetail);
   if (selection.primary === null) {
-    return report({
-      ...empty,
-      notes,
-      status: 'not_run',
-      executor: selection.outcomes[0]?.executor ?? null,
-      evidence: selection.outcomes[0]?.outcome ?? 'no executor',
-      notRun: withheld,
-    });
+    const first = selection.outcomes[0];
+    return ranNothing('not_run', first?.executor ?? null, first?.outcome ?? 'no executor', withheld);
   }
   // A shadow withheld (budget) or skipped (no key) is a note: the primary still validates.
   notes.push(...withheld);
@@ -125,14 +120,7 @@ export async function validateReview(
   } catch (error) {
     // The selected executor is not wired into this process (review-engine 7.4).
     const line = `${NO_SANDBOX_BINDING} for ${selection.primary} (${(error as Error).message})`;
-    return report({
-      ...empty,
-      notes,
-      status: 'not_run',
-      executor: selection.primary,
-      evidence: NO_SANDBOX_BINDING,
-      notRun: [line],
-    });
+    return ranNothing('not_run', selection.primary, NO_SANDBOX_BINDING, [line]);
   }
   const scratch = await fs.promises.mkdtemp(path.join(deps.scratchRoot ?? os.tmpdir(), 'verdict-validate-'));
   try {
@@ -141,14 +129,7 @@ export async function validateReview(
       await deps.checkout(input.headSha, head, input.signal);
     } catch (error) {
       const line = `ERROR validation: the head could not be checked out (${(error as Error).message})`;
-      return report({
-        ...empty,
-        notes,
-        status: 'error',
-        executor: selection.primary,
-        evidence: line,
-        notRun: [line],
-      });
+      return ranNothing('error', selection.primary, line, [line]);
     }
     const gate =
       ops.codeChangesOnly === false ? 'false' : ops.codeChangesOnly === true ? 'true' : deps.codeChangesOnly;
@@ -158,14 +139,8 @@ export async function validateReview(
     });
     if (plan.kind !== 'run') {
       const skipped = plan.reason === SKIPPED_DOCS_ONLY;
-      return report({
-        ...empty,
-        notes,
-        status: skipped ? 'skipped' : 'not_run',
-        executor: selection.primary,
-        evidence: plan.reason,
-        notRun: skipped ? [] : [plan.reason],
-      });
+      const status = skipped ? 'skipped' : 'not_run';
+      return ranNothing(status, selection.primary, plan.reason, skipped ? [] : [plan.reason]);
     }
     const deadline = started + deps.timeoutMs;
     const outcome = await runSafely(executor, plan, head, deadline - deps.now(), input.signal);
@@ -216,25 +191,10 @@ async function runSafely(
   signal: AbortSignal,
 ): Promise<ValidationOutcome> {
   if (timeoutMs <= 0) {
-    return {
-      executor: executor.name,
-      status: 'timed_out',
-      evidence: `TIMED OUT ${executor.name}: no time left of the validation time limit`,
-      commands: [],
-      artifacts: [],
-    };
+    const evidence = `TIMED OUT ${executor.name}: no time left of the validation time limit`;
+    return simpleOutcome(executor.name, 'timed_out', evidence);
   }
-  try {
-    return await executor.run(plan, dir, { timeoutMs, signal });
-  } catch (error) {
-    return {
-      executor: executor.name,
-      status: 'error',
-      evidence: `ERROR ${executor.name}: ${(error as Error).message}`,
-      commands: [],
-      artifacts: [],
-    };
-  }
+  return safeRun(executor, plan, dir, { timeoutMs, signal });
 }
 
 /** Runs the failed checks again at the base commit and marks each failure introduced or found. */

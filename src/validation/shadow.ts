@@ -16,7 +16,8 @@ export interface ShadowOptions {
   shadowTimeoutMs?: number;
 }
 
-async function safeRun(
+/** Runs the executor; a throw is its `error` outcome. */
+export async function safeRun(
   ex: Executor,
   plan: ValidationPlan,
   dir: string,

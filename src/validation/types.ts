@@ -2,6 +2,7 @@
  * Validation: plans (which standard checks a repository has) and executors (where they run).
  * Outcome wording follows review-engine 7.4; executor names follow NAMES.md ("Validation executors").
  */
+import type { TailBuffer } from './tail-buffer.js';
 
 export type CheckName = 'test' | 'typecheck' | 'lint' | 'build';
 export type Ecosystem = 'javascript' | 'python' | 'go' | 'custom';
@@ -111,6 +112,56 @@ export function simpleOutcome(
   return { executor, status, evidence, commands: [], artifacts: [], ...(note ? { note } : {}) };
 }
 
+/** A command's result from its kept output tail and how it ended. */
+export function commandResult(
+  cmd: PlannedCommand,
+  started: number,
+  tail: TailBuffer,
+  end: Pick<CommandResult, 'exitCode' | 'signal' | 'timedOut'>,
+): CommandResult {
+  return {
+    check: cmd.check,
+    command: cmd.argv.join(' '),
+    ...end,
+    durationMs: Date.now() - started,
+    outputTail: tail.text(),
+    outputBytes: tail.total,
+    outputTruncated: tail.truncated,
+  };
+}
+
+/**
+ * Runs the commands one after another, each with the time left before `deadline`, into `results` (so that
+ * a throw keeps the results before it); stops after a command that timed out, on cancellation, or when no
+ * time is left.
+ */
+export async function runInTurn(
+  results: CommandResult[],
+  commands: PlannedCommand[],
+  deadline: number,
+  signal: AbortSignal | undefined,
+  run: (cmd: PlannedCommand, leftMs: number) => Promise<CommandResult>,
+): Promise<CommandResult[]> {
+  for (const cmd of commands) {
+    const left = deadline - Date.now();
+    if (left <= 0 || signal?.aborted) break;
+    const r = await run(cmd, left);
+    results.push(r);
+    if (r.timedOut) break;
+  }
+  return results;
+}
+
+/** Each command's output tail as an artifact `<executor>-<n>-<check>`. */
+export function commandArtifacts(executor: string, results: CommandResult[]): ValidationArtifact[] {
+  return results.map((r, i) => ({
+    id: `${executor}-${i + 1}-${r.check}`,
+    kind: 'command_output',
+    command: r.command,
+    content: r.outputTail,
+  }));
+}
+
 /**
  * The outcome of an executor that ran a plan's commands one after another (bubblewrap, e2b), in this
  * order: cancelled; a stop of the executor's own before the commands' results (a failed install, an
@@ -130,15 +181,7 @@ export function commandsOutcome(a: {
   install?: InstallRecord;
 }): ValidationOutcome {
   const { executor, results } = a;
-  const artifacts: ValidationArtifact[] = [
-    ...(a.artifacts ?? []),
-    ...results.map((r, i) => ({
-      id: `${executor}-${i + 1}-${r.check}`,
-      kind: 'command_output' as const,
-      command: r.command,
-      content: r.outputTail,
-    })),
-  ];
+  const artifacts = [...(a.artifacts ?? []), ...commandArtifacts(executor, results)];
   const timed = results.find((r) => r.timedOut);
   const failed = results.filter((r) => !r.timedOut && r.exitCode !== 0);
   const notRun = a.plan.commands.slice(results.length).map((c) => c.argv.join(' '));

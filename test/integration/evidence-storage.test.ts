@@ -7,10 +7,12 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
 import {
   MAX_PRESIGN_SECONDS,
+  type ArtifactStorage,
   createArtifactStorage,
   createLocalArtifactStorage,
   createS3ArtifactStorage,
   type S3ArtifactStorage,
+  type S3ArtifactStorageOptions,
 } from '../../src/evidence/storage.js';
 
 /**
@@ -25,6 +27,10 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Stores the body `x` as text under `key`. */
+const putX = (storage: ArtifactStorage, key: string) =>
+  storage.put({ key, body: 'x', contentType: 'text/plain' });
 
 /** Every file under `root`, as relative paths. */
 async function files(root: string): Promise<string[]> {
@@ -74,7 +80,7 @@ describe('the local artifact store', () => {
 
   test('the URL is the public base URL and the key (segments encoded) when one is set', async () => {
     const storage = createLocalArtifactStorage({ dir, publicBaseUrl: 'https://files.example.test/ev/' });
-    const stored = await storage.put({ key: 'runs/r 1/a#b.log', body: 'x', contentType: 'text/plain' });
+    const stored = await putX(storage, 'runs/r 1/a#b.log');
     expect(stored).toEqual({
       key: 'runs/r 1/a#b.log',
       url: 'https://files.example.test/ev/runs/r%201/a%23b.log',
@@ -92,7 +98,7 @@ describe('the local artifact store', () => {
     [''],
   ])('refuses the key %j, writing nothing', async (key) => {
     const storage = createLocalArtifactStorage({ dir: join(dir, 'root') });
-    await expect(storage.put({ key, body: 'x', contentType: 'text/plain' })).rejects.toThrow(/artifact key/);
+    await expect(putX(storage, key)).rejects.toThrow(/artifact key/);
     expect(await files(dir)).toEqual([]);
   });
 
@@ -103,9 +109,7 @@ describe('the local artifact store', () => {
     await mkdir(outside);
     await symlink(outside, join(root, 'link'));
     const storage = createLocalArtifactStorage({ dir: root });
-    await expect(storage.put({ key: 'link/a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
-      /symbolic link/,
-    );
+    await expect(putX(storage, 'link/a.log')).rejects.toThrow(/symbolic link/);
     expect(await readdir(outside)).toEqual([]);
   });
 });
@@ -200,16 +204,26 @@ describe('the S3 artifact store against a local S3-like server', () => {
     await new Promise((done) => s3.server.close(done));
   });
 
-  test('PUTs the body to /<bucket>/<prefix>/<key> (path style) with its content type, signed with SigV4', async () => {
-    s3 = await fakeS3();
+  /** A store of the bucket `bkt` on the fake S3 (answering `status`), path style, with test credentials. */
+  async function s3Storage(over: Partial<S3ArtifactStorageOptions> = {}, status = 200) {
+    s3 = await fakeS3(status);
     storage = createS3ArtifactStorage({
-      bucket: 'verdict-evidence',
-      region: 'eu-west-1',
+      bucket: 'bkt',
+      region: 'us-east-1',
       endpoint: s3.endpoint,
       forcePathStyle: true,
+      credentials: CREDENTIALS,
+      ...over,
+    });
+    return storage;
+  }
+
+  test('PUTs the body to /<bucket>/<prefix>/<key> (path style) with its content type, signed with SigV4', async () => {
+    storage = await s3Storage({
+      bucket: 'verdict-evidence',
+      region: 'eu-west-1',
       prefix: '/team-a/',
       publicBaseUrl: 'https://cdn.example.test/evidence',
-      credentials: CREDENTIALS,
     });
     const body = 'npm test\n\nFAIL src/a.test.ts\n  expected 1, got 2\n';
     const stored = await storage.put({
@@ -244,15 +258,9 @@ describe('the S3 artifact store against a local S3-like server', () => {
   });
 
   test('without a public base URL the URL is a presigned GET of the object, valid 7 days by default', async () => {
-    s3 = await fakeS3();
-    storage = createS3ArtifactStorage({
-      bucket: 'bkt',
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-    });
-    const stored = await storage.put({
+    const stored = await (
+      await s3Storage()
+    ).put({
       key: 'runs/r/x.log',
       body: Buffer.from('out'),
       contentType: 'text/plain',
@@ -271,16 +279,7 @@ describe('the S3 artifact store against a local S3-like server', () => {
   });
 
   test('presignSeconds sets the lifetime; out of range it is refused', async () => {
-    s3 = await fakeS3();
-    storage = createS3ArtifactStorage({
-      bucket: 'bkt',
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-      presignSeconds: 3600,
-    });
-    const { url } = await storage.put({ key: 'a.log', body: 'x', contentType: 'text/plain' });
+    const { url } = await putX(await s3Storage({ presignSeconds: 3600 }), 'a.log');
     expect(new URL(url!).searchParams.get('X-Amz-Expires')).toBe('3600');
     for (const presignSeconds of [0, MAX_PRESIGN_SECONDS + 1, 1.5]) {
       expect(() => createS3ArtifactStorage({ bucket: 'b', region: 'us-east-1', presignSeconds })).toThrow(
@@ -290,31 +289,14 @@ describe('the S3 artifact store against a local S3-like server', () => {
   });
 
   test('a 403 from the store surfaces as an error', async () => {
-    s3 = await fakeS3(403);
-    storage = createS3ArtifactStorage({
-      bucket: 'bkt',
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-    });
-    await expect(storage.put({ key: 'a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
+    await expect(putX(await s3Storage({}, 403), 'a.log')).rejects.toThrow(
       /AccessDenied from the test server/,
     );
     expect(s3.received).toHaveLength(1);
   });
 
   test('a 500 from the store surfaces as an error after the retries', async () => {
-    s3 = await fakeS3(500);
-    storage = createS3ArtifactStorage({
-      bucket: 'bkt',
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: CREDENTIALS,
-      maxAttempts: 2,
-    });
-    await expect(storage.put({ key: 'a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
+    await expect(putX(await s3Storage({ maxAttempts: 2 }, 500), 'a.log')).rejects.toThrow(
       /InternalError from the test server/,
     );
     expect(s3.received.map((r) => `${r.method} ${r.url.split('?')[0]}`)).toEqual([
@@ -324,7 +306,6 @@ describe('the S3 artifact store against a local S3-like server', () => {
   });
 
   test('a store that does not answer fails after the request time limit', async () => {
-    s3 = await fakeS3();
     const silent = createServer(() => {
       // Never answers.
     });
@@ -333,17 +314,13 @@ describe('the S3 artifact store against a local S3-like server', () => {
     silent.unref();
     silent.on('connection', (socket) => socket.unref());
     try {
-      storage = createS3ArtifactStorage({
-        bucket: 'bkt',
-        region: 'us-east-1',
+      const unanswered = await s3Storage({
         endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
-        forcePathStyle: true,
-        credentials: CREDENTIALS,
         maxAttempts: 1,
         requestTimeoutMs: 300,
       });
       const started = Date.now();
-      await expect(storage.put({ key: 'a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
+      await expect(putX(unanswered, 'a.log')).rejects.toThrow(
         /exceeded the configured 300 ms requestTimeout/,
       );
       expect(Date.now() - started).toBeLessThan(5000);
@@ -356,18 +333,7 @@ describe('the S3 artifact store against a local S3-like server', () => {
   });
 
   test('refuses a key that could leave the prefix, sending nothing', async () => {
-    s3 = await fakeS3();
-    storage = createS3ArtifactStorage({
-      bucket: 'bkt',
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      prefix: 'p',
-      credentials: CREDENTIALS,
-    });
-    await expect(storage.put({ key: '../a.log', body: 'x', contentType: 'text/plain' })).rejects.toThrow(
-      /artifact key/,
-    );
+    await expect(putX(await s3Storage({ prefix: 'p' }), '../a.log')).rejects.toThrow(/artifact key/);
     expect(s3.received).toEqual([]);
   });
 
@@ -382,7 +348,7 @@ describe('the S3 artifact store against a local S3-like server', () => {
       }).evidence,
     );
     expect(local?.kind).toBe('local');
-    expect(await local!.put({ key: 'runs/r/a.log', body: 'x', contentType: 'text/plain' })).toEqual({
+    expect(await putX(local!, 'runs/r/a.log')).toEqual({
       key: 'runs/r/a.log',
       url: 'http://h.test/e/runs/r/a.log',
     });

@@ -13,6 +13,20 @@ const CORPUS = join(process.cwd(), 'fixtures/testlab');
  * review worker, engine, shadow publication) with the replay provider: no network. A change that loses a
  * caught bug, an exact anchor or a point of any score fails here.
  */
+/** `run` with the bugs of the case `pick` chooses changed by `change`. */
+function withBugs(
+  run: TestLabRun,
+  pick: (c: TestLabRun['cases'][number], i: number) => boolean,
+  change: Partial<TestLabRun['cases'][number]['bugs'][number]>,
+): TestLabRun {
+  return {
+    ...run,
+    cases: run.cases.map((c, i) =>
+      pick(c, i) ? { ...c, bugs: c.bugs.map((b) => ({ ...b, ...change })) } : c,
+    ),
+  };
+}
+
 describe('Test Lab corpus in replay', () => {
   let run: TestLabRun;
   beforeAll(async () => {
@@ -47,20 +61,10 @@ describe('Test Lab corpus in replay', () => {
   test('the regression check fails on a lost bug and on a lost anchor', () => {
     const baseline = baselineOf(run);
     const [first] = run.cases.filter((c) => c.bugs.some((b) => b.anchorExact));
-    const worse: TestLabRun = {
-      ...run,
-      cases: run.cases.map((c) =>
-        c === first ? { ...c, bugs: c.bugs.map((b) => ({ ...b, finding: null, matchedBy: null })) } : c,
-      ),
-    };
+    const worse = withBugs(run, (c) => c === first, { finding: null, matchedBy: null });
     const lost = regressions(worse, baseline);
     expect(lost.join('\n')).toMatch(new RegExp(`${first!.name}/.* is no longer caught`));
-    const moved: TestLabRun = {
-      ...run,
-      cases: run.cases.map((c) =>
-        c === first ? { ...c, bugs: c.bugs.map((b) => ({ ...b, anchorExact: false })) } : c,
-      ),
-    };
+    const moved = withBugs(run, (c) => c === first, { anchorExact: false });
     expect(regressions(moved, baseline).join('\n')).toMatch(/no longer anchored on its lines/);
   });
 
@@ -68,12 +72,7 @@ describe('Test Lab corpus in replay', () => {
     const t = await openTestStore('sqlite');
     try {
       const a = await saveTestLabRun(t.store, run, { actor: 'test', commit: 'abc' });
-      const missed: TestLabRun = {
-        ...run,
-        cases: run.cases.map((c, i) =>
-          i === 0 ? { ...c, bugs: c.bugs.map((b) => ({ ...b, finding: null, matchedBy: null })) } : c,
-        ),
-      };
+      const missed = withBugs(run, (_c, i) => i === 0, { finding: null, matchedBy: null });
       const b = await saveTestLabRun(t.store, missed, { actor: 'test', commit: 'def' });
       expect(a).toMatchObject({ provider: 'replay', model: 'recorded', commit: 'abc' });
       expect(a.promptVersion).toMatch(/^[0-9a-f]{12}$/);

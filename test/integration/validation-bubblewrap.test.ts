@@ -12,9 +12,10 @@ import {
   BWRAP_REFUSED_UNTRUSTED,
   createBubblewrapExecutor,
   findBinary,
-  planValidation,
-  type ValidationOutcome,
-} from '../../src/validation/index.js';
+  type BubblewrapOptions,
+} from '../../src/validation/bubblewrap.js';
+import { planValidation } from '../../src/validation/plan.js';
+import type { ValidationOutcome } from '../../src/validation/types.js';
 
 const FIXTURES = path.resolve('fixtures/validation');
 const haveBwrap = findBinary('bwrap') !== undefined;
@@ -39,6 +40,15 @@ function checkout(name: string): string {
 async function runFixture(dir: string, timeoutMs = 20000, extra = {}): Promise<ValidationOutcome> {
   const plan = planValidation({ dir }, ['index.js']);
   return createBubblewrapExecutor(extra).run(plan, dir, { timeoutMs });
+}
+
+/** Runs repository-committed commands (`argvs`, checks test, lint, build in turn) on a copy of `passing`. */
+function runCommitted(argvs: string[][], extra: BubblewrapOptions = { trusted: true }, timeoutMs = 20000) {
+  const dir = checkout('passing');
+  const checks = ['test', 'lint', 'build'] as const;
+  const repoCommands = argvs.map((argv, i) => ({ check: checks[i]!, argv }));
+  const plan = planValidation({ dir }, ['sum.js'], { repoCommands });
+  return { dir, outcome: createBubblewrapExecutor(extra).run(plan, dir, { timeoutMs }) };
 }
 
 function treeSnapshot(dir: string): string {
@@ -187,32 +197,25 @@ maybe('bubblewrap executor on the fixture repositories', () => {
   }, 60000);
 
   it('repo-committed commands: refused when untrusted, run in the sandbox when trusted', async () => {
-    const dir = checkout('passing');
-    const plan = planValidation({ dir }, ['sum.js'], {
-      repoCommands: [{ check: 'test', argv: ['node', '--test'] }],
-    });
-    const refused = await createBubblewrapExecutor().run(plan, dir, { timeoutMs: 20000 });
+    const refused = await runCommitted([['node', '--test']], {}).outcome;
     expect(refused).toMatchObject({ status: 'refused', evidence: BWRAP_REFUSED_UNTRUSTED, commands: [] });
-    const trusted = await createBubblewrapExecutor({ trusted: true }).run(plan, dir, { timeoutMs: 20000 });
+    const trusted = await runCommitted([['node', '--test']]).outcome;
     expect(trusted.status).toBe('passed');
     expect(trusted.evidence).toBe('PASSED bubblewrap: node --test');
   });
 
   it('limits: memory, CPU seconds and file size stop a command (it fails, not the host)', async () => {
-    const dir = checkout('passing');
     const node = (code: string) => ['node', '-e', code];
-    const plan = planValidation({ dir }, ['sum.js'], {
-      repoCommands: [
-        { check: 'test', argv: node('Buffer.alloc(1.5 * 1024 ** 3); console.log("allocated")') },
-        { check: 'lint', argv: node('for (;;) {}') },
-        { check: 'build', argv: ['sh', '-c', 'head -c 4000000 /dev/zero > big.bin'] },
+    const run = runCommitted(
+      [
+        node('Buffer.alloc(1.5 * 1024 ** 3); console.log("allocated")'),
+        node('for (;;) {}'),
+        ['sh', '-c', 'head -c 4000000 /dev/zero > big.bin'],
       ],
-    });
-    const ex = createBubblewrapExecutor({
-      trusted: true,
-      limits: { dataBytes: 1024 ** 3, cpuSeconds: 1, fileSizeBytes: 1024 ** 2 },
-    });
-    const out = await ex.run(plan, dir, { timeoutMs: 25000 });
+      { trusted: true, limits: { dataBytes: 1024 ** 3, cpuSeconds: 1, fileSizeBytes: 1024 ** 2 } },
+      25000,
+    );
+    const out = await run.outcome;
     expect(out.status).toBe('failed');
     expect(out.commands).toHaveLength(3);
     for (const r of out.commands) {
@@ -225,24 +228,12 @@ maybe('bubblewrap executor on the fixture repositories', () => {
     // CPU limit, SIGXFSZ (25) for the file size.
     expect([128 + 9, 128 + 24]).toContain(out.commands[1]!.exitCode);
     expect(out.commands[2]!.exitCode).toBe(128 + 25);
-    expect(fs.existsSync(path.join(dir, 'big.bin'))).toBe(false);
+    expect(fs.existsSync(path.join(run.dir, 'big.bin'))).toBe(false);
   }, 40000);
 
   it("the memory limit leaves WebAssembly (and so Node's fetch) working", async () => {
-    const dir = checkout('passing');
-    const plan = planValidation({ dir }, ['sum.js'], {
-      repoCommands: [
-        {
-          check: 'test',
-          argv: [
-            'node',
-            '-e',
-            'new WebAssembly.Memory({ initial: 1 }); console.log(typeof fetch, "wasm ok")',
-          ],
-        },
-      ],
-    });
-    const out = await createBubblewrapExecutor({ trusted: true }).run(plan, dir, { timeoutMs: 20000 });
+    const wasm = 'new WebAssembly.Memory({ initial: 1 }); console.log(typeof fetch, "wasm ok")';
+    const out = await runCommitted([['node', '-e', wasm]]).outcome;
     expect(out.commands[0]!.outputTail).toContain('function wasm ok');
     expect(out.status).toBe('passed');
   }, 30000);

@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { PassThrough } from 'node:stream';
 import { jest } from '@jest/globals';
 import nock from 'nock';
-import type { ValidationPlan } from '../../src/validation/types.js';
+import type { RunOptions, ValidationPlan } from '../../src/validation/types.js';
 import type { E2bOptions } from '../../src/validation/e2b.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 
@@ -149,6 +149,19 @@ function killSandbox(): nock.Scope {
   return nock(API).delete(`/sandboxes/${SANDBOX}`).matchHeader('x-api-key', KEY).reply(204);
 }
 
+/** The requests of one run (create, upload, a process start for each reply, kill), recording into `seen`. */
+function sandboxRun(
+  replies: Parameters<typeof envdProcesses>[0],
+  seen: { started?: Started[]; created?: Created[]; bodies?: string[] } = {},
+): nock.Scope[] {
+  return [
+    createSandbox(seen.created ?? []),
+    uploads(seen.bodies ?? []),
+    envdProcesses(replies, seen.started ?? []),
+    killSandbox(),
+  ];
+}
+
 // --- Fixtures ------------------------------------------------------------------------------------------
 
 let dir: string;
@@ -196,6 +209,11 @@ function executor(over: Partial<E2bOptions> = {}) {
   })();
 }
 
+/** The executor of `over` runs `p` on `dir` (60 s unless `opts` says otherwise). */
+function runE2b(over: Partial<E2bOptions>, p: ValidationPlan, opts: Partial<RunOptions> = {}) {
+  return executor(over).run(p, dir, { timeoutMs: 60_000, ...opts });
+}
+
 describe('e2b executor', () => {
   test('a passing run: sandbox created, checkout uploaded without .git, commands run in the workspace, sandbox killed, cost recorded', async () => {
     fs.writeFileSync(path.join(dir, 'run.sh'), '#!/bin/sh\necho ok\n');
@@ -203,23 +221,17 @@ describe('e2b executor', () => {
     const created: Created[] = [];
     const bodies: string[] = [];
     const started: Started[] = [];
-    const scopes = [
-      createSandbox(created),
-      uploads(bodies),
-      envdProcesses(
-        [
-          processEvents(10, [], 0),
-          processEvents(11, [{ stdout: 'tests: 3 passed\n' }], 0),
-          processEvents(12, [{ stderr: 'lint clean\n' }], 0),
-        ],
-        started,
-      ),
-      killSandbox(),
-    ];
-    const outcome = await executor().run(
+    const scopes = sandboxRun(
+      [
+        processEvents(10, [], 0),
+        processEvents(11, [{ stdout: 'tests: 3 passed\n' }], 0),
+        processEvents(12, [{ stderr: 'lint clean\n' }], 0),
+      ],
+      { started, created, bodies },
+    );
+    const outcome = await runE2b(
+      {},
       plan(['npm', 'run', 'test'], ['npm', 'run', 'lint', '--', "it's $HOME"]),
-      dir,
-      { timeoutMs: 60_000 },
     );
     for (const s of scopes) s.done();
 
@@ -272,27 +284,17 @@ describe('e2b executor', () => {
   });
 
   test('a failing command (exit 1) is FAILED with its output tail, the next command still runs, and the sandbox is killed', async () => {
-    const started: Started[] = [];
-    const scopes = [
-      createSandbox([]),
-      uploads([]),
-      envdProcesses(
-        [
-          processEvents(
-            20,
-            [{ stdout: 'running 2 tests\n' }, { stderr: 'AssertionError: expected 2 to be 3\n' }],
-            1,
-          ),
-          processEvents(21, [{ stdout: 'lint ok\n' }], 0),
-        ],
-        started,
+    const scopes = sandboxRun([
+      processEvents(
+        20,
+        [{ stdout: 'running 2 tests\n' }, { stderr: 'AssertionError: expected 2 to be 3\n' }],
+        1,
       ),
-      killSandbox(),
-    ];
-    const outcome = await executor({ outputCapBytes: 40 }).run(
+      processEvents(21, [{ stdout: 'lint ok\n' }], 0),
+    ]);
+    const outcome = await runE2b(
+      { outputCapBytes: 40 },
       plan(['npm', 'run', 'test'], ['npm', 'run', 'lint']),
-      dir,
-      { timeoutMs: 60_000 },
     );
     for (const s of scopes) s.done();
     expect(outcome.status).toBe('failed');
@@ -313,26 +315,21 @@ describe('e2b executor', () => {
   test('a command past the time limit is TIMED OUT, the rest is not run, and the sandbox is killed', async () => {
     const hanging = new PassThrough();
     const started: Started[] = [];
-    const scopes = [
-      createSandbox([]),
-      uploads([]),
-      envdProcesses(
-        [
-          () => {
-            hanging.write(envelope(0, { event: { start: { pid: 30 } } }));
-            hanging.write(
-              envelope(0, { event: { data: { stdout: Buffer.from('still going\n').toString('base64') } } }),
-            );
-            return hanging; // never ends
-          },
-        ],
-        started,
-      ),
-      killSandbox(),
-    ];
+    const scopes = sandboxRun(
+      [
+        () => {
+          hanging.write(envelope(0, { event: { start: { pid: 30 } } }));
+          hanging.write(
+            envelope(0, { event: { data: { stdout: Buffer.from('still going\n').toString('base64') } } }),
+          );
+          return hanging; // never ends
+        },
+      ],
+      { started },
+    );
     const began = Date.now();
     try {
-      const outcome = await executor().run(plan(['npm', 'run', 'test'], ['npm', 'run', 'lint']), dir, {
+      const outcome = await runE2b({}, plan(['npm', 'run', 'test'], ['npm', 'run', 'lint']), {
         timeoutMs: 1_500,
       });
       for (const s of scopes) s.done();
@@ -353,24 +350,15 @@ describe('e2b executor', () => {
   test('abort during a command: NOT RUN e2b: cancelled, and the sandbox is still killed', async () => {
     const hanging = new PassThrough();
     const controller = new AbortController();
-    const scopes = [
-      createSandbox([]),
-      uploads([]),
-      envdProcesses(
-        [
-          () => {
-            hanging.write(envelope(0, { event: { start: { pid: 40 } } }));
-            setTimeout(() => controller.abort(), 50);
-            return hanging;
-          },
-        ],
-        [],
-      ),
-      killSandbox(),
-    ];
+    const scopes = sandboxRun([
+      () => {
+        hanging.write(envelope(0, { event: { start: { pid: 40 } } }));
+        setTimeout(() => controller.abort(), 50);
+        return hanging;
+      },
+    ]);
     try {
-      const outcome = await executor().run(plan(['npm', 'run', 'test'], ['npm', 'run', 'build']), dir, {
-        timeoutMs: 60_000,
+      const outcome = await runE2b({}, plan(['npm', 'run', 'test'], ['npm', 'run', 'build']), {
         signal: controller.signal,
       });
       for (const s of scopes) s.done();
@@ -385,10 +373,7 @@ describe('e2b executor', () => {
   test('an already aborted run creates no sandbox', async () => {
     const controller = new AbortController();
     controller.abort();
-    const outcome = await executor().run(plan(['npm', 'run', 'test']), dir, {
-      timeoutMs: 60_000,
-      signal: controller.signal,
-    });
+    const outcome = await runE2b({}, plan(['npm', 'run', 'test']), { signal: controller.signal });
     expect(outcome).toMatchObject({
       status: 'not_run',
       evidence: 'NOT RUN e2b: cancelled; not run: npm run test',
@@ -402,7 +387,7 @@ describe('e2b executor', () => {
       nock(ENVD).post('/files').reply(507, { code: 507, message: 'no space left on device' }),
       killSandbox(),
     ];
-    const outcome = await executor().run(plan(['npm', 'run', 'test']), dir, { timeoutMs: 60_000 });
+    const outcome = await runE2b({}, plan(['npm', 'run', 'test']));
     for (const s of scopes) s.done();
     expect(outcome.status).toBe('error');
     expect(outcome.evidence).toMatch(
@@ -418,10 +403,12 @@ describe('e2b executor', () => {
       envdProcesses([processEvents(50, [], 0)], []),
       nock(API).delete(`/sandboxes/${SANDBOX}`).reply(500, { code: 500, message: 'internal error' }),
     ];
-    const outcome = await executor({ costPerSecondUsd: 0.001, now: twoReadings(3) }).run(
+    const outcome = await runE2b(
+      { costPerSecondUsd: 0.001, now: twoReadings(3) },
       plan(['npm', 'run', 'test']),
-      dir,
-      { timeoutMs: 30_000 },
+      {
+        timeoutMs: 30_000,
+      },
     );
     for (const s of scopes) s.done();
     expect(outcome.status).toBe('passed');
@@ -434,7 +421,7 @@ describe('e2b executor', () => {
 
   test('a refused create (401) is an error without a sandbox to kill or a cost', async () => {
     const scope = nock(API).post('/v2/sandboxes').reply(401, { code: 401, message: 'Invalid API key' });
-    const outcome = await executor().run(plan(['npm', 'run', 'test']), dir, { timeoutMs: 60_000 });
+    const outcome = await runE2b({}, plan(['npm', 'run', 'test']));
     scope.done();
     expect(outcome.status).toBe('error');
     expect(outcome.evidence).toMatch(/^ERROR e2b: sandbox not created: .*Invalid API key/);
@@ -443,9 +430,7 @@ describe('e2b executor', () => {
 
   test('a checkout over the upload cap is not run and creates no sandbox', async () => {
     fs.writeFileSync(path.join(dir, 'big.bin'), Buffer.alloc(4096));
-    const outcome = await executor({ maxUploadBytes: 1024 }).run(plan(['npm', 'run', 'test']), dir, {
-      timeoutMs: 60_000,
-    });
+    const outcome = await runE2b({ maxUploadBytes: 1024 }, plan(['npm', 'run', 'test']));
     expect(outcome).toMatchObject({
       status: 'not_run',
       evidence: 'NOT RUN e2b: checkout larger than the upload cap of 1024 bytes; no sandbox was created',
@@ -454,9 +439,7 @@ describe('e2b executor', () => {
 
   test('no API key: SKIPPED e2b: API key unavailable, nothing requested', async () => {
     for (const apiKey of [undefined, null, '', '   ']) {
-      const outcome = await executor({ apiKey }).run(plan(['npm', 'run', 'test']), dir, {
-        timeoutMs: 60_000,
-      });
+      const outcome = await runE2b({ apiKey }, plan(['npm', 'run', 'test']));
       expect(outcome).toMatchObject({ status: 'skipped', evidence: 'SKIPPED e2b: API key unavailable' });
     }
   });
@@ -465,13 +448,7 @@ describe('e2b executor', () => {
     const missing = 'e2b-sdk-that-is-not-installed-verdict';
     expect(await loadE2bSdk(missing)).toBeNull();
     expect(await loadE2bSdk('e2b')).not.toBeNull();
-    const outcome = await executor({ loadSdk: () => loadE2bSdk(missing) }).run(
-      plan(['npm', 'run', 'test']),
-      dir,
-      {
-        timeoutMs: 60_000,
-      },
-    );
+    const outcome = await runE2b({ loadSdk: () => loadE2bSdk(missing) }, plan(['npm', 'run', 'test']));
     expect(outcome).toMatchObject({ status: 'skipped', evidence: 'SKIPPED e2b: SDK unavailable' });
     const gate = await selectValidation(
       { execution: reviewPolicySchema.parse({}).execution, provider: 'e2b', pr: { paths: ['a.ts'] } },
@@ -523,29 +500,15 @@ describe('the e2b budget over recorded costs', () => {
     });
     // Two runs of 2.5 s and 5 s at $1/s: $7.50 recorded, under the $10 budget.
     for (const seconds of [2.5, 5]) {
-      const scopes = [
-        createSandbox([]),
-        uploads([]),
-        envdProcesses([processEvents(1, [], 0)], []),
-        killSandbox(),
-      ];
-      await executor({ costPerSecondUsd: 1, now: twoReadings(seconds) }).run(plan(['npm', 'test']), dir, {
-        timeoutMs: 60_000,
-      });
+      const scopes = sandboxRun([processEvents(1, [], 0)]);
+      await runE2b({ costPerSecondUsd: 1, now: twoReadings(seconds) }, plan(['npm', 'test']));
       for (const s of scopes) s.done();
     }
     expect(await t.store.executorCosts.totalUsd('e2b')).toBe(7.5);
     expect(await selectValidation(shadowInput(), gateDeps(reader))).toMatchObject({ shadow: 'e2b' });
     // A third run of 2.5 s reaches exactly $10.00: at the budget the shadow is withheld, the primary stays.
-    const scopes = [
-      createSandbox([]),
-      uploads([]),
-      envdProcesses([processEvents(1, [], 1)], []),
-      killSandbox(),
-    ];
-    await executor({ costPerSecondUsd: 1, now: twoReadings(2.5) }).run(plan(['npm', 'test']), dir, {
-      timeoutMs: 60_000,
-    });
+    const scopes = sandboxRun([processEvents(1, [], 1)]);
+    await runE2b({ costPerSecondUsd: 1, now: twoReadings(2.5) }, plan(['npm', 'test']));
     for (const s of scopes) s.done();
     expect(await t.store.executorCosts.totalUsd('e2b')).toBe(10);
     expect(await selectValidation(shadowInput(), gateDeps(reader))).toEqual({

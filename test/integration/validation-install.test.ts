@@ -19,12 +19,12 @@ import {
   INSTALL_ARTIFACT_ID,
   installEnv,
   OFFLINE_NOTE,
-  planValidation,
-  refusedNote,
   runProcess,
   type BubblewrapOptions,
-  type ValidationOutcome,
-} from '../../src/validation/index.js';
+} from '../../src/validation/bubblewrap.js';
+import { refusedNote } from '../../src/validation/install.js';
+import { planValidation } from '../../src/validation/plan.js';
+import type { ValidationOutcome } from '../../src/validation/types.js';
 
 const FIXTURE = path.resolve('fixtures/validation/with-dependency');
 const DEP = 'verdict-tiny-dep';
@@ -325,9 +325,10 @@ maybe('bubblewrap dependency install step', () => {
     ].join('; ');
     const cmd = { check: 'build' as const, ecosystem: 'javascript' as const, argv: ['sh', '-c', script] };
     const limits = { dataBytes: 4 * 1024 ** 3, cpuSeconds: 60, fileSizeBytes: 1024 ** 3 };
+    const probe = (args: string[]) => runProcess(findBinary('bwrap')!, args, cmd, 20000, 64 * 1024);
     const args = bwrapArgs(scratch, cmd, {}, limits, { network: true, env: installEnv({}, registry) });
     expect(args).not.toContain('--unshare-net');
-    const r = await runProcess(findBinary('bwrap')!, args, cmd, 20000, 64 * 1024);
+    const r = await probe(args);
     expect(r.exitCode).toBe(0);
     for (const t of targets) {
       expect(r.outputTail).toContain(`BLOCKED ${t}`);
@@ -339,13 +340,7 @@ maybe('bubblewrap dependency install step', () => {
     );
     expect(fs.readFileSync(path.join(scratch, 'inside.txt'), 'utf8')).toBe('inside\n');
     // The same probe in the commands' sandbox has no network.
-    const offline = await runProcess(
-      findBinary('bwrap')!,
-      bwrapArgs(scratch, cmd, {}, limits),
-      cmd,
-      20000,
-      64 * 1024,
-    );
+    const offline = await probe(bwrapArgs(scratch, cmd, {}, limits));
     expect(offline.outputTail).toMatch(/NO NETWORK (ECONNREFUSED|ENETUNREACH)/);
   }, 60000);
 });

@@ -11,6 +11,7 @@ import {
   type ReviewValidationDeps,
   type ReviewValidationInput,
 } from '../../src/validation/review.js';
+import { simpleOutcome } from '../../src/validation/types.js';
 
 /**
  * Every outcome of review-engine 7.4, produced by the validation of a review (src/validation/review.ts)
@@ -65,72 +66,68 @@ function input(over: Partial<ReviewValidationInput> & { policy?: Partial<ReviewP
   } satisfies ReviewValidationInput;
 }
 
+/** The report of a review's validation with deps(`d`) and input(`i`). */
+async function validate(d: Parameters<typeof deps>[0] = {}, i: Parameters<typeof input>[0] = {}) {
+  return (await validateReview(deps(d), input(i))).report;
+}
+
 describe('validation outcomes of review-engine 7.4, through a review', () => {
   test('execution.mode never: NOT RUN repo-native validation: execution_disabled', async () => {
-    const { report } = await validateReview(deps(), input({ policy: { mode: 'never' } }));
+    const report = await validate({}, { policy: { mode: 'never' } });
     expect(report).toMatchObject({ status: 'not_run', commands: [] });
     expect(report.notRun).toEqual(['NOT RUN repo-native validation: execution_disabled']);
   });
 
   test('execution.mode filters without a match: execution_filters_not_matched', async () => {
     const filters = [{ conditions: [{ field: 'label', operator: 'is', values: ['run-ci'] }] }];
-    const { report } = await validateReview(
-      deps(),
-      input({ policy: { mode: 'filters', filters: filters as ReviewPolicy['execution']['filters'] } }),
+    const report = await validate(
+      {},
+      { policy: { mode: 'filters', filters: filters as ReviewPolicy['execution']['filters'] } },
     );
     expect(report.notRun).toEqual(['NOT RUN repo-native validation: execution_filters_not_matched']);
   });
 
   test('a validation.provider that is not an executor name: unknown_executor', async () => {
-    const { report } = await validateReview(
-      deps(),
-      input({ operatorConfig: { validation: { provider: 'executor_a' } } }),
-    );
+    const report = await validate({}, { operatorConfig: { validation: { provider: 'executor_a' } } });
     expect(report.status).toBe('not_run');
     expect(report.notRun[0]).toMatch(/^NOT RUN repo-native validation: unknown_executor \(.*"executor_a"/);
   });
 
   test('e2b without a key, and e2b without its SDK: SKIPPED e2b', async () => {
     const provider = { validation: { provider: 'e2b' } };
-    const noKey = await validateReview(deps(), input({ operatorConfig: provider }));
-    expect(noKey.report.notRun).toEqual(['SKIPPED e2b: API key unavailable']);
-    const noSdk = await validateReview(
-      deps({ apiKey: 'e2b_key', sdkAvailable: async () => false }),
-      input({ operatorConfig: provider }),
+    const noKey = await validate({}, { operatorConfig: provider });
+    expect(noKey.notRun).toEqual(['SKIPPED e2b: API key unavailable']);
+    const noSdk = await validate(
+      { apiKey: 'e2b_key', sdkAvailable: async () => false },
+      { operatorConfig: provider },
     );
-    expect(noSdk.report.notRun).toEqual(['SKIPPED e2b: SDK unavailable']);
+    expect(noSdk.notRun).toEqual(['SKIPPED e2b: SDK unavailable']);
   });
 
   test('an executor with no binding in this process: no sandbox binding available', async () => {
-    const { report } = await validateReview(
-      deps({
-        executor: () => {
-          throw new Error('not wired');
-        },
-      }),
-      input(),
-    );
+    const report = await validate({
+      executor: () => {
+        throw new Error('not wired');
+      },
+    });
     expect(report.evidence).toBe(NO_SANDBOX_BINDING);
     expect(report.notRun).toEqual([`${NO_SANDBOX_BINDING} for bubblewrap (not wired)`]);
   });
 
   test('local: local_execution_not_allowed, then self_host_not_configured', async () => {
     const provider = { validation: { provider: 'local' } };
-    const refused = await validateReview(deps(), input({ operatorConfig: provider }));
-    expect(refused.report).toMatchObject({ status: 'refused', evidence: 'local_execution_not_allowed' });
-    expect(refused.report.notRun).toEqual(['npm run test: not run (local_execution_not_allowed)']);
-    const allowed = await validateReview(
-      deps({ executors: { local: { allowLocal: true } } }),
-      input({ operatorConfig: provider }),
+    const refused = await validate({}, { operatorConfig: provider });
+    expect(refused).toMatchObject({ status: 'refused', evidence: 'local_execution_not_allowed' });
+    expect(refused.notRun).toEqual(['npm run test: not run (local_execution_not_allowed)']);
+    const allowed = await validate(
+      { executors: { local: { allowLocal: true } } },
+      { operatorConfig: provider },
     );
-    expect(allowed.report).toMatchObject({ status: 'refused', evidence: 'self_host_not_configured' });
+    expect(allowed).toMatchObject({ status: 'refused', evidence: 'self_host_not_configured' });
   });
 
   test('bubblewrap missing: SKIPPED bubblewrap: binary unavailable', async () => {
-    const { report } = await validateReview(
-      deps({ executors: { bubblewrap: { bwrapPath: '/nonexistent/bwrap' } } }),
-      input(),
-    );
+    const report = await validate({ executors: { bubblewrap: { bwrapPath: '/nonexistent/bwrap' } } });
     expect(report).toMatchObject({ status: 'skipped', evidence: 'SKIPPED bubblewrap: binary unavailable' });
     expect(report.notRun).toEqual(['npm run test: not run (SKIPPED bubblewrap: binary unavailable)']);
   });
@@ -139,14 +136,14 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
     'repository-committed commands of an untrusted repository: REFUSED; trusted: they run',
     async () => {
       const repoCommands = [{ check: 'test' as const, run: ['node', '--test'] }];
-      const untrusted = await validateReview(deps(), input({ repoCommands }));
-      expect(untrusted.report).toMatchObject({
+      const untrusted = await validate({}, { repoCommands });
+      expect(untrusted).toMatchObject({
         status: 'refused',
         evidence: 'REFUSED bubblewrap: repo-committed config untrusted',
       });
-      expect(untrusted.report.notRun).toHaveLength(1);
-      const trusted = await validateReview(deps({ trustedRepos: ['acme/web'] }), input({ repoCommands }));
-      expect(trusted.report).toMatchObject({ status: 'passed', commands: [{ command: 'node --test' }] });
+      expect(untrusted.notRun).toHaveLength(1);
+      const trusted = await validate({ trustedRepos: ['acme/web'] }, { repoCommands });
+      expect(trusted).toMatchObject({ status: 'passed', commands: [{ command: 'node --test' }] });
     },
   );
 
@@ -154,9 +151,9 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
     const bare = path.join(scratchRoot, 'bare');
     fs.mkdirSync(bare, { recursive: true });
     fs.writeFileSync(path.join(bare, 'main.c'), 'int main(void) { return 0; }\n');
-    const { report } = await validateReview(
-      deps({ checkout: (_r, dir) => fs.promises.cp(bare, dir, { recursive: true }) }),
-      input({ changedPaths: ['main.c'] }),
+    const report = await validate(
+      { checkout: (_r, dir) => fs.promises.cp(bare, dir, { recursive: true }) },
+      { changedPaths: ['main.c'] },
     );
     expect(report).toMatchObject({
       status: 'not_run',
@@ -168,29 +165,24 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
   itBwrap(
     'a docs-only change is skipped and is not missing; VERDICT_VALIDATION_CODE_CHANGES_ONLY=false runs it',
     async () => {
-      const docs = input({ changedPaths: ['README.md', 'docs/guide.md'] });
-      const skipped = await validateReview(deps(), docs);
-      expect(skipped.report).toMatchObject({ status: 'skipped', notRun: [] });
-      const forced = await validateReview(deps({ codeChangesOnly: 'false' }), docs);
-      expect(forced.report.status).toBe('passed');
+      const docs = { changedPaths: ['README.md', 'docs/guide.md'] };
+      expect(await validate({}, docs)).toMatchObject({ status: 'skipped', notRun: [] });
+      expect((await validate({ codeChangesOnly: 'false' }, docs)).status).toBe('passed');
       // The repository's own operator setting wins over the environment.
-      const repoForced = await validateReview(deps(), {
-        ...docs,
-        operatorConfig: { validation: { codeChangesOnly: false } },
-      });
-      expect(repoForced.report.status).toBe('passed');
+      const repoForced = await validate(
+        {},
+        { ...docs, operatorConfig: { validation: { codeChangesOnly: false } } },
+      );
+      expect(repoForced.status).toBe('passed');
     },
   );
 
   itBwrap('a head that cannot be checked out is an error outcome, said in notRun', async () => {
-    const { report } = await validateReview(
-      deps({
-        checkout: async () => {
-          throw new Error('HTTP 404');
-        },
-      }),
-      input(),
-    );
+    const report = await validate({
+      checkout: async () => {
+        throw new Error('HTTP 404');
+      },
+    });
     expect(report.status).toBe('error');
     expect(report.notRun).toEqual(['ERROR validation: the head could not be checked out (HTTP 404)']);
   });
@@ -198,9 +190,9 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
   itBwrap(
     'shadow: the e2b shadow withheld at the budget is a note, and the primary still validates',
     async () => {
-      const { report } = await validateReview(
-        deps({ apiKey: 'e2b_key', readRecordedCostUsd: async () => 50 }),
-        input({ operatorConfig: { validation: { provider: 'shadow' } } }),
+      const report = await validate(
+        { apiKey: 'e2b_key', readRecordedCostUsd: async () => 50 },
+        { operatorConfig: { validation: { provider: 'shadow' } } },
       );
       expect(report.status).toBe('passed');
       expect(report.shadow).toBeNull();
@@ -211,23 +203,17 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
   itBwrap('shadow: a failing shadow is shown but is never evidence that validation failed', async () => {
     const failing = {
       name: 'e2b',
-      run: async () => ({
-        executor: 'e2b',
-        status: 'failed' as const,
-        evidence: 'FAILED e2b: npm run test (exit 1)',
-        commands: [],
-        artifacts: [],
-      }),
+      run: async () => simpleOutcome('e2b', 'failed', 'FAILED e2b: npm run test (exit 1)'),
     };
-    const { report } = await validateReview(
-      deps({
+    const report = await validate(
+      {
         apiKey: 'e2b_key',
         executor: (name, { trusted }) => {
           if (name === 'e2b') return failing;
           return createExecutor(name, { bubblewrap: { trusted } });
         },
-      }),
-      input({ operatorConfig: { validation: { provider: 'shadow' } } }),
+      },
+      { operatorConfig: { validation: { provider: 'shadow' } } },
     );
     expect(report.status).toBe('passed');
     expect(report.shadow).toEqual({
@@ -245,12 +231,11 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
         if (!fixtures[ref]) throw new Error('HTTP 404');
         await fs.promises.cp(path.join(FIXTURES, fixtures[ref]), dir, { recursive: true });
       };
-      const introduced = await validateReview(
-        deps({ checkout: checkout({ head: 'failing-after', base: 'failing-before' }) }),
-        input(),
-      );
-      expect(introduced.report.commands[0]).toMatchObject({ passed: false, introduced: true });
-      const [finding] = validationFindings(introduced.report, ['test/sum.test.js', 'sum.js']);
+      const introduced = await validate({
+        checkout: checkout({ head: 'failing-after', base: 'failing-before' }),
+      });
+      expect(introduced.commands[0]).toMatchObject({ passed: false, introduced: true });
+      const [finding] = validationFindings(introduced, ['test/sum.test.js', 'sum.js']);
       expect(finding).toMatchObject({
         severity: 'high',
         category: 'validation',
@@ -258,15 +243,10 @@ describe('validation outcomes of review-engine 7.4, through a review', () => {
       });
       expect(finding!.body).toMatch(/6 !== 5/);
 
-      const unknownBase = await validateReview(
-        deps({ checkout: checkout({ head: 'failing-after' }) }),
-        input(),
-      );
-      expect(unknownBase.report.commands[0]).toMatchObject({ introduced: null });
-      expect(unknownBase.report.commands[0]!.baseNote).toMatch(
-        /base commit could not be checked out \(HTTP 404\)/,
-      );
-      expect(validationFindings(unknownBase.report, ['sum.js'])[0]).toMatchObject({ severity: 'medium' });
+      const unknownBase = await validate({ checkout: checkout({ head: 'failing-after' }) });
+      expect(unknownBase.commands[0]).toMatchObject({ introduced: null });
+      expect(unknownBase.commands[0]!.baseNote).toMatch(/base commit could not be checked out \(HTTP 404\)/);
+      expect(validationFindings(unknownBase, ['sum.js'])[0]).toMatchObject({ severity: 'medium' });
     },
   );
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import nock from 'nock';
 import { analysisOf, mergeStatus } from '../../src/publish/status.js';
 import { runResultSchema, type RunResult } from '../../src/review/run-result.js';
+import type { Store } from '../../src/store/index.js';
 import { findBinary } from '../../src/validation/bubblewrap.js';
 import {
   API,
@@ -56,13 +57,46 @@ const ENV = {
   VERDICT_VALIDATION_TIMEOUT_MS: '60000',
 };
 
+/** The pull request: `sum.js` changed, its base commit BASE. */
+const githubPull = () => github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+
+/** The model answers a clear review without findings. */
+function clearModel() {
+  nock(OPENAI)
+    .post('/v1/chat/completions')
+    .reply(
+      200,
+      completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
+    );
+}
+
+/** The review body published (shadow mode: in the ledger). */
+async function publishedBody(store: Store): Promise<string> {
+  return (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+}
+
 (hasBwrap ? describe : describe.skip)('validation in a review (bubblewrap)', () => {
   const h = reviewHarness();
   const { start, reviewRun, setPolicy } = h;
+  /** A scratch evidence directory. */
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** Reviews the pull request (its commits served from `commits`) with a clear model answer. */
+  async function reviewClear(commits: Record<string, string> = {}) {
+    githubPull();
+    await tarballs(commits);
+    clearModel();
+    const run = await reviewRun();
+    return { run, result: runResultSchema.parse(run.result) };
+  }
 
   test('a PR whose change breaks a test gets a BLOCK review citing the failing output; the model saw it', async () => {
     const store = await start(ENV);
-    const gh = github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
+    const gh = githubPull();
     const archives = await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
     let prompt = '';
     const model = nock(OPENAI)
@@ -121,7 +155,7 @@ const ENV = {
     expect(mergeStatus(analysisOf(result))).toBe('BLOCK');
 
     // The published body (shadow mode: in the ledger) says BLOCK and shows the failing command and output.
-    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    const body = await publishedBody(store);
     expect(body).toContain('BLOCK');
     expect(body).toMatch(/### Validation Status[\s\S]*RAN: FAILED `npm run test` \(exit 1/);
     expect(body).toMatch(/Output of <code>npm run test<\/code>[\s\S]*6 !== 5/);
@@ -129,42 +163,23 @@ const ENV = {
 
   test('a passing suite: PASSED in the Validation Status, no validation finding, nothing missing', async () => {
     const store = await start(ENV);
-    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-    await tarballs({ [HEAD]: 'passing' });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-      );
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'passing' });
     expect(result.validation).toMatchObject({
       status: 'passed',
       commands: [{ passed: true, introduced: null }],
     });
     expect(result.output.missingValidations.join('\n')).not.toMatch(/validation|sandbox/i);
     expect(await store.findings.listForRun(run.id)).toEqual([]);
-    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
-    expect(body).toMatch(/RAN: PASSED `npm run test`/);
+    expect(await publishedBody(store)).toMatch(/RAN: PASSED `npm run test`/);
   }, 60_000);
 
   test('a failure the base has too is reported, not turned into a finding; the merge status is CAUTION', async () => {
     const store = await start(ENV);
-    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-    await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-after' });
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-      );
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-after' });
     expect(result.validation!.commands[0]).toMatchObject({ passed: false, introduced: false });
     expect(await store.findings.listForRun(run.id)).toEqual([]);
     expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
-    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
+    const body = await publishedBody(store);
     expect(body).toMatch(/validation failed: npm run test/);
     expect(body).toMatch(/fails at the base commit too/);
   }, 60_000);
@@ -172,122 +187,72 @@ const ENV = {
   test('execution.mode never: nothing is downloaded or run, and the Validation Status says why', async () => {
     const store = await start(ENV);
     await setPolicy({ execution: { mode: 'never' } });
-    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-      );
-    const run = await reviewRun();
-    const result = runResultSchema.parse(run.result);
+    const { result } = await reviewClear();
     expect(result.validation).toMatchObject({ status: 'not_run', executor: null, commands: [] });
     expect(result.output.missingValidations).toContain('NOT RUN repo-native validation: execution_disabled');
-    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
-    expect(body).toContain('MISSING: NOT RUN repo-native validation: execution_disabled');
+    expect(await publishedBody(store)).toContain(
+      'MISSING: NOT RUN repo-native validation: execution_disabled',
+    );
     expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
   }, 60_000);
 
   test('evidence artifacts: the failing output is stored and attached to the finding; the body shows its key', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
-    try {
-      const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: dir });
-      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-      await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(
-          200,
-          completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-        );
-      const run = await reviewRun();
-      const result = runResultSchema.parse(run.result);
-      const key = `runs/${run.id}/bubblewrap-1-test.log`;
-      expect(result.evidence!.failed).toBeNull();
-      expect(result.evidence!.artifacts).toEqual([
-        { id: 'bubblewrap-1-test', key, url: null, kind: 'command_output' },
-      ]);
-      expect(fs.readFileSync(path.join(dir, key), 'utf8')).toMatch(/6 !== 5/);
-      expect(result.evidence!.findings).toHaveLength(1);
-      expect(result.evidence!.findings[0]!.artifacts.map((a) => a.key)).toEqual([key]);
-      const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
-      expect(body).toContain(`- command_output: \`${key}\``);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: dir });
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
+    const key = `runs/${run.id}/bubblewrap-1-test.log`;
+    expect(result.evidence!.failed).toBeNull();
+    expect(result.evidence!.artifacts).toEqual([
+      { id: 'bubblewrap-1-test', key, url: null, kind: 'command_output' },
+    ]);
+    expect(fs.readFileSync(path.join(dir, key), 'utf8')).toMatch(/6 !== 5/);
+    expect(result.evidence!.findings).toHaveLength(1);
+    expect(result.evidence!.findings[0]!.artifacts.map((a) => a.key)).toEqual([key]);
+    expect(await publishedBody(store)).toContain(`- command_output: \`${key}\``);
   }, 60_000);
 
   test('evidence required: a model claim of a run with no artifact is unverified, kept at its severity', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
-    try {
-      const store = await start({
-        VERDICT_EVIDENCE_ARTIFACTS: '1',
-        VERDICT_EVIDENCE_REQUIRE_ARTIFACTS: '1',
-        VERDICT_EVIDENCE_DIR: dir,
-      });
-      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-      const claim = {
-        severity: 'high',
-        category: 'tests',
-        path: 'sum.js',
-        title: 'The test suite fails',
-        body: 'I ran npm test and the sum test fails with 6 !== 5.',
-        contextIds: [],
-      };
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(200, completion(JSON.stringify(review({ findings: [claim] }))));
-      const run = await reviewRun();
-      const result = runResultSchema.parse(run.result);
-      expect(result.output.findings).toMatchObject([{ severity: 'high', title: 'The test suite fails' }]);
-      expect(result.evidence!.findings).toMatchObject([{ status: 'unverified', artifacts: [] }]);
-      expect(result.evidence!.findings[0]!.downgradedReason).toBeTruthy();
-      const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
-      expect(body).toMatch(/The test suite fails[\s\S]*_Unverified: /);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const store = await start({
+      VERDICT_EVIDENCE_ARTIFACTS: '1',
+      VERDICT_EVIDENCE_REQUIRE_ARTIFACTS: '1',
+      VERDICT_EVIDENCE_DIR: dir,
+    });
+    githubPull();
+    const claim = {
+      severity: 'high',
+      category: 'tests',
+      path: 'sum.js',
+      title: 'The test suite fails',
+      body: 'I ran npm test and the sum test fails with 6 !== 5.',
+      contextIds: [],
+    };
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review({ findings: [claim] }))));
+    const run = await reviewRun();
+    const result = runResultSchema.parse(run.result);
+    expect(result.output.findings).toMatchObject([{ severity: 'high', title: 'The test suite fails' }]);
+    expect(result.evidence!.findings).toMatchObject([{ status: 'unverified', artifacts: [] }]);
+    expect(result.evidence!.findings[0]!.downgradedReason).toBeTruthy();
+    expect(await publishedBody(store)).toMatch(/The test suite fails[\s\S]*_Unverified: /);
   }, 60_000);
 
   test('evidence storage failing: evidence_artifacts_failed is recorded and the findings are kept', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-evidence-'));
     const notADir = path.join(dir, 'file');
     fs.writeFileSync(notADir, 'a file where the evidence folder should be');
-    try {
-      const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: notADir });
-      github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-      await tarballs({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
-      nock(OPENAI)
-        .post('/v1/chat/completions')
-        .reply(
-          200,
-          completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-        );
-      const run = await reviewRun();
-      const result = runResultSchema.parse(run.result);
-      expect(result.evidence!.failed).toBeTruthy();
-      expect(result.evidence!.artifacts).toEqual([]);
-      expect(result.warnings.join('\n')).toMatch(/^evidence_artifacts_failed: /m);
-      expect(await store.findings.listForRun(run.id)).toMatchObject([
-        { severity: 'high', category: 'validation' },
-      ]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const store = await start({ ...ENV, VERDICT_EVIDENCE_ARTIFACTS: '1', VERDICT_EVIDENCE_DIR: notADir });
+    const { run, result } = await reviewClear({ [HEAD]: 'failing-after', [BASE]: 'failing-before' });
+    expect(result.evidence!.failed).toBeTruthy();
+    expect(result.evidence!.artifacts).toEqual([]);
+    expect(result.warnings.join('\n')).toMatch(/^evidence_artifacts_failed: /m);
+    expect(await store.findings.listForRun(run.id)).toMatchObject([
+      { severity: 'high', category: 'validation' },
+    ]);
   }, 60_000);
 
   test('validation off (the default): the review is semantic only, as before', async () => {
     const store = await start({});
-    github(pull({ base: { ref: 'main', sha: BASE }, changed_files: 1 }), FILES);
-    nock(OPENAI)
-      .post('/v1/chat/completions')
-      .reply(
-        200,
-        completion(JSON.stringify(review({ verdict: 'clear', findings: [], mergeVerdict: 'Fine.' }))),
-      );
-    const run = await reviewRun();
+    const { run } = await reviewClear();
     expect((run.result as RunResult).validation).toBeUndefined();
-    const body = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!.body!;
-    expect(body).toContain('Nothing was executed: semantic review only.');
+    expect(await publishedBody(store)).toContain('Nothing was executed: semantic review only.');
   }, 60_000);
 });

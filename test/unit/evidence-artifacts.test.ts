@@ -6,13 +6,14 @@ import {
   keySegment,
   processEvidence,
   type EvidenceArtifact,
+  type ProcessEvidenceInput,
   type EvidenceFinding,
 } from '../../src/evidence/artifacts.js';
 import { claimsExecution, detectExecutionClaim } from '../../src/evidence/claims.js';
 import { renderEvidence } from '../../src/evidence/render.js';
 import type { ArtifactStorage } from '../../src/evidence/storage.js';
 import { createLogger } from '../../src/logger.js';
-import type { CommandResult, ValidationOutcome } from '../../src/validation/types.js';
+import { commandArtifacts, type CommandResult, type ValidationOutcome } from '../../src/validation/types.js';
 
 /** review-engine 2.6: evidence artifacts, the require flag, the failure path; the claim detector; rendering. */
 
@@ -73,12 +74,7 @@ function outcome(): ValidationOutcome {
     status: 'failed',
     evidence: 'FAILED local: npm test',
     commands,
-    artifacts: commands.map((c, i) => ({
-      id: `local-${i + 1}-${c.check}`,
-      kind: 'command_output',
-      command: c.command,
-      content: c.outputTail,
-    })),
+    artifacts: commandArtifacts('local', commands),
     shadow: {
       executor: 'bubblewrap',
       status: 'passed',
@@ -134,22 +130,35 @@ const READING: Finding = {
 };
 const FINDINGS = [FROM_COMMAND, VALIDATION, QUOTES_LINT, NAMES_TYPECHECK, READING];
 
+/**
+ * processEvidence, enabled without the require flag, over `outcome()` for the run `r` with no findings, an
+ * in-memory store (of `storageOptions`) and a captured log, each overridden by `over`.
+ */
+async function runEvidence(
+  over: Partial<ProcessEvidenceInput<Finding>> = {},
+  storageOptions: Parameters<typeof memoryStorage>[0] = {},
+) {
+  const { storage, puts } = memoryStorage(storageOptions);
+  const { log, lines } = capturedLog();
+  const result = await processEvidence({
+    enabled: true,
+    requireArtifacts: false,
+    storage,
+    runId: 'r',
+    outcome: outcome(),
+    findings: [],
+    log,
+    ...over,
+  });
+  return { result, puts, lines };
+}
+
 describe('processEvidence: disabled', () => {
   test.each([false, true])(
     'returns the findings unchanged, stores and logs nothing (requireArtifacts %s has no effect)',
     async (requireArtifacts) => {
-      const { storage, puts } = memoryStorage();
-      const { log, lines } = capturedLog();
       const findings = FINDINGS.map((f) => ({ ...f }));
-      const result = await processEvidence({
-        enabled: false,
-        requireArtifacts,
-        storage,
-        runId: 'run-1',
-        outcome: outcome(),
-        findings,
-        log,
-      });
+      const { result, puts, lines } = await runEvidence({ enabled: false, requireArtifacts, findings });
       expect(result.findings).toBe(findings);
       expect(result.findings).toEqual(FINDINGS);
       expect(result).toMatchObject({ artifacts: [], failed: null });
@@ -164,17 +173,7 @@ describe('processEvidence: disabled', () => {
 
 describe('processEvidence: enabled', () => {
   test('stores every command output (the shadow run too) under runs/<runId>/<id>.log and logs the count', async () => {
-    const { storage, puts } = memoryStorage({ kind: 's3' });
-    const { log, lines } = capturedLog();
-    const result = await processEvidence({
-      enabled: true,
-      requireArtifacts: false,
-      storage,
-      runId: 'run-42',
-      outcome: outcome(),
-      findings: [],
-      log,
-    });
+    const { result, puts, lines } = await runEvidence({ runId: 'run-42' }, { kind: 's3' });
     expect(puts.map((p) => p.key)).toEqual([
       'runs/run-42/local-1-test.log',
       'runs/run-42/local-2-lint.log',
@@ -211,17 +210,7 @@ describe('processEvidence: enabled', () => {
   });
 
   test('attaches the matching primary outputs to execution claims only; no status without the require flag', async () => {
-    const { storage } = memoryStorage();
-    const { log } = capturedLog();
-    const result = await processEvidence({
-      enabled: true,
-      requireArtifacts: false,
-      storage,
-      runId: 'r',
-      outcome: outcome(),
-      findings: FINDINGS,
-      log,
-    });
+    const { result } = await runEvidence({ findings: FINDINGS });
     const ids = (f: { evidenceArtifacts?: EvidenceArtifact[] }) => f.evidenceArtifacts?.map((a) => a.id);
     const [fromCommand, validation, quotesLint, namesTypecheck, reading] = result.findings;
     expect(ids(fromCommand!)).toEqual(['local-1-test']);
@@ -243,18 +232,8 @@ describe('processEvidence: enabled', () => {
   });
 
   test('with the require flag: claims without artifacts are unverified (severity kept), claims with them verified', async () => {
-    const { storage } = memoryStorage();
-    const { log } = capturedLog();
     const unmatched: Finding = { ...FROM_COMMAND, validationCommand: 'npm run build', severity: 'critical' };
-    const result = await processEvidence({
-      enabled: true,
-      requireArtifacts: true,
-      storage,
-      runId: 'r',
-      outcome: outcome(),
-      findings: [...FINDINGS, unmatched],
-      log,
-    });
+    const { result } = await runEvidence({ requireArtifacts: true, findings: [...FINDINGS, unmatched] });
     expect(result.findings).toHaveLength(6);
     const [fromCommand, validation, quotesLint, namesTypecheck, reading, cited] = result.findings;
     for (const f of [fromCommand!, validation!, quotesLint!]) {
@@ -278,16 +257,10 @@ describe('processEvidence: enabled', () => {
   });
 
   test('no validation outcome: nothing stored, claims are unverified under the require flag', async () => {
-    const { storage, puts } = memoryStorage();
-    const { log, lines } = capturedLog();
-    const result = await processEvidence({
-      enabled: true,
+    const { result, puts, lines } = await runEvidence({
       requireArtifacts: true,
-      storage,
-      runId: 'r',
       outcome: null,
       findings: [VALIDATION, READING],
-      log,
     });
     expect(puts).toEqual([]);
     expect(result.artifacts).toEqual([]);
@@ -301,15 +274,10 @@ describe('processEvidence: enabled', () => {
   });
 
   test('no storage: logs no_artifact_storage, stores nothing, claims unverified under the require flag', async () => {
-    const { log, lines } = capturedLog();
-    const result = await processEvidence({
-      enabled: true,
+    const { result, lines } = await runEvidence({
       requireArtifacts: true,
       storage: null,
-      runId: 'r',
-      outcome: outcome(),
       findings: [FROM_COMMAND, READING],
-      log,
     });
     expect(result.artifacts).toEqual([]);
     expect(result.failed).toBeNull();
@@ -323,18 +291,11 @@ describe('processEvidence: enabled', () => {
   });
 
   test('a store that throws: evidence_artifacts_failed at warn, the original findings, failed set', async () => {
-    const { storage } = memoryStorage({ failOn: 'local-2-lint' });
-    const { log, lines } = capturedLog();
     const findings = [FROM_COMMAND, NAMES_TYPECHECK, READING];
-    const result = await processEvidence({
-      enabled: true,
-      requireArtifacts: true,
-      storage,
-      runId: 'r',
-      outcome: outcome(),
-      findings,
-      log,
-    });
+    const { result, lines } = await runEvidence(
+      { requireArtifacts: true, findings },
+      { failOn: 'local-2-lint' },
+    );
     expect(result.findings).toBe(findings);
     expect(result.findings).toEqual([FROM_COMMAND, NAMES_TYPECHECK, READING]);
     expect(result.artifacts).toEqual([]);
@@ -345,21 +306,11 @@ describe('processEvidence: enabled', () => {
   });
 
   test('a run id or artifact id cannot steer the key out of runs/<runId>/', async () => {
-    const { storage, puts } = memoryStorage();
-    const { log } = capturedLog();
     const o = outcome();
     o.artifacts[0]!.id = '../../etc/passwd';
     o.artifacts[1]!.id = '../../etc/passwd';
     delete o.shadow;
-    await processEvidence({
-      enabled: true,
-      requireArtifacts: false,
-      storage,
-      runId: '../x y',
-      outcome: o,
-      findings: [],
-      log,
-    });
+    const { puts } = await runEvidence({ runId: '../x y', outcome: o });
     expect(puts.map((p) => p.key)).toEqual([
       'runs/.._x_y/.._.._etc_passwd.log',
       'runs/.._x_y/.._.._etc_passwd-2.log',

@@ -7,7 +7,7 @@ import {
   gateE2b,
   OUTCOMES,
   selectValidation,
-  storedValidationProvider,
+  storedValidation,
   type E2bGateInput,
   type ValidationInput,
 } from '../../src/validation/decide.js';
@@ -21,15 +21,16 @@ const pr = { paths: ['src/a.ts'], labels: [], title: 'Fix', draft: false };
 function input(overrides: Partial<ValidationInput> = {}): ValidationInput {
   return { execution: execution({}), provider: undefined, pr, ...overrides };
 }
+const decide = (overrides: Partial<ValidationInput> = {}) => decideValidation(input(overrides));
 
 describe('decideValidation: policy, filters, executor name', () => {
   test('the default policy and no provider run the default sandbox', () => {
-    expect(decideValidation(input())).toEqual({ run: true, primary: 'bubblewrap', shadow: null, notes: [] });
+    expect(decide()).toEqual({ run: true, primary: 'bubblewrap', shadow: null, notes: [] });
   });
 
   test('execution.mode never: NOT RUN execution_disabled, whatever the provider', () => {
     for (const provider of ['e2b', 'executor_a', undefined]) {
-      expect(decideValidation(input({ execution: execution({ mode: 'never' }), provider }))).toEqual({
+      expect(decide({ execution: execution({ mode: 'never' }), provider })).toEqual({
         run: false,
         code: 'execution_disabled',
         outcome: 'NOT RUN repo-native validation: execution_disabled',
@@ -39,30 +40,30 @@ describe('decideValidation: policy, filters, executor name', () => {
 
   test('execution.mode filters: a PR outside the filters is execution_filters_not_matched', () => {
     const filters = execution({ mode: 'filters', filters: [docsOnly] });
-    expect(decideValidation(input({ execution: filters, pr: { ...pr, paths: ['docs/x.md'] } }))).toEqual({
+    expect(decide({ execution: filters, pr: { ...pr, paths: ['docs/x.md'] } })).toEqual({
       run: false,
       code: 'execution_filters_not_matched',
       outcome: 'NOT RUN repo-native validation: execution_filters_not_matched',
     });
-    expect(decideValidation(input({ execution: filters }))).toMatchObject({
+    expect(decide({ execution: filters })).toMatchObject({
       run: true,
       primary: 'bubblewrap',
     });
   });
 
   test('execution.mode filters with an empty list matches every PR; filters are ignored under always', () => {
-    expect(decideValidation(input({ execution: execution({ mode: 'filters' }) }))).toMatchObject({
+    expect(decide({ execution: execution({ mode: 'filters' }) })).toMatchObject({
       run: true,
     });
     const always = execution({ mode: 'always', filters: [docsOnly] });
-    expect(decideValidation(input({ execution: always, pr: { paths: ['docs/x.md'] } }))).toMatchObject({
+    expect(decide({ execution: always, pr: { paths: ['docs/x.md'] } })).toMatchObject({
       run: true,
     });
   });
 
   test('missing facts defer the filters, and deferred is not denied: it runs with a note', () => {
     const filters = execution({ mode: 'filters', filters: [docsOnly] });
-    expect(decideValidation(input({ execution: filters, pr: { paths: null } }))).toEqual({
+    expect(decide({ execution: filters, pr: { paths: null } })).toEqual({
       run: true,
       primary: 'bubblewrap',
       shadow: null,
@@ -71,10 +72,10 @@ describe('decideValidation: policy, filters, executor name', () => {
   });
 
   test("each of NAMES.md's names selects its executor; shadow is bubblewrap with e2b beside it", () => {
-    expect(decideValidation(input({ provider: 'local' }))).toMatchObject({ primary: 'local', shadow: null });
-    expect(decideValidation(input({ provider: 'bubblewrap' }))).toMatchObject({ primary: 'bubblewrap' });
-    expect(decideValidation(input({ provider: 'e2b' }))).toMatchObject({ primary: 'e2b', shadow: null });
-    expect(decideValidation(input({ provider: 'shadow' }))).toMatchObject({
+    expect(decide({ provider: 'local' })).toMatchObject({ primary: 'local', shadow: null });
+    expect(decide({ provider: 'bubblewrap' })).toMatchObject({ primary: 'bubblewrap' });
+    expect(decide({ provider: 'e2b' })).toMatchObject({ primary: 'e2b', shadow: null });
+    expect(decide({ provider: 'shadow' })).toMatchObject({
       primary: 'bubblewrap',
       shadow: 'e2b',
     });
@@ -89,7 +90,7 @@ describe('decideValidation: policy, filters, executor name', () => {
       [42, 'a number value'],
       [{}, 'a object value'],
     ] as const) {
-      const decision = decideValidation(input({ provider }));
+      const decision = decide({ provider });
       expect(decision).toMatchObject({
         run: false,
         code: 'unknown_executor',
@@ -99,12 +100,13 @@ describe('decideValidation: policy, filters, executor name', () => {
     }
   });
 
-  test('storedValidationProvider reads validation.provider of the operator configuration', () => {
-    expect(storedValidationProvider(null)).toBeUndefined();
-    expect(storedValidationProvider({ enabled: true })).toBeUndefined();
-    expect(storedValidationProvider({ validation: 'e2b' })).toBeUndefined();
-    expect(storedValidationProvider({ validation: { provider: 'e2b' } })).toBe('e2b');
-    expect(storedValidationProvider({ validation: { provider: 'executor_b' } })).toBe('executor_b');
+  test('storedValidation reads the validation section (and its provider) of the operator configuration', () => {
+    expect(storedValidation(null)).toEqual({});
+    expect(storedValidation({ enabled: true })).toEqual({});
+    expect(storedValidation({ validation: 'e2b' })).toEqual({});
+    expect(storedValidation({ validation: ['e2b'] })).toEqual({});
+    expect(storedValidation({ validation: { provider: 'e2b' } }).provider).toBe('e2b');
+    expect(storedValidation({ validation: { provider: 'executor_b' } }).provider).toBe('executor_b');
   });
 });
 
@@ -196,6 +198,9 @@ describe('selectValidation: the decision and the e2b gates together', () => {
     readRecordedCostUsd: async () => 0,
     ...over,
   });
+  /** selectValidation for the provider, with deps(`over`). */
+  const select = (provider: string, over: Partial<E2bGateInput> = {}) =>
+    selectValidation(input({ provider }), deps(over));
 
   test('not run decisions pass through without touching e2b', async () => {
     const read = jest.fn(async () => 0);
@@ -209,7 +214,7 @@ describe('selectValidation: the decision and the e2b gates together', () => {
   });
 
   test('shadow under budget: bubblewrap with the e2b shadow', async () => {
-    expect(await selectValidation(input({ provider: 'shadow' }), deps())).toEqual({
+    expect(await select('shadow')).toEqual({
       run: true,
       primary: 'bubblewrap',
       shadow: 'e2b',
@@ -219,9 +224,7 @@ describe('selectValidation: the decision and the e2b gates together', () => {
   });
 
   test('shadow over budget: only the e2b shadow is withheld, the primary still runs', async () => {
-    expect(
-      await selectValidation(input({ provider: 'shadow' }), deps({ readRecordedCostUsd: async () => 50 })),
-    ).toEqual({
+    expect(await select('shadow', { readRecordedCostUsd: async () => 50 })).toEqual({
       run: true,
       primary: 'bubblewrap',
       shadow: null,
@@ -239,31 +242,26 @@ describe('selectValidation: the decision and the e2b gates together', () => {
 
   test('shadow with a failed budget read: the shadow runs, with the note', async () => {
     expect(
-      await selectValidation(
-        input({ provider: 'shadow' }),
-        deps({ readRecordedCostUsd: async () => Promise.reject(new Error('x')) }),
-      ),
+      await select('shadow', { readRecordedCostUsd: async () => Promise.reject(new Error('x')) }),
     ).toMatchObject({ primary: 'bubblewrap', shadow: 'e2b', notes: ['executor_b_budget_read_failed'] });
   });
 
   test('e2b as primary without a key or SDK: skipped with its outcome, no executor', async () => {
-    expect(await selectValidation(input({ provider: 'e2b' }), deps({ apiKey: undefined }))).toEqual({
+    expect(await select('e2b', { apiKey: undefined })).toEqual({
       run: true,
       primary: null,
       shadow: null,
       outcomes: [{ role: 'primary', executor: 'e2b', outcome: 'SKIPPED e2b: API key unavailable' }],
       notes: [],
     });
-    expect(
-      await selectValidation(input({ provider: 'e2b' }), deps({ sdkAvailable: async () => false })),
-    ).toMatchObject({
+    expect(await select('e2b', { sdkAvailable: async () => false })).toMatchObject({
       primary: null,
       outcomes: [{ role: 'primary', executor: 'e2b', outcome: 'SKIPPED e2b: SDK unavailable' }],
     });
   });
 
   test('non-e2b executors are not gated here (their own refusals belong to the executors)', async () => {
-    expect(await selectValidation(input({ provider: 'local' }), deps({ apiKey: undefined }))).toEqual({
+    expect(await select('local', { apiKey: undefined })).toEqual({
       run: true,
       primary: 'local',
       shadow: null,

@@ -5,16 +5,21 @@ import {
   BWRAP_REFUSED_UNTRUSTED,
   BWRAP_UNAVAILABLE,
   createBubblewrapExecutor,
-  createLocalExecutor,
+} from '../../src/validation/bubblewrap.js';
+import { createExecutor } from '../../src/validation/executors.js';
+import { createLocalExecutor } from '../../src/validation/local.js';
+import {
   createShadowExecutor,
   DEFAULT_SHADOW_TIMEOUT_MS,
-  createExecutor,
   SHADOW_NOT_EVIDENCE,
-  TailBuffer,
+} from '../../src/validation/shadow.js';
+import { TailBuffer } from '../../src/validation/tail-buffer.js';
+import {
+  simpleOutcome,
   type Executor,
   type RunOptions,
   type ValidationPlan,
-} from '../../src/validation/index.js';
+} from '../../src/validation/types.js';
 
 const plan: ValidationPlan = {
   kind: 'run',
@@ -131,13 +136,7 @@ describe('shadow executor', () => {
     name,
     run: async (_p, _d, o) => {
       seen?.push(o);
-      return {
-        executor: name,
-        status,
-        evidence: `${status.toUpperCase()} ${name}`,
-        commands: [],
-        artifacts: [],
-      };
+      return simpleOutcome(name, status, `${status.toUpperCase()} ${name}`);
     },
   });
 
@@ -163,12 +162,8 @@ describe('shadow executor', () => {
         throw new Error('boom');
       },
     };
-    const out2 = await createShadowExecutor({ primary: fixed('bubblewrap', 'passed'), shadow: throwing }).run(
-      plan,
-      dir,
-      opts,
-    );
-    expect(out2).toMatchObject({
+    const withThrowing = createShadowExecutor({ primary: fixed('bubblewrap', 'passed'), shadow: throwing });
+    expect(await withThrowing.run(plan, dir, opts)).toMatchObject({
       status: 'passed',
       shadow: { status: 'error', evidence: 'ERROR e2b: boom' },
     });
@@ -176,11 +171,8 @@ describe('shadow executor', () => {
 
   it('the shadow gets 600000 ms by default; VERDICT_VALIDATION_SHADOW_TIMEOUT_MS overrides it', async () => {
     const seen: RunOptions[] = [];
-    await createShadowExecutor({ primary: fixed('a', 'passed'), shadow: fixed('b', 'passed', seen) }).run(
-      plan,
-      dir,
-      opts,
-    );
+    const ex = createShadowExecutor({ primary: fixed('a', 'passed'), shadow: fixed('b', 'passed', seen) });
+    await ex.run(plan, dir, opts);
     expect(seen[0]!.timeoutMs).toBe(600000);
     expect(DEFAULT_SHADOW_TIMEOUT_MS).toBe(600000);
   });

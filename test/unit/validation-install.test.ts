@@ -7,8 +7,8 @@ import {
   lockfileOutsideRegistry,
   npmCiArgv,
   registryPrefix,
-  type ValidationPlan,
-} from '../../src/validation/index.js';
+} from '../../src/validation/install.js';
+import type { ValidationPlan } from '../../src/validation/types.js';
 
 const REG = 'https://registry.npmjs.org/';
 const plan = (pm?: 'npm' | 'pnpm' | 'yarn'): Extract<ValidationPlan, { kind: 'run' }> => ({

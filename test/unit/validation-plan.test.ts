@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { NO_STANDARD_SCRIPTS, planValidation, SKIPPED_DOCS_ONLY } from '../../src/validation/index.js';
+import { NO_STANDARD_SCRIPTS, planValidation, SKIPPED_DOCS_ONLY } from '../../src/validation/plan.js';
 
 const files = (entries: Record<string, string>) => ({ files: new Map(Object.entries(entries)) });
 const pkg = (scripts: Record<string, string>) => JSON.stringify({ name: 'x', scripts });
