@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import type { Store } from '../store/index.js';
-import { defineOperation } from './operation.js';
+import { defineOperation, READ } from './operation.js';
 
 export const MAX_FAILURE_REASONS = 100;
 
@@ -70,8 +69,6 @@ async function schedulerProjection(store: Store) {
 }
 
 /** The analytics projection: the operator read token only (operator-api 5.2 rule 2). */
-const READ: AccessRule = { classes: ['operatorRead'] };
-
 export const analyticsOperations = {
   analytics: defineOperation({
     rule: READ,

@@ -109,6 +109,14 @@ export class OperatorError extends Error {
   }
 }
 
+/**
+ * The access rules most operations share (operator-api 5.1, 5.2): the read token only; the read token or
+ * an API key with `read`; the admin token only (no key ever opens an admin route).
+ */
+export const READ: AccessRule = { classes: ['operatorRead'] };
+export const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+export const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+
 export const notFound = (message: string) => new OperatorError(404, 'not_found', message);
 export const badRequest = (message: string) => new OperatorError(400, 'invalid_request', message);
 

@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
-import { defineOperation, OperatorError, REPO_PATTERN, text, type ServiceContext } from './operation.js';
+import {
+  ADMIN,
+  defineOperation,
+  OperatorError,
+  READ_OR_KEY,
+  REPO_PATTERN,
+  text,
+  type ServiceContext,
+} from './operation.js';
 import { SPEC_EXECUTOR_WORDS, VALIDATION_PROVIDERS } from '../validation/decide.js';
 
-/** Repository list: the read token, or an API key with `read`; configuration: the admin token. */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 const branchList = z.array(text(255).min(1)).max(100);
 
 /**

@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
 import { usageWindow, UsageTooLargeError } from '../store/usage.js';
-import { defineOperation, limitParam, OperatorError, searchParam } from './operation.js';
-
-const READ: AccessRule = { classes: ['operatorRead'] };
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+import {
+  ADMIN,
+  defineOperation,
+  limitParam,
+  OperatorError,
+  READ,
+  READ_OR_KEY,
+  searchParam,
+} from './operation.js';
 
 export const settingsPatchBody = z.strictObject({
   revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
