@@ -65,11 +65,6 @@ export function operatorActor(req: IncomingMessage): string {
   return value && value.length <= 200 && !hasControlCharacter(value) ? value : DEFAULT_ACTOR;
 }
 
-/** 401 `{ok:false, error:"unauthorized"}` (operator-api 5.1 rule 1). */
-export function sendUnauthorized(res: ServerResponse): void {
-  sendJson(res, 401, { ok: false, error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
-}
-
 /** Who is calling: a static service token of a class, or a scoped API key. */
 export type Principal =
   | { kind: 'token'; tokenClass: TokenClass; actor: string }
@@ -121,6 +116,11 @@ export async function authorize(
   return { ok: false, refusal: unauthorized };
 }
 
+/** Answers a refusal of `authorize` (a 401 with `www-authenticate: Bearer`). */
+export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
+  sendJson(res, refusal.status, refusal.body, refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+}
+
 /** `authorize`, answering the refusal itself; the principal, or null once it has answered. */
 export async function guard(
   req: IncomingMessage,
@@ -130,7 +130,6 @@ export async function guard(
 ): Promise<Principal | null> {
   const result = await authorize(req, deps, rule);
   if (result.ok) return result.principal;
-  if (result.refusal.status === 401) sendUnauthorized(res);
-  else sendJson(res, 403, result.refusal.body);
+  sendRefusal(res, result.refusal);
   return null;
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { authorize } from '../http/auth.js';
 import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
-import { idempotencyKeyOf, originOf, type OperatorDeps } from '../operator/rest.js';
+import { requestContext, type OperatorDeps } from '../operator/rest.js';
 import { analyticsOperations } from '../services/analytics.js';
 import { commandOperations } from '../services/commands.js';
 import { keyOperations } from '../services/keys.js';
@@ -91,13 +91,7 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
       }
       // As on REST: an input nested past the depth limit is refused before any schema walks it.
       if (nestedDeeperThan(await getRawInput())) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
-      const operation: OperationContext = {
-        ...deps,
-        principal: access.principal,
-        idempotencyKey: idempotencyKeyOf(req),
-        origin: originOf(req),
-      };
-      return next({ ctx: { operation } });
+      return next({ ctx: { operation: requestContext(deps, access.principal, req) } });
     })
     .input(op.input);
   const resolve = async ({ ctx, input }: { ctx: { operation: OperationContext }; input: unknown }) => {
