@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { isClientAbort, Router, sendJson } from './http/router.js';
+import { isClientAbort, Router, sendJson, sendMethodNotAllowed, sendNoRoute } from './http/router.js';
 
 export const SERVICE_NAME = 'verdict';
 
@@ -53,23 +53,8 @@ export function createHttpServer(
     );
     if (mount) return void done(mount.handle(req, res, url));
     const found = router.match(req.method ?? 'GET', url.pathname);
-    if (!found) {
-      req.resume();
-      return sendJson(res, 404, {
-        ok: false,
-        error: 'not_found',
-        message: `No route for ${req.method} ${url.pathname}`,
-      });
-    }
-    if ('methodNotAllowed' in found) {
-      req.resume();
-      return sendJson(
-        res,
-        405,
-        { ok: false, error: 'method_not_allowed', message: `Use ${found.allow.join(', ')}` },
-        { allow: found.allow.join(', ') },
-      );
-    }
+    if (!found) return sendNoRoute(req, res, url.pathname);
+    if ('methodNotAllowed' in found) return sendMethodNotAllowed(req, res, found.allow.join(', '));
     done(found.handler(req, res, found.params, url));
   });
 }
