@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
+import type { StoredPolicy } from '../store/policy.js';
 import { usageWindow, UsageTooLargeError } from '../store/usage.js';
 import {
   ADMIN,
@@ -35,6 +36,13 @@ const utcDay = z
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** The policy as `GET` and `PATCH /settings` answer it. */
+const policyAnswer = (policy: StoredPolicy) => ({
+  settings: policy.settings,
+  revision: policy.revision,
+  updatedAt: new Date(policy.updatedAt).toISOString(),
+});
+
 export const settingsOperations = {
   /** `GET /settings`: read token only (an API key can never read the policy). */
   get: defineOperation({
@@ -50,11 +58,7 @@ export const settingsOperations = {
         throw unavailable();
       }
       if (!policy) throw notInitialized();
-      return {
-        settings: policy.settings,
-        revision: policy.revision,
-        updatedAt: new Date(policy.updatedAt).toISOString(),
-      };
+      return policyAnswer(policy);
     },
   }),
 
@@ -74,13 +78,7 @@ export const settingsOperations = {
         ctx.log.error({ event: 'policy-write-failed', err: error }, UNAVAILABLE);
         throw unavailable();
       }
-      if (result.ok) {
-        return {
-          settings: result.policy.settings,
-          revision: result.policy.revision,
-          updatedAt: new Date(result.policy.updatedAt).toISOString(),
-        };
-      }
+      if (result.ok) return policyAnswer(result.policy);
       switch (result.code) {
         case 'not_initialized':
           throw notInitialized();
