@@ -11,7 +11,7 @@ import { saveHarnessRecord } from '../services/test-lab.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
-import { TESTLAB_HELP, testLabCommand, type TestLabCliOptions } from './testlab.js';
+import { TESTLAB_HELP, testLabCommand } from './testlab.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -50,18 +50,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Options = {
-  db?: string;
-  'queue-db'?: string;
-  limit?: string;
-  json?: boolean;
-  variant?: string;
-  init?: boolean;
-  from?: string;
-  to?: string;
-  name?: string;
-  help?: boolean;
-} & TestLabCliOptions;
+const parse = (argv: string[]) =>
+  parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+type Options = ReturnType<typeof parse>['values'];
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
   --init             create and migrate the store when --db names a file that does not exist
@@ -148,12 +139,9 @@ ${COMMON}`,
 
 /** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
 export async function runCli(argv: string[], io: Io): Promise<number | null> {
-  let parsed: { values: Options; positionals: string[] };
+  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as {
-      values: Options;
-      positionals: string[];
-    };
+    parsed = parse(argv);
   } catch (error) {
     io.stderr(`verdict: ${(error as Error).message.split('\n')[0]}`);
     return 1;
@@ -336,7 +324,7 @@ async function requeueCommand(ctx: OperationContext, key: string, opts: Options)
   const queue = queueDb
     ? await openQueue(
         { kind: 'sqlite', filename: queueDb },
-        { store: ctx.store, clock: systemClock, ids: randomId, log: silentLog },
+        { store: ctx.store, clock: systemClock, ids: randomId, log: createLogger('silent') },
       )
     : null;
   try {
@@ -358,13 +346,6 @@ async function requeueCommand(ctx: OperationContext, key: string, opts: Options)
     await queue?.close();
   }
 }
-
-const silentLog = {
-  warn: () => undefined,
-  info: () => undefined,
-  error: () => undefined,
-  debug: () => undefined,
-} as unknown as Parameters<typeof openQueue>[1]['log'];
 
 function summary(run: RunRecord) {
   const { result: _result, shadowReview: _shadow, ...rest } = run;
