@@ -39,25 +39,6 @@ export function tokensEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The first of `accepted` whose configured token the request presents, or null. */
-export function authenticate(
-  req: IncomingMessage,
-  tokens: ServiceTokens,
-  accepted: readonly TokenClass[],
-): TokenClass | null {
-  const presented = bearerToken(req);
-  if (presented === null) return null;
-  let found: TokenClass | null = null;
-  // Compare against every accepted class (no early exit) so timing does not reveal which one matched.
-  for (const cls of accepted) {
-    const expected = tokens[cls];
-    if (typeof expected === 'string' && expected.length > 0 && tokensEqual(presented, expected)) {
-      found ??= cls;
-    }
-  }
-  return found;
-}
-
 /** Attribution the token holder supplies in `x-operator-actor` (never from a JSON body). */
 export function operatorActor(req: IncomingMessage): string {
   const raw = req.headers['x-operator-actor'];
@@ -94,7 +75,15 @@ export async function authorize(
   const unauthorized: Refusal = { status: 401, body: { ok: false, error: 'unauthorized' } };
   const presented = bearerToken(req);
   if (presented === null) return { ok: false, refusal: unauthorized };
-  const tokenClass = authenticate(req, deps.tokens, rule.classes);
+  // The first class of the rule whose configured token is presented. Every class is compared (no early
+  // exit) so timing does not reveal which one matched.
+  let tokenClass: TokenClass | null = null;
+  for (const cls of rule.classes) {
+    const expected = deps.tokens[cls];
+    if (typeof expected === 'string' && expected.length > 0 && tokensEqual(presented, expected)) {
+      tokenClass ??= cls;
+    }
+  }
   if (tokenClass) return { ok: true, principal: { kind: 'token', tokenClass, actor: operatorActor(req) } };
   if (presented.startsWith('vdt_') && deps.apiKeys) {
     const key = await deps.apiKeys.authenticate(presented);
