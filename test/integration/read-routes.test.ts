@@ -1,6 +1,6 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** Read routes of operator-api 4.1: repositories, webhook history, one delivery, analytics. */
 describe('operator read routes', () => {
@@ -10,16 +10,8 @@ describe('operator read routes', () => {
   });
   afterEach(() => app.stop());
 
-  async function get(path: string, token: string | null = 'read-secret') {
-    const res = await fetch(app.baseUrl + path, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return {
-      status: res.status,
-      body: (await res.json()) as any,
-      cacheControl: res.headers.get('cache-control'),
-    };
-  }
+  const get = (path: string, token: string | null = 'read-secret') =>
+    callApi(app.baseUrl, 'GET', path, token);
 
   test('webhooks: status filter, limit rules, one delivery, 404 for a missing id', async () => {
     const opened = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'));

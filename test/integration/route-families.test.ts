@@ -1,5 +1,5 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 type Row = {
   method: string;
@@ -115,17 +115,8 @@ describe('memory, SCM and Test Lab route families', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown) =>
+    callApi(app.baseUrl, method, path, token, body);
   async function key(scopes: string[]): Promise<string> {
     return (await call('POST', '/operator/api/keys', 'admin-secret', { name: scopes.join('+'), scopes })).body
       .token;

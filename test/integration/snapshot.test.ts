@@ -1,13 +1,7 @@
 import { requestReview } from '../../src/review/request.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-};
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** Snapshot (operator-api 2.4) and pull-request detail (2.5). */
 describe('snapshot and pull-request detail', () => {
@@ -17,16 +11,8 @@ describe('snapshot and pull-request detail', () => {
   });
   afterEach(() => app.stop());
 
-  async function get(path: string, token: string | null = 'read-secret') {
-    const res = await fetch(app.baseUrl + path, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return {
-      status: res.status,
-      body: (await res.json()) as any,
-      cacheControl: res.headers.get('cache-control'),
-    };
-  }
+  const get = (path: string, token: string | null = 'read-secret') =>
+    callApi(app.baseUrl, 'GET', path, token);
 
   async function seed(count: number) {
     const { store } = app.verdict;
