@@ -22,11 +22,11 @@ export const REVIEW_KEY_PATTERN =
 const reviewKey = z
   .string()
   .regex(REVIEW_KEY_PATTERN, 'must be a review key {owner}/{repo}#{pr}@{headSha}[:{variant}]');
-const commandId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
+const printableId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
 const common = {
   reason: text(1000).optional(),
   actorId: text(200).optional(),
-  commandId: commandId.optional(),
+  commandId: printableId.optional(),
 };
 
 export const requeueBody = z
@@ -61,7 +61,7 @@ export const requeueBody = z
 export const retryPublishBody = z.strictObject({ reviewKey, ...common });
 
 export const replayWebhookBody = z.strictObject({
-  deliveryId: z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces'),
+  deliveryId: printableId,
   force: z.boolean().optional(),
   ...common,
 });
