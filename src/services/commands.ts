@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { plainText } from '../http/text.js';
 import type { AccessRule } from '../http/auth.js';
 import { VARIANT_PATTERN } from '../review/requeue.js';
 import { COMMAND_STATUSES, type CommandKind, type NewCommand } from '../store/commands.js';
@@ -10,7 +11,6 @@ import {
   notFound,
   OperatorError,
   REPO_PATTERN,
-  text,
   type OperationContext,
 } from './operation.js';
 import { replayRefusal } from './webhooks.js';
@@ -24,8 +24,8 @@ const reviewKey = z
   .regex(REVIEW_KEY_PATTERN, 'must be a review key {owner}/{repo}#{pr}@{headSha}[:{variant}]');
 const printableId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
 const common = {
-  reason: text(1000).optional(),
-  actorId: text(200).optional(),
+  reason: plainText(1000).optional(),
+  actorId: plainText(200).optional(),
   commandId: printableId.optional(),
 };
 
@@ -75,7 +75,7 @@ export const patchCommandBody = z.strictObject({
   status: z.enum(COMMAND_STATUSES),
   startedAt: epochOrIso.optional(),
   completedAt: epochOrIso.optional(),
-  error: text(4000).nullable().optional(),
+  error: plainText(4000).nullable().optional(),
   result: z
     .unknown()
     .refine((v) => v === undefined || JSON.stringify(v).length <= 64 * 1024, 'must be at most 64 KiB of JSON')

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { randomId } from '../clock.js';
 import type { AccessRule, Principal as CallerPrincipal } from '../http/auth.js';
 import { parseLimit } from '../http/query.js';
-import { plainText } from '../http/text.js';
 import type { Store } from '../store/index.js';
 import { ReadCache, StampedCache } from './read-cache.js';
 
@@ -122,9 +121,6 @@ export const badRequest = (message: string) => new OperatorError(400, 'invalid_r
 
 export const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 export const ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
-
-/** A bounded string without control characters. */
-export const text = (max: number) => plainText(max);
 
 /** A search or filter parameter: at most 300 characters (operator-api 8). */
 export const searchParam = z.string().max(300, 'at most 300 characters');
