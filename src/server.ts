@@ -2,8 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import { isClientAbort, Router, sendJson, sendMethodNotAllowed, sendNoRoute } from './http/router.js';
 
-export const SERVICE_NAME = 'verdict';
-
 export type Mount = {
   prefix: string;
   /** When given, a path under the prefix is this mount's only if it answers true (else the router's). */
@@ -23,7 +21,7 @@ export function createHttpServer(
   log: Logger,
   opts: { requestTimeoutMs: number } = { requestTimeoutMs: 10_000 },
 ): Server {
-  router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: SERVICE_NAME }));
+  router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: 'verdict' }));
   const serverOptions = {
     requestTimeout: opts.requestTimeoutMs,
     headersTimeout: opts.requestTimeoutMs,

@@ -84,9 +84,6 @@ export type RuntimeOptions = {
   envFile?: string;
 };
 
-/** `web/dist` of this checkout (beside package.json). */
-export const DEFAULT_UI_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
-
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
   const timers = opts.timers ?? systemTimers;
@@ -177,7 +174,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
           tokens: config.tokens,
           sessions: store.uiSessions,
           clock,
-          dist: opts.uiDist ?? DEFAULT_UI_DIST,
+          dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),
           backendUrl: () => config.dashboard.backendUrl ?? local(),
           log,
         },
