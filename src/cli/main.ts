@@ -176,24 +176,22 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const expectArgs = (n: number, what: string) => {
     if (args.length !== n) throw new CliError(n === 0 ? 'takes no arguments' : `needs exactly one ${what}`);
   };
-  if (command === 'worker' || command === 'serve') {
-    expectArgs(0, '');
-    const env = storeEnv(opts, io.env);
-    const config = loadConfig(env);
-    ensureStoreExists(config, opts);
+  const server = command === 'worker' || command === 'serve';
+  if (server) expectArgs(0, '');
+  // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
+  const replay = command === 'testlab' && io.env.VERDICT_RUNNER_PROVIDER?.trim().toLowerCase() === 'replay';
+  const env = storeEnv(opts, replay ? { ...io.env, VERDICT_RUNNER_PROVIDER: undefined } : io.env);
+  const config = loadConfig(env);
+  ensureStoreExists(config, opts);
+  if (server) {
     Object.assign(process.env, env);
     await import(command === 'worker' ? '../worker/main.js' : '../main.js');
     return null;
   }
+  const store = await openConfiguredStore(config);
   const paint = painter(io.isTty && !opts.json);
   const print = (json: unknown, human: () => string) =>
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
-  // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
-  const replay = command === 'testlab' && io.env.VERDICT_RUNNER_PROVIDER?.trim().toLowerCase() === 'replay';
-  const { store, config } = await openCliStore(
-    opts,
-    replay ? { ...io.env, VERDICT_RUNNER_PROVIDER: undefined } : io.env,
-  );
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
     { store, log: createLogger(config.logLevel, process.stderr) },
@@ -209,7 +207,8 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'show': {
         expectArgs(1, 'review key');
-        const run = await requireRun(store, args[0]!);
+        const run = await store.runs.getByKey(args[0]!);
+        if (!run) throw new CliError(`no run with review key ${args[0]}`);
         const findings = await store.findings.listForRun(run.id);
         const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
           (p) => p.runId === run.id,
@@ -282,16 +281,6 @@ function ensureStoreExists(config: Config, opts: Options): void {
   }
 }
 
-async function openCliStore(
-  opts: Options,
-  env: NodeJS.ProcessEnv,
-): Promise<{ store: Store; config: Config }> {
-  const config = loadConfig(storeEnv(opts, env));
-  ensureStoreExists(config, opts);
-  const store = await openConfiguredStore(config);
-  return { store, config };
-}
-
 function limitOf(raw: string | undefined): number {
   if (raw === undefined) return 20;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
@@ -308,12 +297,6 @@ function utcDay(raw: string, name: string): number {
 }
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
-
-async function requireRun(store: Store, key: string): Promise<RunRecord> {
-  const run = await store.runs.getByKey(key);
-  if (!run) throw new CliError(`no run with review key ${key}`);
-  return run;
-}
 
 /**
  * `requeue`: the requeue service (as the bridge's `requeue` command runs it) for a new variant of a stored
