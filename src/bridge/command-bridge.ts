@@ -68,10 +68,6 @@ export class CommandBridge {
 
   constructor(private readonly deps: BridgeDeps) {}
 
-  get authority(): BridgeAuthority {
-    return this.deps.authority;
-  }
-
   /** One pass over the queued commands. Passes of one bridge never overlap: a second call joins the first. */
   runOnce(): Promise<BridgePass> {
     this.running ??= this.pass().finally(() => {

@@ -427,9 +427,6 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
   };
 }
 
-/** The data directory the SQLite store default lives in (`./data/verdict.sqlite`). */
-const DEFAULT_DATA_DIR = './data';
-
 function evidenceConfig(s: Settings, env: ProcessEnv): EvidenceConfig {
   const kind = s.VERDICT_EVIDENCE_STORE;
   let store: EvidenceStoreConfig;
@@ -451,8 +448,8 @@ function evidenceConfig(s: Settings, env: ProcessEnv): EvidenceConfig {
     };
   } else if (kind === 'local') {
     // Beside the SQLite store file: `evidence/` in VERDICT_DB_PATH's directory (an in-memory store has
-    // none, so the default data directory).
-    const dataDir = s.VERDICT_DB_PATH === ':memory:' ? DEFAULT_DATA_DIR : dirname(s.VERDICT_DB_PATH);
+    // none, so the default store's directory, ./data).
+    const dataDir = s.VERDICT_DB_PATH === ':memory:' ? './data' : dirname(s.VERDICT_DB_PATH);
     store = { kind, dir: s.VERDICT_EVIDENCE_DIR ?? join(dataDir, 'evidence') };
   } else {
     store = { kind };

@@ -80,7 +80,8 @@ function refusal(status: number, code: string, message: string, extra: Record<st
  * input schema and the same service as its REST route. Nothing is checked here that the operation does
  * not check itself.
  */
-function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
+function authed<S extends z.ZodType, O>(op: Operation<S, O>, kind: Operation['type']) {
+  if (op.type !== kind) throw new Error(`a ${op.type} cannot be served as a tRPC ${kind}`);
   const base = t.procedure
     .use(async ({ ctx, next, getRawInput }) => {
       const { deps, req } = ctx;
@@ -106,14 +107,12 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
 }
 
 function query<S extends z.ZodType, O>(op: Operation<S, O>) {
-  if (op.type !== 'query') throw new Error('a mutation cannot be served as a tRPC query');
-  const { base, resolve } = authed(op);
+  const { base, resolve } = authed(op, 'query');
   return base.query(resolve);
 }
 
 function mutation<S extends z.ZodType, O>(op: Operation<S, O>) {
-  if (op.type !== 'mutation') throw new Error('a query cannot be served as a tRPC mutation');
-  const { base, resolve } = authed(op);
+  const { base, resolve } = authed(op, 'mutation');
   return base.mutation(resolve);
 }
 
