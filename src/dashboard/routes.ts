@@ -99,10 +99,10 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
     return `${uiOrigin(req, deps.publicUrl) ?? 'http://localhost'}/operator/auth/github/callback`;
   }
 
+  const clearState = (req: IncomingMessage) =>
+    cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' });
   const loginFailed = (res: ServerResponse, req: IncomingMessage, code: SignInError) =>
-    redirect(res, `/operator/login?error=${code}`, [
-      cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' }),
-    ]);
+    redirect(res, `/operator/login?error=${code}`, [clearState(req)]);
 
   async function handleAuth(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
@@ -214,10 +214,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
           return loginFailed(res, req, error.code);
         }
         const started = await startSession(req, login, 'github');
-        return redirect(res, '/operator/pull-requests', [
-          started.cookie,
-          cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' }),
-        ]);
+        return redirect(res, '/operator/pull-requests', [started.cookie, clearState(req)]);
       }
       default:
         return sendNoRoute(req, res, url.pathname);
