@@ -19,8 +19,6 @@ export type TokenClass =
 /** Configured tokens; null (or empty) means the class is closed: nothing authenticates as it. */
 export type ServiceTokens = Partial<Record<TokenClass, string | null>>;
 
-export const DEFAULT_ACTOR = 'service-admin';
-
 /** The bearer token of a request, or null. */
 export function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
@@ -43,7 +41,7 @@ export function tokensEqual(presented: string, expected: string): boolean {
 export function operatorActor(req: IncomingMessage): string {
   const raw = req.headers['x-operator-actor'];
   const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  return value && value.length <= 200 && !hasControlCharacter(value) ? value : DEFAULT_ACTOR;
+  return value && value.length <= 200 && !hasControlCharacter(value) ? value : 'service-admin';
 }
 
 /** Who is calling: a static service token of a class, or a scoped API key. */

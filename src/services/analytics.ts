@@ -4,8 +4,6 @@ import { defineOperation, READ } from './operation.js';
 
 export const MAX_FAILURE_REASONS = 100;
 
-export type { FailureReason } from '../store/operator-reads.js';
-
 /**
  * The analytics projection: queue lanes by status with the oldest waiting job's age, deliveries, runs and
  * commands by status, and the most frequent failure reasons (at most 100), read from indexed columns.

@@ -12,11 +12,6 @@ import {
   searchParam,
 } from './operation.js';
 
-export const settingsPatchBody = z.strictObject({
-  revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  settings: z.unknown(),
-});
-
 const NOT_INITIALIZED = 'Review policy schema is not initialized';
 const CONFLICT = 'Review policy revision conflict';
 const UNAVAILABLE = 'Review policy storage is unavailable';
@@ -66,7 +61,10 @@ export const settingsOperations = {
   patch: defineOperation({
     rule: ADMIN,
     type: 'mutation',
-    input: settingsPatchBody,
+    input: z.strictObject({
+      revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+      settings: z.unknown(),
+    }),
     async run(ctx, body) {
       if (Buffer.byteLength(JSON.stringify(body.settings ?? null)) > POLICY_MAX_BODY_BYTES) {
         throw new OperatorError(413, 'payload_too_large', 'Request body is too large');
