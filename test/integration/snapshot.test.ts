@@ -122,13 +122,9 @@ describe('snapshot and pull-request detail', () => {
   });
 
   test('tokens: read token or an API key with read; others 401', async () => {
-    const key = (
-      await fetch(`${app.baseUrl}/operator/api/keys`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'reader' }),
-      }).then((r) => r.json() as Promise<{ token: string }>)
-    ).token;
+    const key: string = (
+      await callApi(app.baseUrl, 'POST', '/operator/api/keys', 'admin-secret', { name: 'reader' })
+    ).body.token;
     for (const path of ['/operator/api/snapshot', '/operator/api/pr?repo=a/b&number=1']) {
       expect((await get(path, null)).status).toBe(401);
       for (const token of ['admin-secret', 'command-secret', 'bridge-secret']) {
