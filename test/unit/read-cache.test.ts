@@ -1,6 +1,10 @@
 import knexFactory from 'knex';
 import { ReadCache, StampedCache, watchShownWrites } from '../../src/services/read-cache.js';
 
+/** An in-memory SQLite knex whose queries `watchShownWrites` can watch. */
+const memoryKnex = () =>
+  knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+
 describe('ReadCache', () => {
   let now = 0;
   const cache = (ttl = 1000) => new ReadCache(ttl, () => now);
@@ -51,11 +55,7 @@ describe('ReadCache', () => {
   });
 
   test('a write to a shown table drops it; reads and writes elsewhere do not', async () => {
-    const knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: ':memory:' },
-      useNullAsDefault: true,
-    });
+    const knex = memoryKnex();
     try {
       await knex.schema.createTable('runs', (t) => t.string('id'));
       await knex.schema.createTable('jobs', (t) => t.string('id'));
@@ -133,11 +133,7 @@ describe('StampedCache', () => {
   });
 
   test('a write this process makes to a shown table reloads, even with an unchanged stamp', async () => {
-    const knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: ':memory:' },
-      useNullAsDefault: true,
-    });
+    const knex = memoryKnex();
     try {
       await knex.schema.createTable('runs', (t) => t.string('id'));
       await knex.schema.createTable('unrelated', (t) => t.string('id'));
