@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { isClientAbort, Router, sendJson } from './http/router.js';
-
-export const SERVICE_NAME = 'verdict';
+import { isClientAbort, Router, sendJson, sendMethodNotAllowed, sendNoRoute } from './http/router.js';
 
 export type Mount = {
   prefix: string;
@@ -23,7 +21,7 @@ export function createHttpServer(
   log: Logger,
   opts: { requestTimeoutMs: number } = { requestTimeoutMs: 10_000 },
 ): Server {
-  router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: SERVICE_NAME }));
+  router.add('GET', '/health', (_req, res) => sendJson(res, 200, { ok: true, service: 'verdict' }));
   const serverOptions = {
     requestTimeout: opts.requestTimeoutMs,
     headersTimeout: opts.requestTimeoutMs,
@@ -53,23 +51,8 @@ export function createHttpServer(
     );
     if (mount) return void done(mount.handle(req, res, url));
     const found = router.match(req.method ?? 'GET', url.pathname);
-    if (!found) {
-      req.resume();
-      return sendJson(res, 404, {
-        ok: false,
-        error: 'not_found',
-        message: `No route for ${req.method} ${url.pathname}`,
-      });
-    }
-    if ('methodNotAllowed' in found) {
-      req.resume();
-      return sendJson(
-        res,
-        405,
-        { ok: false, error: 'method_not_allowed', message: `Use ${found.allow.join(', ')}` },
-        { allow: found.allow.join(', ') },
-      );
-    }
+    if (!found) return sendNoRoute(req, res, url.pathname);
+    if ('methodNotAllowed' in found) return sendMethodNotAllowed(req, res, found.allow.join(', '));
     done(found.handler(req, res, found.params, url));
   });
 }

@@ -23,21 +23,15 @@ export type CommandExecutors = Record<CommandKind, CommandExecutor>;
 
 export type BridgeAuthority = 'live' | 'shadow';
 
-export type PlannedCommand = {
-  id: string;
-  kind: CommandKind;
-  reviewKey: string | null;
-  repo: string | null;
-  prNumber: number | null;
-  deliveryId: string | null;
-};
+type PlannedCommand = Pick<Command, 'id' | 'kind' | 'reviewKey' | 'repo' | 'prNumber' | 'deliveryId'>;
+type Executed = { id: string; kind: CommandKind; status: 'succeeded' | 'failed' };
 
 export type BridgePass =
   | {
       authority: 'live';
       dryRun: false;
       /** Commands this bridge claimed and finished, with their final status. */
-      executed: Array<{ id: string; kind: CommandKind; status: 'succeeded' | 'failed' }>;
+      executed: Executed[];
       /** Commands another bridge claimed first (recorded as `skipped` events). */
       skipped: string[];
     }
@@ -74,10 +68,6 @@ export class CommandBridge {
 
   constructor(private readonly deps: BridgeDeps) {}
 
-  get authority(): BridgeAuthority {
-    return this.deps.authority;
-  }
-
   /** One pass over the queued commands. Passes of one bridge never overlap: a second call joins the first. */
   runOnce(): Promise<BridgePass> {
     this.running ??= this.pass().finally(() => {
@@ -89,8 +79,9 @@ export class CommandBridge {
   private async pass(): Promise<BridgePass> {
     const { store, log } = this.deps;
     const batch = this.deps.batch ?? 50;
+    const max = this.deps.maxPerPass ?? 500;
     if (this.deps.authority === 'shadow') {
-      const queued = await store.commands.queued(this.deps.maxPerPass ?? 500);
+      const queued = await store.commands.queued(max);
       const planned = queued.map((c) => ({
         id: c.id,
         kind: c.kind,
@@ -107,10 +98,9 @@ export class CommandBridge {
       }
       return { authority: 'shadow', dryRun: true, planned };
     }
-    const executed: Array<{ id: string; kind: CommandKind; status: 'succeeded' | 'failed' }> = [];
+    const executed: Executed[] = [];
     const skipped: string[] = [];
     const seen = new Set<string>();
-    const max = this.deps.maxPerPass ?? 500;
     while (executed.length + skipped.length < max) {
       const queued = (await store.commands.queued(batch)).filter((c) => !seen.has(c.id));
       if (queued.length === 0) break;

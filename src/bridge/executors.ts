@@ -29,11 +29,15 @@ function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
-/** A service's refusal as the command's failure: its code and message. */
-function failure(error: unknown, code?: (code: string) => string): unknown {
-  if (error instanceof OperatorError)
-    return new CommandFailure(code?.(error.code) ?? error.code, error.message);
-  return error;
+/** The service's result; its refusal as the command's failure: its code (mapped by `code`) and message. */
+async function asCommand<T>(work: Promise<T>, code?: (code: string) => string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof OperatorError)
+      throw new CommandFailure(code?.(error.code) ?? error.code, error.message);
+    throw error;
+  }
 }
 
 /**
@@ -52,8 +56,8 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
   });
   return {
     requeue: async (command) => {
-      try {
-        const result = await requeue(
+      const result = await asCommand(
+        requeue(
           context(command),
           {
             reviewKey: str(command.payload.reviewKey) ?? command.reviewKey,
@@ -61,14 +65,11 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
             prNumber: Number(command.payload.number ?? command.prNumber),
           },
           { variant: str(command.payload.variant) },
-        );
-        deps.onReviewQueued?.();
-        return result;
-      } catch (error) {
-        throw failure(error, (code) =>
-          code === 'invalid_request' || code === 'invalid_variant' ? 'invalid_command' : code,
-        );
-      }
+        ),
+        (code) => (code === 'invalid_request' || code === 'invalid_variant' ? 'invalid_command' : code),
+      );
+      deps.onReviewQueued?.();
+      return result;
     },
 
     'retry-publish': async (command) => {
@@ -100,23 +101,15 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
     'replay-webhook': async (command) => {
       const id = str(command.payload.deliveryId) ?? command.deliveryId;
       if (!id) throw new CommandFailure('invalid_command', 'replay-webhook needs a deliveryId');
-      try {
-        return await replayDelivery(
+      return asCommand(
+        replayDelivery(
           context(command),
           { deliveryId: id, force: command.payload.force === true },
           deps.dispatchDelivery,
-        );
-      } catch (error) {
-        throw failure(error);
-      }
+        ),
+      );
     },
 
-    'sync-repositories': async (command) => {
-      try {
-        return await syncRepositories(context(command), deps.app);
-      } catch (error) {
-        throw failure(error);
-      }
-    },
+    'sync-repositories': (command) => asCommand(syncRepositories(context(command), deps.app)),
   };
 }

@@ -11,7 +11,7 @@ import { saveHarnessRecord } from '../services/test-lab.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
-import { TESTLAB_HELP, testLabCommand, type TestLabCliOptions } from './testlab.js';
+import { TESTLAB_HELP, testLabCommand } from './testlab.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -50,18 +50,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Options = {
-  db?: string;
-  'queue-db'?: string;
-  limit?: string;
-  json?: boolean;
-  variant?: string;
-  init?: boolean;
-  from?: string;
-  to?: string;
-  name?: string;
-  help?: boolean;
-} & TestLabCliOptions;
+const parse = (argv: string[]) =>
+  parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+type Options = ReturnType<typeof parse>['values'];
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
   --init             create and migrate the store when --db names a file that does not exist
@@ -148,12 +139,9 @@ ${COMMON}`,
 
 /** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
 export async function runCli(argv: string[], io: Io): Promise<number | null> {
-  let parsed: { values: Options; positionals: string[] };
+  let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as {
-      values: Options;
-      positionals: string[];
-    };
+    parsed = parse(argv);
   } catch (error) {
     io.stderr(`verdict: ${(error as Error).message.split('\n')[0]}`);
     return 1;
@@ -188,24 +176,22 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const expectArgs = (n: number, what: string) => {
     if (args.length !== n) throw new CliError(n === 0 ? 'takes no arguments' : `needs exactly one ${what}`);
   };
-  if (command === 'worker' || command === 'serve') {
-    expectArgs(0, '');
-    const env = storeEnv(opts, io.env);
-    const config = loadConfig(env);
-    ensureStoreExists(config, opts);
+  const server = command === 'worker' || command === 'serve';
+  if (server) expectArgs(0, '');
+  // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
+  const replay = command === 'testlab' && io.env.VERDICT_RUNNER_PROVIDER?.trim().toLowerCase() === 'replay';
+  const env = storeEnv(opts, replay ? { ...io.env, VERDICT_RUNNER_PROVIDER: undefined } : io.env);
+  const config = loadConfig(env);
+  ensureStoreExists(config, opts);
+  if (server) {
     Object.assign(process.env, env);
     await import(command === 'worker' ? '../worker/main.js' : '../main.js');
     return null;
   }
+  const store = await openConfiguredStore(config);
   const paint = painter(io.isTty && !opts.json);
   const print = (json: unknown, human: () => string) =>
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
-  // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
-  const replay = command === 'testlab' && io.env.VERDICT_RUNNER_PROVIDER?.trim().toLowerCase() === 'replay';
-  const { store, config } = await openCliStore(
-    opts,
-    replay ? { ...io.env, VERDICT_RUNNER_PROVIDER: undefined } : io.env,
-  );
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
     { store, log: createLogger(config.logLevel, process.stderr) },
@@ -221,7 +207,8 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'show': {
         expectArgs(1, 'review key');
-        const run = await requireRun(store, args[0]!);
+        const run = await store.runs.getByKey(args[0]!);
+        if (!run) throw new CliError(`no run with review key ${args[0]}`);
         const findings = await store.findings.listForRun(run.id);
         const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
           (p) => p.runId === run.id,
@@ -294,16 +281,6 @@ function ensureStoreExists(config: Config, opts: Options): void {
   }
 }
 
-async function openCliStore(
-  opts: Options,
-  env: NodeJS.ProcessEnv,
-): Promise<{ store: Store; config: Config }> {
-  const config = loadConfig(storeEnv(opts, env));
-  ensureStoreExists(config, opts);
-  const store = await openConfiguredStore(config);
-  return { store, config };
-}
-
 function limitOf(raw: string | undefined): number {
   if (raw === undefined) return 20;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
@@ -321,12 +298,6 @@ function utcDay(raw: string, name: string): number {
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
 
-async function requireRun(store: Store, key: string): Promise<RunRecord> {
-  const run = await store.runs.getByKey(key);
-  if (!run) throw new CliError(`no run with review key ${key}`);
-  return run;
-}
-
 /**
  * `requeue`: the requeue service (as the bridge's `requeue` command runs it) for a new variant of a stored
  * head, into the store's job table or the `--queue-db` queue file.
@@ -336,7 +307,7 @@ async function requeueCommand(ctx: OperationContext, key: string, opts: Options)
   const queue = queueDb
     ? await openQueue(
         { kind: 'sqlite', filename: queueDb },
-        { store: ctx.store, clock: systemClock, ids: randomId, log: silentLog },
+        { store: ctx.store, clock: systemClock, ids: randomId, log: createLogger('silent') },
       )
     : null;
   try {
@@ -358,13 +329,6 @@ async function requeueCommand(ctx: OperationContext, key: string, opts: Options)
     await queue?.close();
   }
 }
-
-const silentLog = {
-  warn: () => undefined,
-  info: () => undefined,
-  error: () => undefined,
-  debug: () => undefined,
-} as unknown as Parameters<typeof openQueue>[1]['log'];
 
 function summary(run: RunRecord) {
   const { result: _result, shadowReview: _shadow, ...rest } = run;

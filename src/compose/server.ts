@@ -4,14 +4,12 @@ import { resolve as resolvePath } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Probot } from 'probot';
-import { verdictApp } from '../handlers/app.js';
 import { randomId, systemTimers, type Clock, type IdGenerator, type Timers } from '../clock.js';
 import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { BodyBudget, Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
-import { ReplyPublisher } from '../publish/replies.js';
 import { createHttpServer, type Mount } from '../server.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
 import { openStore, type Store } from '../store/index.js';
@@ -35,8 +33,10 @@ import {
   createReviewWorker,
   createScheduler,
   createWebhookWorker,
+  loadApp,
   reviewEngineFor,
 } from './parts.js';
+
 export type Verdict = {
   config: Config;
   store: Store;
@@ -84,9 +84,6 @@ export type RuntimeOptions = {
   envFile?: string;
 };
 
-/** `web/dist` of this checkout (beside package.json). */
-export const DEFAULT_UI_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
-
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
   const timers = opts.timers ?? systemTimers;
@@ -102,9 +99,8 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       dedupeTtlSeconds: config.dedupeTtlSeconds,
     }));
   const probot = createProbot(config.github, log);
-  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
   let webhookWorker: QueueWorker | null = null;
-  await probot.load(verdictApp({ store, config, log, replies }));
+  await loadApp(probot, store, config, log);
 
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
     (items) => store.deliveries.recordBatch(items),
@@ -178,7 +174,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
           tokens: config.tokens,
           sessions: store.uiSessions,
           clock,
-          dist: opts.uiDist ?? DEFAULT_UI_DIST,
+          dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),
           backendUrl: () => config.dashboard.backendUrl ?? local(),
           log,
         },

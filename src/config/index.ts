@@ -11,7 +11,7 @@ import { ConfigError, lookup, parseEnv, type ProcessEnv, type Settings, type Var
  * documented there) and shapes the values into `Config`. Rules that join several variables (queue
  * selection, the lease formula, live or shadow publication, API key aliases) live here.
  */
-export { CANONICAL_PREFIX, ConfigError, LEGACY_PREFIX, lookup, type ProcessEnv } from './env.js';
+export { ConfigError, lookup, type ProcessEnv } from './env.js';
 
 export type GithubConfig = {
   appId: string | null;
@@ -71,7 +71,6 @@ export type Config = {
    */
   publishMode: 'live' | 'shadow';
   workerInline: boolean;
-  workerId: string;
   worker: WorkerConfig;
   queue: QueueSelection;
   /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
@@ -227,7 +226,6 @@ export type ProviderConfig = {
   priceOverrides: PriceTable;
 };
 
-export const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 /** Lease the queue server gives a claim that names none (review-engine 8: server default 300 s). */
 export const SERVER_DEFAULT_LEASE_MS = 300_000;
 
@@ -248,7 +246,6 @@ export function loadConfig(
   const s = parseEnv(env);
   const store = storeConfig(s);
   const github = githubConfig(s, readFile);
-  const worker = workerConfig(s);
   return {
     port: s.PORT,
     host: s.HOST,
@@ -263,15 +260,14 @@ export function loadConfig(
     competitorLogins: s.VERDICT_COMPETITOR_LOGINS ?? [],
     competitorTriggersReview: s.VERDICT_COMPETITOR_TRIGGERS_REVIEW,
     workerInline: s.VERDICT_WORKER_INLINE,
-    workerId: worker.id,
-    worker,
+    worker: workerConfig(s),
     queue: queueSelection(s, env, store),
     // A blank token is unset: the class is closed (an empty VERDICT_ value does not fall through).
     tokens: Object.fromEntries(
       Object.entries(TOKEN_VARIABLES).map(([cls, name]) => [cls, s[name] ?? null]),
     ) as ServiceTokens,
     publicUrl: s.VERDICT_PUBLIC_URL ?? null,
-    maxWebhookBytes: GITHUB_MAX_PAYLOAD_BYTES,
+    maxWebhookBytes: 25 * 1024 * 1024,
     webhookInflightBytes: s.VERDICT_WEBHOOK_INFLIGHT_BYTES,
     requestTimeoutMs: s.VERDICT_REQUEST_TIMEOUT_MS,
     operatorCacheMs: s.VERDICT_OPERATOR_CACHE_MS,
@@ -431,9 +427,6 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
   };
 }
 
-/** The data directory the SQLite store default lives in (`./data/verdict.sqlite`). */
-const DEFAULT_DATA_DIR = './data';
-
 function evidenceConfig(s: Settings, env: ProcessEnv): EvidenceConfig {
   const kind = s.VERDICT_EVIDENCE_STORE;
   let store: EvidenceStoreConfig;
@@ -455,8 +448,8 @@ function evidenceConfig(s: Settings, env: ProcessEnv): EvidenceConfig {
     };
   } else if (kind === 'local') {
     // Beside the SQLite store file: `evidence/` in VERDICT_DB_PATH's directory (an in-memory store has
-    // none, so the default data directory).
-    const dataDir = s.VERDICT_DB_PATH === ':memory:' ? DEFAULT_DATA_DIR : dirname(s.VERDICT_DB_PATH);
+    // none, so the default store's directory, ./data).
+    const dataDir = s.VERDICT_DB_PATH === ':memory:' ? './data' : dirname(s.VERDICT_DB_PATH);
     store = { kind, dir: s.VERDICT_EVIDENCE_DIR ?? join(dataDir, 'evidence') };
   } else {
     store = { kind };

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { DashboardConfig } from '../config/index.js';
 import { tokensEqual, type ServiceTokens } from '../http/auth.js';
 import { readJsonValue } from '../http/json.js';
-import { sendJson } from '../http/router.js';
+import { sendJson, sendMethodNotAllowed, sendNoRoute } from '../http/router.js';
 import type { Mount } from '../server.js';
 import type { UiSessionStore, UiSessionVia } from '../store/ui-sessions.js';
 import {
@@ -58,16 +58,6 @@ function redirect(res: ServerResponse, location: string, cookies: string[] = [])
   res.end();
 }
 
-function notFound(res: ServerResponse, req: IncomingMessage, pathname: string): void {
-  req.resume();
-  sendJson(res, 404, { ok: false, error: 'not_found', message: `No route for ${req.method} ${pathname}` });
-}
-
-function methodNotAllowed(res: ServerResponse, req: IncomingMessage, allow: string): void {
-  req.resume();
-  sendJson(res, 405, { ok: false, error: 'method_not_allowed', message: `Use ${allow}` }, { allow });
-}
-
 /**
  * The dashboard's HTTP surface (issue 25; docs/dashboard.md), mounted only when
  * `VERDICT_OPERATOR_UI_ENABLED=1`: the views and assets under `/operator` (but never `/operator/api`,
@@ -109,16 +99,16 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
     return `${uiOrigin(req, deps.publicUrl) ?? 'http://localhost'}/operator/auth/github/callback`;
   }
 
+  const clearState = (req: IncomingMessage) =>
+    cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' });
   const loginFailed = (res: ServerResponse, req: IncomingMessage, code: SignInError) =>
-    redirect(res, `/operator/login?error=${code}`, [
-      cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' }),
-    ]);
+    redirect(res, `/operator/login?error=${code}`, [clearState(req)]);
 
   async function handleAuth(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
     switch (url.pathname) {
       case '/operator/auth/session': {
-        if (method !== 'GET') return methodNotAllowed(res, req, 'GET');
+        if (method !== 'GET') return sendMethodNotAllowed(req, res, 'GET');
         const who = await uiPrincipal(req, auth);
         if (!who) return sendAuthRequired(res);
         return sendJson(res, 200, {
@@ -129,7 +119,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
         });
       }
       case '/operator/auth/token': {
-        if (method !== 'POST') return methodNotAllowed(res, req, 'POST');
+        if (method !== 'POST') return sendMethodNotAllowed(req, res, 'POST');
         if (crossOrigin(req, res)) return;
         const type = req.headers['content-type'];
         if (typeof type !== 'string' || !/^application\/json\s*(;|$)/i.test(type.trim())) {
@@ -165,7 +155,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
         );
       }
       case '/operator/auth/logout': {
-        if (method !== 'POST') return methodNotAllowed(res, req, 'POST');
+        if (method !== 'POST') return sendMethodNotAllowed(req, res, 'POST');
         if (crossOrigin(req, res)) return;
         req.resume();
         const token = readCookies(req).get(SESSION_COOKIE);
@@ -178,7 +168,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
         );
       }
       case '/operator/auth/github': {
-        if (method !== 'GET') return methodNotAllowed(res, req, 'GET');
+        if (method !== 'GET') return sendMethodNotAllowed(req, res, 'GET');
         const oauth = deps.config.oauth;
         if (!oauth) return loginFailed(res, req, 'github_not_configured');
         const { state, cookieValue } = newState(deps.clock.now(), oauth.clientSecret);
@@ -195,7 +185,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
         );
       }
       case '/operator/auth/github/callback': {
-        if (method !== 'GET') return methodNotAllowed(res, req, 'GET');
+        if (method !== 'GET') return sendMethodNotAllowed(req, res, 'GET');
         const oauth = deps.config.oauth;
         if (!oauth) return loginFailed(res, req, 'github_not_configured');
         const state = url.searchParams.get('state');
@@ -224,13 +214,10 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
           return loginFailed(res, req, error.code);
         }
         const started = await startSession(req, login, 'github');
-        return redirect(res, '/operator/pull-requests', [
-          started.cookie,
-          cookie(STATE_COOKIE, '', { maxAgeSeconds: 0, secure: secure(req), path: '/operator/auth' }),
-        ]);
+        return redirect(res, '/operator/pull-requests', [started.cookie, clearState(req)]);
       }
       default:
-        return notFound(res, req, url.pathname);
+        return sendNoRoute(req, res, url.pathname);
     }
   }
 
@@ -238,11 +225,11 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
     const method = req.method ?? 'GET';
     const path = url.pathname;
     if (path.startsWith('/operator/auth/')) return handleAuth(req, res, url);
-    if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(res, req, 'GET, HEAD');
+    if (method !== 'GET' && method !== 'HEAD') return sendMethodNotAllowed(req, res, 'GET, HEAD');
     if (path.startsWith('/operator/assets/')) return serveAsset(req, res, deps.dist, path);
     if (path === '/operator' || path === '/operator/') return redirect(res, '/operator/pull-requests');
     const login = path === '/operator/login' || path === '/operator/login/';
-    if (!login && !isView(path)) return notFound(res, req, path);
+    if (!login && !isView(path)) return sendNoRoute(req, res, path);
     const who = login ? null : await uiPrincipal(req, auth);
     if (!login && !who && !wantsHtml(req)) return sendAuthRequired(res);
     const index = await readIndex(deps.dist);

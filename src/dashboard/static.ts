@@ -27,10 +27,6 @@ const CONTENT_TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-export function contentTypeOf(path: string): string {
-  return CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
-}
-
 /** Headers of every dashboard page: no framing, no sniffing, no referrer to other hosts. */
 export const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -88,7 +84,7 @@ export async function serveAsset(
     return notFound(res, pathname);
   }
   res.writeHead(200, {
-    'content-type': contentTypeOf(file),
+    'content-type': CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
     'content-length': body.length,
     'cache-control': 'public, max-age=31536000, immutable',
     'x-content-type-options': 'nosniff',

@@ -19,8 +19,6 @@ export type TokenClass =
 /** Configured tokens; null (or empty) means the class is closed: nothing authenticates as it. */
 export type ServiceTokens = Partial<Record<TokenClass, string | null>>;
 
-export const DEFAULT_ACTOR = 'service-admin';
-
 /** The bearer token of a request, or null. */
 export function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
@@ -39,35 +37,11 @@ export function tokensEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The first of `accepted` whose configured token the request presents, or null. */
-export function authenticate(
-  req: IncomingMessage,
-  tokens: ServiceTokens,
-  accepted: readonly TokenClass[],
-): TokenClass | null {
-  const presented = bearerToken(req);
-  if (presented === null) return null;
-  let found: TokenClass | null = null;
-  // Compare against every accepted class (no early exit) so timing does not reveal which one matched.
-  for (const cls of accepted) {
-    const expected = tokens[cls];
-    if (typeof expected === 'string' && expected.length > 0 && tokensEqual(presented, expected)) {
-      found ??= cls;
-    }
-  }
-  return found;
-}
-
 /** Attribution the token holder supplies in `x-operator-actor` (never from a JSON body). */
 export function operatorActor(req: IncomingMessage): string {
   const raw = req.headers['x-operator-actor'];
   const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  return value && value.length <= 200 && !hasControlCharacter(value) ? value : DEFAULT_ACTOR;
-}
-
-/** 401 `{ok:false, error:"unauthorized"}` (operator-api 5.1 rule 1). */
-export function sendUnauthorized(res: ServerResponse): void {
-  sendJson(res, 401, { ok: false, error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
+  return value && value.length <= 200 && !hasControlCharacter(value) ? value : 'service-admin';
 }
 
 /** Who is calling: a static service token of a class, or a scoped API key. */
@@ -99,7 +73,15 @@ export async function authorize(
   const unauthorized: Refusal = { status: 401, body: { ok: false, error: 'unauthorized' } };
   const presented = bearerToken(req);
   if (presented === null) return { ok: false, refusal: unauthorized };
-  const tokenClass = authenticate(req, deps.tokens, rule.classes);
+  // The first class of the rule whose configured token is presented. Every class is compared (no early
+  // exit) so timing does not reveal which one matched.
+  let tokenClass: TokenClass | null = null;
+  for (const cls of rule.classes) {
+    const expected = deps.tokens[cls];
+    if (typeof expected === 'string' && expected.length > 0 && tokensEqual(presented, expected)) {
+      tokenClass ??= cls;
+    }
+  }
   if (tokenClass) return { ok: true, principal: { kind: 'token', tokenClass, actor: operatorActor(req) } };
   if (presented.startsWith('vdt_') && deps.apiKeys) {
     const key = await deps.apiKeys.authenticate(presented);
@@ -121,6 +103,11 @@ export async function authorize(
   return { ok: false, refusal: unauthorized };
 }
 
+/** Answers a refusal of `authorize` (a 401 with `www-authenticate: Bearer`). */
+export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
+  sendJson(res, refusal.status, refusal.body, refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+}
+
 /** `authorize`, answering the refusal itself; the principal, or null once it has answered. */
 export async function guard(
   req: IncomingMessage,
@@ -130,7 +117,6 @@ export async function guard(
 ): Promise<Principal | null> {
   const result = await authorize(req, deps, rule);
   if (result.ok) return result.principal;
-  if (result.refusal.status === 401) sendUnauthorized(res);
-  else sendJson(res, 403, result.refusal.body);
+  sendRefusal(res, result.refusal);
   return null;
 }

@@ -2,10 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { BodyTooLargeError, readBody, sendJson } from './router.js';
 
-export const DEFAULT_JSON_LIMIT = 1024 * 1024;
-
-export type JsonResult<T> = { ok: true; value: T } | { ok: false };
-
 /** Why a request body is not a JSON value Verdict reads: the status, `error` code and message to answer. */
 export type JsonRefusal = {
   status: 413 | 400;
@@ -49,8 +45,8 @@ export async function readJsonBody<S extends z.ZodType>(
   req: IncomingMessage,
   res: ServerResponse,
   schema: S,
-  limit = DEFAULT_JSON_LIMIT,
-): Promise<JsonResult<z.infer<S>>> {
+  limit = 1024 * 1024,
+): Promise<{ ok: true; value: z.infer<S> } | { ok: false }> {
   const read = await readJsonValue(req, limit);
   if (!read.ok) {
     sendJson(res, read.status, { ok: false, error: read.error, message: read.message });

@@ -77,6 +77,18 @@ export function sendJson(
   sendJsonText(res, status, JSON.stringify(body), headers);
 }
 
+/** 404 `not_found` for a path no route answers; the body is drained unread. */
+export function sendNoRoute(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+  req.resume();
+  sendJson(res, 404, { ok: false, error: 'not_found', message: `No route for ${req.method} ${pathname}` });
+}
+
+/** 405 `method_not_allowed` naming the methods `allow` the path takes; the body is drained unread. */
+export function sendMethodNotAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
+  req.resume();
+  sendJson(res, 405, { ok: false, error: 'method_not_allowed', message: `Use ${allow}` }, { allow });
+}
+
 /** Sends JSON that is already serialized. */
 export function sendJsonText(
   res: ServerResponse,

@@ -24,6 +24,12 @@ const errorSchema = {
   required: ['ok', 'error'],
 };
 
+/** A response of `media` content (JSON by default) with `schema`. */
+const response = (description: string, schema: unknown, media = 'application/json') => ({
+  description,
+  content: { [media]: { schema } },
+});
+
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _drop, ...json } = z.toJSONSchema(schema, {
     io: 'input',
@@ -40,22 +46,16 @@ function reportResponses(operation: Record<string, unknown>, pattern: string): v
     required: ['error', 'code', 'message'],
   };
   const responses = operation.responses as Record<string, unknown>;
-  const error = (description: string) => ({
-    description,
-    content: { 'application/json': { schema: reportError } },
-  });
   responses['200'] = pattern.endsWith('/export')
-    ? {
-        description: 'ZIP of report.json, findings.csv, reviewed-prs.csv, comments.csv (attachment)',
-        content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
-      }
-    : {
-        description: 'The report (schema verdict.reports.v1)',
-        content: { 'application/json': { schema: { type: 'object' } } },
-      };
-  responses['400'] = error('A rejected parameter: invalid_request / invalid_parameter');
-  responses['413'] = error('Over a source bound, or an export over 20 MiB: report_too_large');
-  responses['500'] = error('Any other failure: report_error');
+    ? response(
+        'ZIP of report.json, findings.csv, reviewed-prs.csv, comments.csv (attachment)',
+        { type: 'string', format: 'binary' },
+        'application/zip',
+      )
+    : response('The report (schema verdict.reports.v1)', { type: 'object' });
+  responses['400'] = response('A rejected parameter: invalid_request / invalid_parameter', reportError);
+  responses['413'] = response('Over a source bound, or an export over 20 MiB: report_too_large', reportError);
+  responses['500'] = response('Any other failure: report_error', reportError);
 }
 
 /**
@@ -92,16 +92,10 @@ export function buildOpenApi(router: Router): Record<string, unknown> {
       security: [{ bearer: [] }],
       ...(params.length > 0 ? { parameters: params } : {}),
       responses: {
-        '200': { description: 'Success', content: { 'application/json': { schema: { type: 'object' } } } },
-        '400': { description: 'Invalid request', content: { 'application/json': { schema: errorSchema } } },
-        '401': {
-          description: 'Missing or wrong token',
-          content: { 'application/json': { schema: errorSchema } },
-        },
-        '403': {
-          description: 'API key outside its scope',
-          content: { 'application/json': { schema: errorSchema } },
-        },
+        '200': response('Success', { type: 'object' }),
+        '400': response('Invalid request', errorSchema),
+        '401': response('Missing or wrong token', errorSchema),
+        '403': response('API key outside its scope', errorSchema),
       },
     };
     if (pattern.startsWith('/operator/api/reports')) reportResponses(operation, pattern);

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { authorize } from '../http/auth.js';
+import { authorize, sendRefusal } from '../http/auth.js';
 import { sendJson, type Router } from '../http/router.js';
 import { parseReportParams, queryToInput, reportParams, type ReportFilters } from '../reports/params.js';
 import type { OperationContext } from '../services/operation.js';
 import { asReportError, report, reportExport, reportOperations } from '../services/reports.js';
-import type { OperatorDeps } from './rest.js';
+import { requestContext, type OperatorDeps } from './rest.js';
 
 type Answer = (res: ServerResponse, ctx: OperationContext, filters: ReportFilters) => Promise<void>;
 
@@ -23,20 +23,10 @@ function reportRoute(router: Router, path: string, deps: OperatorDeps, answer: A
     async (req: IncomingMessage, res: ServerResponse, _params, url) => {
       const access = await authorize(req, auth, reportOperations.report.rule);
       req.resume();
-      if (!access.ok) {
-        const headers: Record<string, string> =
-          access.refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
-        return sendJson(res, access.refusal.status, access.refusal.body, headers);
-      }
+      if (!access.ok) return sendRefusal(res, access.refusal);
       try {
         const filters = parseReportParams(queryToInput(url.searchParams));
-        const ctx: OperationContext = {
-          ...deps,
-          principal: access.principal,
-          idempotencyKey: null,
-          origin: '',
-        };
-        await answer(res, ctx, filters);
+        await answer(res, requestContext(deps, access.principal, req), filters);
       } catch (error) {
         const e = asReportError(error, deps.log);
         if (res.headersSent) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { authorize, type ServiceTokens } from '../http/auth.js';
+import { authorize, sendRefusal, type Principal, type ServiceTokens } from '../http/auth.js';
 import { readJsonValue } from '../http/json.js';
 import { forwardedProto, sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
 import {
@@ -15,17 +15,23 @@ import {
 /** What the network faces (REST, tRPC) serve the services with: the services and the static tokens. */
 export type OperatorDeps = ServiceDeps & { tokens: ServiceTokens };
 
-/** The request's `Idempotency-Key`: null when absent, `invalid` when malformed. */
-export function idempotencyKeyOf(req: IncomingMessage): string | null | 'invalid' {
+/**
+ * The context an operation runs in for a network request: its `Idempotency-Key` (null when absent,
+ * `invalid` when malformed) and its origin `proto://host`.
+ */
+export function requestContext(
+  deps: OperatorDeps,
+  principal: Principal,
+  req: IncomingMessage,
+): OperationContext {
   const raw = req.headers['idempotency-key'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined) return null;
-  return ID_PATTERN.test(value) ? value : 'invalid';
-}
-
-export function originOf(req: IncomingMessage): string {
-  const proto = forwardedProto(req) ?? 'http';
-  return `${proto}://${req.headers.host ?? 'localhost'}`;
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  return {
+    ...deps,
+    principal,
+    idempotencyKey: key === undefined ? null : ID_PATTERN.test(key) ? key : 'invalid',
+    origin: `${forwardedProto(req) ?? 'http'}://${req.headers.host ?? 'localhost'}`,
+  };
 }
 
 /** Where an operation's input comes from. */
@@ -67,12 +73,9 @@ export function restOperation<S extends z.ZodType, O>(
       const access = await authorize(req, auth, op.rule);
       if (!access.ok) {
         req.resume();
-        const headers: Record<string, string> =
-          access.refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
-        return sendJson(res, access.refusal.status, access.refusal.body, headers);
+        return sendRefusal(res, access.refusal);
       }
       try {
-        const idempotencyKey = idempotencyKeyOf(req);
         const raw = await restInput(req, params, url, source);
         const parsed = op.input.safeParse(raw);
         if (!parsed.success) {
@@ -81,12 +84,7 @@ export function restOperation<S extends z.ZodType, O>(
             : describeInput(parsed.error, source.from === 'query' ? 'parameter' : 'field', 'body');
           return sendJson(res, 400, { ok: false, error: 'invalid_request', message });
         }
-        const ctx: OperationContext = {
-          ...deps,
-          principal: access.principal,
-          idempotencyKey,
-          origin: originOf(req),
-        };
+        const ctx = requestContext(deps, access.principal, req);
         if (op.runSerialized && !source.status) {
           const json = await op.runSerialized(ctx, parsed.data);
           return sendJsonText(res, 200, json === '{}' ? '{"ok":true}' : `{"ok":true,${json.slice(1)}`);

@@ -5,7 +5,7 @@ import { analyticsOperations } from '../services/analytics.js';
 import { commandOperations } from '../services/commands.js';
 import { keyOperations } from '../services/keys.js';
 import { memoryOperations } from '../services/memory.js';
-import { describeInput } from '../services/operation.js';
+import { describeInput, type Operation } from '../services/operation.js';
 import { queueRepairOperations } from '../services/queue-repair.js';
 import { repoOperations } from '../services/repos.js';
 import { scmOperations } from '../services/scm.js';
@@ -14,7 +14,7 @@ import { snapshotOperations } from '../services/snapshot.js';
 import { testLabOperations } from '../services/test-lab.js';
 import { traceOperations } from '../services/traces.js';
 import { webhookOperations } from '../services/webhooks.js';
-import { restOperation, type OperatorDeps } from './rest.js';
+import { restOperation, type OperatorDeps, type RestInput } from './rest.js';
 
 /**
  * The REST face of the operator services (operator-api 4): which operation answers which method and
@@ -37,47 +37,94 @@ export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): v
   restOperation(router, 'POST', `${API}/queue/release-lease`, ops.releaseLease, deps, body(64 * 1024));
 }
 
-/** Key management (operator-api 4.6, 5.2); creation answers 201. */
-export function registerKeyRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = keyOperations;
-  restOperation(router, 'POST', `${API}/keys`, ops.create, deps, { ...body(64 * 1024), status: () => 201 });
-  restOperation(router, 'GET', `${API}/keys`, ops.list, deps, query);
-  restOperation(router, 'POST', `${API}/keys/:id/revoke`, ops.revoke, deps, params);
-}
+/**
+ * Every operator operation on its REST path (the reports and the OpenAPI document have their own routes).
+ * The order is the OpenAPI document's.
+ */
+export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
+  const add = <S extends z.ZodType, O>(
+    method: string,
+    path: string,
+    op: Operation<S, O>,
+    source: RestInput & { status?: (output: O) => number },
+  ) => restOperation(router, method, API + path, op, deps, source);
+  registerQueueRepairRoutes(router, deps);
 
-/** Command creation, update and reads (operator-api 2.3, 3, 4.1, 4.3). */
-export function registerCommandRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = commandOperations;
+  // Key management (operator-api 4.6, 5.2); creation answers 201.
+  const keys = keyOperations;
+  add('POST', '/keys', keys.create, { ...body(64 * 1024), status: () => 201 });
+  add('GET', '/keys', keys.list, query);
+  add('POST', '/keys/:id/revoke', keys.revoke, params);
+
+  // Command creation, update and reads (operator-api 2.3, 3, 4.1, 4.3).
+  const commands = commandOperations;
   const create = { ...body(64 * 1024), status: created };
-  restOperation(router, 'POST', `${API}/commands/requeue`, ops.requeue, deps, create);
-  restOperation(router, 'POST', `${API}/commands/retry-publish`, ops.retryPublish, deps, create);
-  restOperation(router, 'POST', `${API}/commands/replay-webhook`, ops.replayWebhook, deps, create);
-  restOperation(router, 'PATCH', `${API}/commands/:id`, ops.patch, deps, paramsAndBody(128 * 1024));
-  restOperation(router, 'GET', `${API}/commands`, ops.list, deps, query);
-  restOperation(router, 'GET', `${API}/commands/:id`, ops.get, deps, params);
-}
+  add('POST', '/commands/requeue', commands.requeue, create);
+  add('POST', '/commands/retry-publish', commands.retryPublish, create);
+  add('POST', '/commands/replay-webhook', commands.replayWebhook, create);
+  add('PATCH', '/commands/:id', commands.patch, paramsAndBody(128 * 1024));
+  add('GET', '/commands', commands.list, query);
+  add('GET', '/commands/:id', commands.get, params);
 
-/** Read routes of operator-api 4.1 (repositories, webhook history, analytics, traces) and repo config. */
-export function registerReadRoutes(router: Router, deps: OperatorDeps): void {
-  restOperation(router, 'GET', `${API}/repos`, repoOperations.list, deps, query);
-  restOperation(router, 'PATCH', `${API}/repos/:repo`, repoOperations.configure, deps, {
+  // Read routes of operator-api 4.1 (repositories, webhook history, analytics, traces) and repo config.
+  add('GET', '/repos', repoOperations.list, query);
+  add('PATCH', '/repos/:repo', repoOperations.configure, {
     ...paramsAndBody(64 * 1024),
     describe: (error) =>
       error.issues[0]?.path[0] === 'repo'
         ? 'Invalid repository: use one URL-encoded owner%2Fname segment'
         : describeInput(error, 'field', 'body'),
   });
-  restOperation(router, 'GET', `${API}/webhooks`, webhookOperations.list, deps, query);
-  restOperation(router, 'GET', `${API}/webhooks/:deliveryId`, webhookOperations.get, deps, params);
-  restOperation(router, 'GET', `${API}/analytics`, analyticsOperations.analytics, deps, query);
-  restOperation(router, 'GET', `${API}/traces`, traceOperations.list, deps, query);
-  restOperation(router, 'GET', `${API}/traces/:traceId`, traceOperations.get, deps, params);
-}
+  add('GET', '/webhooks', webhookOperations.list, query);
+  add('GET', '/webhooks/:deliveryId', webhookOperations.get, params);
+  add('GET', '/analytics', analyticsOperations.analytics, query);
+  add('GET', '/traces', traceOperations.list, query);
+  add('GET', '/traces/:traceId', traceOperations.get, params);
 
-/** The snapshot (operator-api 2.4) and the PR detail (2.5). */
-export function registerSnapshotRoutes(router: Router, deps: OperatorDeps): void {
-  restOperation(router, 'GET', `${API}/snapshot`, snapshotOperations.snapshot, deps, query);
-  restOperation(router, 'GET', `${API}/pr`, snapshotOperations.pullRequest, deps, query);
+  // The snapshot (operator-api 2.4) and the PR detail (2.5).
+  add('GET', '/snapshot', snapshotOperations.snapshot, query);
+  add('GET', '/pr', snapshotOperations.pullRequest, query);
+
+  // The memory, SCM and Test Lab families (operator-api 4.6). Memory mutations take no body here: they
+  // are refused (501) after authentication, whatever is sent.
+  const memory = memoryOperations;
+  add('GET', '/memory/integrations', memory.integrations, query);
+  add('GET', '/memory/contexts', memory.contexts, query);
+  add('GET', '/memory/contexts/:id', memory.context, query);
+  add('GET', '/memory/clusters', memory.clusters, query);
+  add('GET', '/memory/knowledge', memory.knowledge, query);
+  add('GET', '/memory/knowledge/document', memory.knowledgeDocument, query);
+  add('POST', '/memory/integrations/preview', memory.previewIntegration, params);
+  add('POST', '/memory/contexts', memory.createContext, params);
+  add('PATCH', '/memory/contexts/:id', memory.updateContext, params);
+  add('DELETE', '/memory/contexts/:id', memory.deleteContext, params);
+  add('POST', '/memory/clusters', memory.createCluster, params);
+  add('PATCH', '/memory/clusters/:id', memory.updateCluster, params);
+  add('DELETE', '/memory/clusters/:id', memory.deleteCluster, params);
+  add('PUT', '/memory/knowledge/document', memory.putKnowledgeDocument, params);
+  add('GET', '/scm', scmOperations.view, query);
+  add('POST', '/scm/sync', scmOperations.sync, { ...body(1024), status: () => 202 });
+  add('GET', '/test-lab', testLabOperations.list, query);
+  add('GET', '/test-lab/:id', testLabOperations.get, params);
+  add('DELETE', '/scm/alerts/:id', scmOperations.dismissAlert, {
+    ...paramsAndBody(1024),
+    describe: describeBody,
+  });
+
+  // The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
+  const settings = settingsOperations;
+  add('GET', '/settings', settings.get, query);
+  add('PATCH', '/settings', settings.patch, {
+    ...body(POLICY_MAX_BODY_BYTES),
+    describe: (error) => {
+      const issue = error.issues[0];
+      const field =
+        issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
+      return `Unknown or invalid field: ${field}`;
+    },
+  });
+  add('GET', '/settings/audit', settings.audit, query);
+  add('GET', '/settings/usage', settings.usage, query);
 }
 
 /**
@@ -89,73 +136,4 @@ function describeBody(error: z.ZodError): string {
   if (!issue) return 'Invalid request body';
   const path = issue.path[0] === 'body' ? issue.path.slice(1) : issue.path;
   return `Invalid field ${path.length > 0 ? path.join('.') : 'body'}: ${issue.message}`;
-}
-
-/**
- * The memory, SCM and Test Lab families (operator-api 4.6). Memory mutations take no body here: they are
- * refused (501) after authentication, whatever is sent.
- */
-export function registerFamilyRoutes(router: Router, deps: OperatorDeps): void {
-  const memory = memoryOperations;
-  restOperation(router, 'GET', `${API}/memory/integrations`, memory.integrations, deps, query);
-  restOperation(router, 'GET', `${API}/memory/contexts`, memory.contexts, deps, query);
-  restOperation(router, 'GET', `${API}/memory/contexts/:id`, memory.context, deps, query);
-  restOperation(router, 'GET', `${API}/memory/clusters`, memory.clusters, deps, query);
-  restOperation(router, 'GET', `${API}/memory/knowledge`, memory.knowledge, deps, query);
-  restOperation(router, 'GET', `${API}/memory/knowledge/document`, memory.knowledgeDocument, deps, query);
-  restOperation(
-    router,
-    'POST',
-    `${API}/memory/integrations/preview`,
-    memory.previewIntegration,
-    deps,
-    params,
-  );
-  restOperation(router, 'POST', `${API}/memory/contexts`, memory.createContext, deps, params);
-  restOperation(router, 'PATCH', `${API}/memory/contexts/:id`, memory.updateContext, deps, params);
-  restOperation(router, 'DELETE', `${API}/memory/contexts/:id`, memory.deleteContext, deps, params);
-  restOperation(router, 'POST', `${API}/memory/clusters`, memory.createCluster, deps, params);
-  restOperation(router, 'PATCH', `${API}/memory/clusters/:id`, memory.updateCluster, deps, params);
-  restOperation(router, 'DELETE', `${API}/memory/clusters/:id`, memory.deleteCluster, deps, params);
-  restOperation(router, 'PUT', `${API}/memory/knowledge/document`, memory.putKnowledgeDocument, deps, params);
-
-  restOperation(router, 'GET', `${API}/scm`, scmOperations.view, deps, query);
-  restOperation(router, 'POST', `${API}/scm/sync`, scmOperations.sync, deps, {
-    ...body(1024),
-    status: () => 202,
-  });
-  restOperation(router, 'GET', `${API}/test-lab`, testLabOperations.list, deps, query);
-  restOperation(router, 'GET', `${API}/test-lab/:id`, testLabOperations.get, deps, params);
-  restOperation(router, 'DELETE', `${API}/scm/alerts/:id`, scmOperations.dismissAlert, deps, {
-    ...paramsAndBody(1024),
-    describe: describeBody,
-  });
-}
-
-/** The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report. */
-export function registerSettingsRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = settingsOperations;
-  restOperation(router, 'GET', `${API}/settings`, ops.get, deps, query);
-  restOperation(router, 'PATCH', `${API}/settings`, ops.patch, deps, {
-    ...body(POLICY_MAX_BODY_BYTES),
-    describe: (error) => {
-      const issue = error.issues[0];
-      const field =
-        issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
-      return `Unknown or invalid field: ${field}`;
-    },
-  });
-  restOperation(router, 'GET', `${API}/settings/audit`, ops.audit, deps, query);
-  restOperation(router, 'GET', `${API}/settings/usage`, ops.usage, deps, query);
-}
-
-/** Every operator operation on its REST path (the reports and the OpenAPI document have their own routes). */
-export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
-  registerQueueRepairRoutes(router, deps);
-  registerKeyRoutes(router, deps);
-  registerCommandRoutes(router, deps);
-  registerReadRoutes(router, deps);
-  registerSnapshotRoutes(router, deps);
-  registerFamilyRoutes(router, deps);
-  registerSettingsRoutes(router, deps);
 }

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import type { Store } from '../store/index.js';
-import { defineOperation } from './operation.js';
+import { defineOperation, READ } from './operation.js';
 
 export const MAX_FAILURE_REASONS = 100;
-
-export type { FailureReason } from '../store/operator-reads.js';
 
 /**
  * The analytics projection: queue lanes by status with the oldest waiting job's age, deliveries, runs and
@@ -70,8 +67,6 @@ async function schedulerProjection(store: Store) {
 }
 
 /** The analytics projection: the operator read token only (operator-api 5.2 rule 2). */
-const READ: AccessRule = { classes: ['operatorRead'] };
-
 export const analyticsOperations = {
   analytics: defineOperation({
     rule: READ,

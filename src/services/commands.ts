@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { plainText } from '../http/text.js';
 import type { AccessRule } from '../http/auth.js';
 import { VARIANT_PATTERN } from '../review/requeue.js';
 import { COMMAND_STATUSES, type CommandKind, type NewCommand } from '../store/commands.js';
@@ -10,7 +11,6 @@ import {
   notFound,
   OperatorError,
   REPO_PATTERN,
-  text,
   type OperationContext,
 } from './operation.js';
 import { replayRefusal } from './webhooks.js';
@@ -22,11 +22,11 @@ export const REVIEW_KEY_PATTERN =
 const reviewKey = z
   .string()
   .regex(REVIEW_KEY_PATTERN, 'must be a review key {owner}/{repo}#{pr}@{headSha}[:{variant}]');
-const commandId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
+const printableId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
 const common = {
-  reason: text(1000).optional(),
-  actorId: text(200).optional(),
-  commandId: commandId.optional(),
+  reason: plainText(1000).optional(),
+  actorId: plainText(200).optional(),
+  commandId: printableId.optional(),
 };
 
 export const requeueBody = z
@@ -61,7 +61,7 @@ export const requeueBody = z
 export const retryPublishBody = z.strictObject({ reviewKey, ...common });
 
 export const replayWebhookBody = z.strictObject({
-  deliveryId: z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces'),
+  deliveryId: printableId,
   force: z.boolean().optional(),
   ...common,
 });
@@ -75,7 +75,7 @@ export const patchCommandBody = z.strictObject({
   status: z.enum(COMMAND_STATUSES),
   startedAt: epochOrIso.optional(),
   completedAt: epochOrIso.optional(),
-  error: text(4000).nullable().optional(),
+  error: plainText(4000).nullable().optional(),
   result: z
     .unknown()
     .refine((v) => v === undefined || JSON.stringify(v).length <= 64 * 1024, 'must be at most 64 KiB of JSON')

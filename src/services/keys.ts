@@ -1,26 +1,21 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import { plainText } from '../http/text.js';
 import { API_KEY_SCOPES } from '../store/api-keys.js';
-import { defineOperation, notFound, searchParam } from './operation.js';
-
-export const createKeyBody = z.strictObject({
-  name: plainText(200, { trim: true, min: 1 }),
-  scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).default(['read']),
-});
+import { ADMIN, defineOperation, notFound, searchParam } from './operation.js';
 
 /**
  * Key management (operator-api 4.6, 5.2): operator admin token only; a generated key can never manage
  * keys. The token is returned once, at creation. Creation and revocation are audited.
  */
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
-
 export const keyOperations = {
   /** `POST /keys` (201): the key's metadata, its token (shown once) and `apiBaseUrl`; audited. */
   create: defineOperation({
     rule: ADMIN,
     type: 'mutation',
-    input: createKeyBody,
+    input: z.strictObject({
+      name: plainText(200, { trim: true, min: 1 }),
+      scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).default(['read']),
+    }),
     async run(ctx, body) {
       const actor = ctx.principal.actor;
       const { key, token } = await ctx.store.apiKeys.create({ ...body, actor });

@@ -1,33 +1,25 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
-import { defineOperation, notFound, OperatorError } from './operation.js';
+import { ADMIN, defineOperation, notFound, OperatorError, READ_OR_KEY } from './operation.js';
 
-/** Memory reads: the read token, or an API key with `read` (operator-api 5.2 rule 2). */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-/** Memory mutations: the admin token, or an API key with `memory:write` (rule 3). */
+/** Memory mutations: the admin token, or an API key with `memory:write` (operator-api 5.2 rule 3). */
 const MEMORY_WRITE: AccessRule = { classes: ['operatorAdmin'], scope: 'memory:write' };
-/** The integration preview: the admin token only; a key can never reach it (rule 3). */
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
 
 /** A context or cluster id, as the path gives it (nothing is looked up by it). */
 const id = z.string();
 
 /**
- * Memory is not recorded by this version of Verdict: a mutation is refused with 501 `not_implemented`
- * after its caller is authenticated (nothing is stored, nothing is pretended).
+ * A memory mutation: memory is not recorded by this version of Verdict, so once `rule` has authenticated
+ * the caller it is refused with 501 `not_implemented` (nothing is stored, nothing is pretended). Its input
+ * is not read.
  */
-function notBuilt(what: string): never {
-  throw new OperatorError(501, 'not_implemented', `${what} is not available in this version of Verdict`);
-}
-
-/** A memory mutation: authenticated by `rule`, then refused. Its input is not read. */
 function refusedMutation(rule: AccessRule, what: string, input: z.ZodType = z.object({})) {
   return defineOperation({
     rule,
     type: 'mutation',
     input,
     async run(): Promise<never> {
-      notBuilt(what);
+      throw new OperatorError(501, 'not_implemented', `${what} is not available in this version of Verdict`);
     },
   });
 }
@@ -37,29 +29,27 @@ export function memorySnapshot() {
   return { items: [] as never[], note: 'memory contexts are not recorded by this version' };
 }
 
+/** A memory list: always the empty list `{[key]: []}`, for the read token or an API key with `read`. */
+function emptyList<K extends string>(key: K) {
+  return defineOperation({
+    rule: READ_OR_KEY,
+    type: 'query',
+    input: z.object({}),
+    async run() {
+      return { [key]: [] } as Record<K, never[]>;
+    },
+  });
+}
+
 /**
  * The memory family (operator-api 4.6): reads answer the empty, well-formed lists of a workspace without
  * memory (one context is 404), mutations are refused with 501 after authentication.
  */
 export const memoryOperations = {
-  integrations: defineOperation({
-    rule: READ_OR_KEY,
-    type: 'query',
-    input: z.object({}),
-    async run() {
-      return { integrations: [] as never[] };
-    },
-  }),
+  integrations: emptyList('integrations'),
   previewIntegration: refusedMutation(ADMIN, 'Memory integration preview'),
 
-  contexts: defineOperation({
-    rule: READ_OR_KEY,
-    type: 'query',
-    input: z.object({}),
-    async run() {
-      return { contexts: [] as never[] };
-    },
-  }),
+  contexts: emptyList('contexts'),
   context: defineOperation({
     rule: READ_OR_KEY,
     type: 'query',
@@ -72,26 +62,12 @@ export const memoryOperations = {
   updateContext: refusedMutation(MEMORY_WRITE, 'Memory', z.object({ id })),
   deleteContext: refusedMutation(MEMORY_WRITE, 'Memory', z.object({ id })),
 
-  clusters: defineOperation({
-    rule: READ_OR_KEY,
-    type: 'query',
-    input: z.object({}),
-    async run() {
-      return { clusters: [] as never[] };
-    },
-  }),
+  clusters: emptyList('clusters'),
   createCluster: refusedMutation(MEMORY_WRITE, 'Memory'),
   updateCluster: refusedMutation(MEMORY_WRITE, 'Memory', z.object({ id })),
   deleteCluster: refusedMutation(MEMORY_WRITE, 'Memory', z.object({ id })),
 
-  knowledge: defineOperation({
-    rule: READ_OR_KEY,
-    type: 'query',
-    input: z.object({}),
-    async run() {
-      return { knowledge: [] as never[] };
-    },
-  }),
+  knowledge: emptyList('knowledge'),
   /** One knowledge document by `repo` and `path`: none is recorded, so `document` is null. */
   knowledgeDocument: defineOperation({
     rule: READ_OR_KEY,

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { randomId } from '../clock.js';
 import type { AccessRule, Principal as CallerPrincipal } from '../http/auth.js';
 import { parseLimit } from '../http/query.js';
-import { plainText } from '../http/text.js';
 import type { Store } from '../store/index.js';
 import { ReadCache, StampedCache } from './read-cache.js';
 
@@ -109,14 +108,19 @@ export class OperatorError extends Error {
   }
 }
 
+/**
+ * The access rules most operations share (operator-api 5.1, 5.2): the read token only; the read token or
+ * an API key with `read`; the admin token only (no key ever opens an admin route).
+ */
+export const READ: AccessRule = { classes: ['operatorRead'] };
+export const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+export const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+
 export const notFound = (message: string) => new OperatorError(404, 'not_found', message);
 export const badRequest = (message: string) => new OperatorError(400, 'invalid_request', message);
 
 export const REPO_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 export const ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
-
-/** A bounded string without control characters. */
-export const text = (max: number) => plainText(max);
 
 /** A search or filter parameter: at most 300 characters (operator-api 8). */
 export const searchParam = z.string().max(300, 'at most 300 characters');

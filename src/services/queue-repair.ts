@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { plainText } from '../http/text.js';
 import type { RepairResult } from '../store/jobs.js';
-import { defineOperation, OperatorError, type OperationContext } from './operation.js';
+import { ADMIN, defineOperation, OperatorError, type OperationContext } from './operation.js';
 
 /** Free text (a reason may span lines): tab, newline and CR allowed, other control characters not. */
 const text = (max: number) => plainText(max, { whitespace: true });
@@ -29,7 +29,6 @@ export const releaseLeaseBody = z
   });
 
 const REFUSAL_STATUS = { not_found: 404, waiting_job_exists: 409, lease_active: 409 } as const;
-const ADMIN = { classes: ['operatorAdmin'] } as const;
 
 /**
  * A repair's answer: a refusal is thrown with its status and fields; a repair is audited after it. The

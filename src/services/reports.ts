@@ -1,14 +1,10 @@
 import type { Logger } from 'pino';
-import type { AccessRule } from '../http/auth.js';
 import { ReportError } from '../reports/errors.js';
 import { buildZip, exportFileName } from '../reports/export.js';
 import { reportLimits } from '../reports/limits.js';
 import { reportParams, type ReportFilters } from '../reports/params.js';
 import { generateReport } from '../reports/report.js';
-import { defineOperation, OperatorError, type ServiceContext } from './operation.js';
-
-/** Reports: the read token, or an API key with `read` (operator-api 5.2 rule 2). */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+import { defineOperation, OperatorError, READ_OR_KEY, type ServiceContext } from './operation.js';
 
 /** Any failure as a report error: `ReportError`s as they are, anything else 500 `report_error` (logged). */
 export function asReportError(error: unknown, log: Logger): ReportError {

@@ -1,12 +1,16 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
-import { defineOperation, OperatorError, REPO_PATTERN, text, type ServiceContext } from './operation.js';
+import { plainText } from '../http/text.js';
+import {
+  ADMIN,
+  defineOperation,
+  OperatorError,
+  READ_OR_KEY,
+  REPO_PATTERN,
+  type ServiceContext,
+} from './operation.js';
 import { SPEC_EXECUTOR_WORDS, VALIDATION_PROVIDERS } from '../validation/decide.js';
 
-/** Repository list: the read token, or an API key with `read`; configuration: the admin token. */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
-const branchList = z.array(text(255).min(1)).max(100);
+const branchList = z.array(plainText(255).min(1)).max(100);
 
 /**
  * `validation.provider`: NAMES.md's executor names only. The spec's placeholders get a message naming the
@@ -33,15 +37,17 @@ export const repoConfigPatch = z
       .optional(),
     model: z
       .strictObject({
-        provider: text(100).min(1).optional(),
-        model: text(200).min(1).optional(),
-        fallbackProvider: text(100).min(1).optional(),
-        fallbackModel: text(200).min(1).optional(),
-        reasoningEffort: text(50).min(1).optional(),
+        provider: plainText(100).min(1).optional(),
+        model: plainText(200).min(1).optional(),
+        fallbackProvider: plainText(100).min(1).optional(),
+        fallbackModel: plainText(200).min(1).optional(),
+        reasoningEffort: plainText(50).min(1).optional(),
       })
       .optional(),
-    alerts: z.strictObject({ telegram: z.boolean().optional(), target: text(300).optional() }).optional(),
-    reason: text(1000).optional(),
+    alerts: z
+      .strictObject({ telegram: z.boolean().optional(), target: plainText(300).optional() })
+      .optional(),
+    reason: plainText(1000).optional(),
   })
   .refine((b) => Object.keys(b).some((k) => k !== 'reason'), {
     message: 'give at least one configuration field',

@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
-import { defineOperation, notFound } from './operation.js';
-
-/** SCM reads: the read token, or an API key with `read`; SCM changes: the admin token (operator-api 5). */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
+import { ADMIN, defineOperation, notFound, READ_OR_KEY } from './operation.js';
 
 export const revisionBody = z.strictObject({
   revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),

@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
+import type { StoredPolicy } from '../store/policy.js';
 import { usageWindow, UsageTooLargeError } from '../store/usage.js';
-import { defineOperation, limitParam, OperatorError, searchParam } from './operation.js';
-
-const READ: AccessRule = { classes: ['operatorRead'] };
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
-const ADMIN: AccessRule = { classes: ['operatorAdmin'] };
-
-export const settingsPatchBody = z.strictObject({
-  revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  settings: z.unknown(),
-});
+import {
+  ADMIN,
+  defineOperation,
+  limitParam,
+  OperatorError,
+  READ,
+  READ_OR_KEY,
+  searchParam,
+} from './operation.js';
 
 const NOT_INITIALIZED = 'Review policy schema is not initialized';
 const CONFLICT = 'Review policy revision conflict';
@@ -32,6 +31,13 @@ const utcDay = z
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** The policy as `GET` and `PATCH /settings` answer it. */
+const policyAnswer = (policy: StoredPolicy) => ({
+  settings: policy.settings,
+  revision: policy.revision,
+  updatedAt: new Date(policy.updatedAt).toISOString(),
+});
+
 export const settingsOperations = {
   /** `GET /settings`: read token only (an API key can never read the policy). */
   get: defineOperation({
@@ -47,11 +53,7 @@ export const settingsOperations = {
         throw unavailable();
       }
       if (!policy) throw notInitialized();
-      return {
-        settings: policy.settings,
-        revision: policy.revision,
-        updatedAt: new Date(policy.updatedAt).toISOString(),
-      };
+      return policyAnswer(policy);
     },
   }),
 
@@ -59,7 +61,10 @@ export const settingsOperations = {
   patch: defineOperation({
     rule: ADMIN,
     type: 'mutation',
-    input: settingsPatchBody,
+    input: z.strictObject({
+      revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+      settings: z.unknown(),
+    }),
     async run(ctx, body) {
       if (Buffer.byteLength(JSON.stringify(body.settings ?? null)) > POLICY_MAX_BODY_BYTES) {
         throw new OperatorError(413, 'payload_too_large', 'Request body is too large');
@@ -71,13 +76,7 @@ export const settingsOperations = {
         ctx.log.error({ event: 'policy-write-failed', err: error }, UNAVAILABLE);
         throw unavailable();
       }
-      if (result.ok) {
-        return {
-          settings: result.policy.settings,
-          revision: result.policy.revision,
-          updatedAt: new Date(result.policy.updatedAt).toISOString(),
-        };
-      }
+      if (result.ok) return policyAnswer(result.policy);
       switch (result.code) {
         case 'not_initialized':
           throw notInitialized();

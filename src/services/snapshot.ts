@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import type { Store } from '../store/index.js';
 import type { PullRequestFilter } from '../store/operator-reads.js';
 import { analytics } from './analytics.js';
 import { memorySnapshot } from './memory.js';
-import { defineOperation, notFound, REPO_PATTERN, searchParam, type OperationContext } from './operation.js';
+import {
+  defineOperation,
+  notFound,
+  READ_OR_KEY,
+  REPO_PATTERN,
+  searchParam,
+  type OperationContext,
+} from './operation.js';
 
 export const OPERATOR_SCHEMA = 'verdict.operator.v1';
 export const SNAPSHOT_TTL_SECONDS = 15;
@@ -12,8 +18,6 @@ export const SNAPSHOT_MAX_ITEMS = 100;
 export const SNAPSHOT_VIEWS = ['pull-requests', 'analytics', 'memory', 'settings'] as const;
 export type SnapshotView = (typeof SNAPSHOT_VIEWS)[number];
 const MAX_PR_EVENTS = 200;
-
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 
 /**
  * The pull-requests view: the most recently updated PRs with their latest run (at most 100, `truncated`

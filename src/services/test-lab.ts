@@ -1,10 +1,6 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import type { HarnessRecord } from '../store/harness.js';
-import { defineOperation, notFound, OperatorError, type ServiceContext } from './operation.js';
-
-/** Test Lab reads: the read token, or an API key with `read` (operator-api 5.2 rule 2). */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
+import { defineOperation, notFound, OperatorError, READ_OR_KEY, type ServiceContext } from './operation.js';
 
 /**
  * Test Lab records, newest first (at most 100): corpus runs (`kind: "corpus"`, from `verdict testlab run`:

@@ -1,17 +1,14 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
 import { TRACE_STATUSES } from '../store/traces.js';
 import {
   defineOperation,
   limitParam,
   notFound,
   positiveIntParam,
+  READ_OR_KEY,
   REPO_PATTERN,
   searchParam,
 } from './operation.js';
-
-/** The operator read token, or an API key with `read` (operator-api 5.2 rule 2). */
-const READ_OR_KEY: AccessRule = { classes: ['operatorRead'], scope: 'read' };
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
 

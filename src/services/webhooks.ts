@@ -1,12 +1,16 @@
 import { z } from 'zod';
-import type { AccessRule } from '../http/auth.js';
-import { defineOperation, limitParam, notFound, OperatorError, type ServiceContext } from './operation.js';
+import {
+  defineOperation,
+  limitParam,
+  notFound,
+  OperatorError,
+  READ,
+  type ServiceContext,
+} from './operation.js';
 
 const DELIVERY_STATUSES = ['queued', 'ignored', 'processed', 'failed'] as const;
 
 /** Webhook history: the operator read token only (an API key never reads it, operator-api 5.2 rule 2). */
-const READ: AccessRule = { classes: ['operatorRead'] };
-
 export const webhookOperations = {
   list: defineOperation({
     rule: READ,

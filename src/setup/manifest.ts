@@ -26,34 +26,18 @@ export function readAppYml(path: string = APP_YML_PATH): AppYml {
   return parsed.data;
 }
 
-/** The JSON GitHub's "new App" form takes as its `manifest` field. */
-export type AppManifest = {
-  name: string;
-  url: string;
-  description?: string;
-  hook_attributes: { url: string; active: boolean };
-  redirect_url: string;
-  callback_urls: string[];
-  public: boolean;
-  default_permissions: Record<string, string>;
-  default_events: string[];
-};
-
 /** The routes of this server the manifest points GitHub at. */
 export const SETUP_CALLBACK_PATH = '/setup/callback';
 export const WEBHOOK_PATH = '/github/webhooks';
 export const OAUTH_CALLBACK_PATH = '/operator/auth/github/callback';
 
 /**
- * The manifest for a server reached at `publicUrl` (no trailing slash): webhooks to its webhook route, or
- * to `webhookProxyUrl` (a smee channel that `npm start` forwards) when one is configured; GitHub sends the
- * browser back to the setup callback; the dashboard's "Sign in with GitHub" returns to its OAuth callback.
+ * The manifest (the JSON GitHub's "new App" form takes as its `manifest` field) for a server reached at
+ * `publicUrl` (no trailing slash): webhooks to its webhook route, or to `webhookProxyUrl` (a smee channel
+ * that `npm start` forwards) when one is configured; GitHub sends the browser back to the setup callback;
+ * the dashboard's "Sign in with GitHub" returns to its OAuth callback.
  */
-export function buildManifest(
-  app: AppYml,
-  publicUrl: string,
-  webhookProxyUrl: string | null = null,
-): AppManifest {
+export function buildManifest(app: AppYml, publicUrl: string, webhookProxyUrl: string | null = null) {
   return {
     name: app.name,
     url: app.url,

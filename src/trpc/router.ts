@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { authorize } from '../http/auth.js';
 import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
-import { idempotencyKeyOf, originOf, type OperatorDeps } from '../operator/rest.js';
+import { requestContext, type OperatorDeps } from '../operator/rest.js';
 import { analyticsOperations } from '../services/analytics.js';
 import { commandOperations } from '../services/commands.js';
 import { keyOperations } from '../services/keys.js';
@@ -80,7 +80,8 @@ function refusal(status: number, code: string, message: string, extra: Record<st
  * input schema and the same service as its REST route. Nothing is checked here that the operation does
  * not check itself.
  */
-function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
+function authed<S extends z.ZodType, O>(op: Operation<S, O>, kind: Operation['type']) {
+  if (op.type !== kind) throw new Error(`a ${op.type} cannot be served as a tRPC ${kind}`);
   const base = t.procedure
     .use(async ({ ctx, next, getRawInput }) => {
       const { deps, req } = ctx;
@@ -91,13 +92,7 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
       }
       // As on REST: an input nested past the depth limit is refused before any schema walks it.
       if (nestedDeeperThan(await getRawInput())) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
-      const operation: OperationContext = {
-        ...deps,
-        principal: access.principal,
-        idempotencyKey: idempotencyKeyOf(req),
-        origin: originOf(req),
-      };
-      return next({ ctx: { operation } });
+      return next({ ctx: { operation: requestContext(deps, access.principal, req) } });
     })
     .input(op.input);
   const resolve = async ({ ctx, input }: { ctx: { operation: OperationContext }; input: unknown }) => {
@@ -112,14 +107,12 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>) {
 }
 
 function query<S extends z.ZodType, O>(op: Operation<S, O>) {
-  if (op.type !== 'query') throw new Error('a mutation cannot be served as a tRPC query');
-  const { base, resolve } = authed(op);
+  const { base, resolve } = authed(op, 'query');
   return base.query(resolve);
 }
 
 function mutation<S extends z.ZodType, O>(op: Operation<S, O>) {
-  if (op.type !== 'mutation') throw new Error('a query cannot be served as a tRPC mutation');
-  const { base, resolve } = authed(op);
+  const { base, resolve } = authed(op, 'mutation');
   return base.mutation(resolve);
 }
 

@@ -1,24 +1,14 @@
 import { createHash } from 'node:crypto';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** Scoped API keys (operator-api 2.2, 4.6, 5.2). */
 describe('API keys', () => {
   let app: RunningVerdict;
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        'x-operator-actor': 'alice',
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any, headers: res.headers };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown) =>
+    callApi(app.baseUrl, method, path, token, body, { 'x-operator-actor': 'alice' });
   const admin = (method: string, path: string, body?: unknown) => call(method, path, 'admin-secret', body);
 
   test('creation answers 201 with the key, a vdt_ token shown once, and the API base URL; only the hash is stored', async () => {

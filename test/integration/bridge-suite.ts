@@ -154,27 +154,21 @@ export function bridgeSuite(dialect: TestDialect): void {
   test('a failing command ends failed with its error and code; shadow authority only plans', async () => {
     await createCommands(t.store, 2, { fail: true });
     const counts = new Map<string, number>();
-    const shadow = new CommandBridge({
-      store: t.store,
-      id: 'bridge-shadow',
-      authority: 'shadow',
-      log: silent,
-      executors: countingExecutors(counts, new Map(), 'bridge-shadow'),
-    });
-    const planned = await shadow.runOnce();
+    const bridge = (authority: 'live' | 'shadow') =>
+      new CommandBridge({
+        store: t.store,
+        id: `bridge-${authority}`,
+        authority,
+        log: silent,
+        executors: countingExecutors(counts, new Map(), `bridge-${authority}`),
+      });
+    const planned = await bridge('shadow').runOnce();
     expect(planned).toMatchObject({ authority: 'shadow', dryRun: true });
     expect(planned.dryRun && planned.planned.map((p) => p.id)).toEqual(['cmd-000', 'cmd-001']);
     expect(counts.size).toBe(0);
     expect((await t.store.commands.list()).map((c) => c.status)).toEqual(['queued', 'queued']);
 
-    const live = new CommandBridge({
-      store: t.store,
-      id: 'bridge-live',
-      authority: 'live',
-      log: silent,
-      executors: countingExecutors(counts, new Map(), 'bridge-live'),
-    });
-    const pass = await live.runOnce();
+    const pass = await bridge('live').runOnce();
     expect(pass.dryRun === false && pass.executed.map((e) => e.status)).toEqual(['failed', 'failed']);
     expect(await t.store.commands.get('cmd-000')).toMatchObject({
       status: 'failed',

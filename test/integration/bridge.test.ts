@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { ManualClock } from '../../src/clock.js';
 import { requestReview } from '../../src/review/request.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 import { review } from '../helpers/review-harness.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
@@ -25,9 +25,7 @@ const ENV = {
 };
 const API = 'https://api.github.com';
 const HEAD = 'c'.repeat(40);
-const command = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_COMMAND_TOKEN}` };
-const read = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_READ_TOKEN}` };
-const admin = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN}` };
+const admin = TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN;
 
 let app: RunningVerdict;
 beforeEach(async () => {
@@ -41,23 +39,18 @@ afterEach(async () => {
   nock.enableNetConnect();
 });
 
-async function post(path: string, body: unknown, headers: Record<string, string> = command) {
-  const res = await fetch(`${app.baseUrl}/operator/api${path}`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const api = (method: string, path: string, token: string, body?: unknown) =>
+  callApi(app.baseUrl, method, `/operator/api${path}`, token, body);
+const get = (path: string) => api('GET', path, TOKENS.VERDICT_OPERATOR_READ_TOKEN);
+const post = (path: string, body: unknown, token = TOKENS.VERDICT_OPERATOR_COMMAND_TOKEN) =>
+  api('POST', path, token, body);
 
 async function commandAfterBridge(id: string) {
   const pass = await app.verdict.bridge.runOnce();
   expect(pass.dryRun).toBe(false);
-  const res = await fetch(`${app.baseUrl}/operator/api/commands/${encodeURIComponent(id)}`, {
-    headers: read,
-  });
+  const res = await get(`/commands/${encodeURIComponent(id)}`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as any).command;
+  return res.body.command;
 }
 
 async function storedPr(number: number, installationId: number | null = 42) {
@@ -95,9 +88,7 @@ describe('the command bridge executes what the operator API queued', () => {
     expect(job).toMatchObject({ queue: 'reviews', status: 'waiting' });
     expect((job!.payload as any).runId).toBe(run!.id);
     // The PR detail shows both runs.
-    const detail = (await (
-      await fetch(`${app.baseUrl}/operator/api/pr?repo=acme/web&number=5`, { headers: read })
-    ).json()) as any;
+    const detail = (await get('/pr?repo=acme/web&number=5')).body;
     expect(detail.data.runs).toHaveLength(2);
   });
 
@@ -282,7 +273,7 @@ describe('the command bridge executes what the operator API queued', () => {
       result: { installations: 3, repositories: 3, added: ['acme/api', 'octo/tools'], removed: ['acme/old'] },
     });
     expect(github.pendingMocks()).toEqual([]);
-    const repos = (await (await fetch(`${app.baseUrl}/operator/api/repos`, { headers: read })).json()) as any;
+    const repos = (await get('/repos')).body;
     const installed = repos.repos
       .filter((r: any) => r.installed)
       .map((r: any) => [r.fullName, r.installationId]);
@@ -292,14 +283,14 @@ describe('the command bridge executes what the operator API queued', () => {
       ['octo/tools', 2],
     ]);
     // The generic PATCH never moves a sync command: the bridge owns it.
-    const patched = await fetch(`${app.baseUrl}/operator/api/commands/${created.body.command.id}`, {
-      method: 'PATCH',
-      headers: {
-        authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_BRIDGE_TOKEN}`,
-        'content-type': 'application/json',
+    const patched = await api(
+      'PATCH',
+      `/commands/${created.body.command.id}`,
+      TOKENS.VERDICT_OPERATOR_BRIDGE_TOKEN,
+      {
+        status: 'succeeded',
       },
-      body: JSON.stringify({ status: 'succeeded' }),
-    });
+    );
     expect(patched.status).toBe(409);
   });
 
@@ -364,8 +355,7 @@ describe('bridge authority and the scheduler in the server', () => {
         alert: 'disabled',
       },
     });
-    const res = await fetch(`${app.baseUrl}/operator/api/analytics`, { headers: read });
-    const body = (await res.json()) as any;
+    const { body } = await get('/analytics');
     expect(body.analytics.scheduler.watchdog.messages).toEqual([
       'maintenance artifact has an invalid generatedAt: "not a date"',
     ]);
@@ -396,12 +386,8 @@ describe('Test Lab', () => {
       actor: 'cli:test',
       record: { verdict: 'clear', findings: [] },
     });
-    const list = (await (
-      await fetch(`${app.baseUrl}/operator/api/test-lab`, { headers: read })
-    ).json()) as any;
-    expect(list).toEqual({ ok: true, runs: [{ kind: 'harness', ...saved }] });
-    const one = await fetch(`${app.baseUrl}/operator/api/test-lab/harness_1`, { headers: read });
-    expect(await one.json()).toEqual({ ok: true, run: { kind: 'harness', ...saved } });
-    expect((await fetch(`${app.baseUrl}/operator/api/test-lab/nope`, { headers: read })).status).toBe(404);
+    expect((await get('/test-lab')).body).toEqual({ ok: true, runs: [{ kind: 'harness', ...saved }] });
+    expect((await get('/test-lab/harness_1')).body).toEqual({ ok: true, run: { kind: 'harness', ...saved } });
+    expect((await get('/test-lab/nope')).status).toBe(404);
   });
 });

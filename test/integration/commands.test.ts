@@ -1,7 +1,7 @@
 import { parseLimit } from '../../src/http/query.js';
 import { transitionAllowed, COMMAND_STATUSES } from '../../src/store/commands.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 const SHA = 'a'.repeat(40);
 const KEY = `acme/api#7@${SHA}`;
@@ -14,24 +14,13 @@ describe('operator commands', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(
+  const call = (
     method: string,
     path: string,
     token: string | null,
     body?: unknown,
     headers: Record<string, string> = {},
-  ) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  ) => callApi(app.baseUrl, method, path, token, body, headers);
   const command = (kind: string, body: unknown, headers: Record<string, string> = {}) =>
     call('POST', `/operator/api/commands/${kind}`, 'command-secret', body, headers);
   const patch = (id: string, body: unknown) =>

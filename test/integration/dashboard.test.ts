@@ -63,14 +63,24 @@ function setCookie(res: Response, name: string): string | undefined {
   return res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
 }
 
-async function tokenSession(base: string, headers: Record<string, string> = {}): Promise<string> {
-  const res = await fetch(`${base}/operator/auth/token`, {
+/** `POST /operator/auth/token` with `token`, from the dashboard's own origin unless `headers` say otherwise. */
+function postToken(base: string, token = UI_TOKEN, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}/operator/auth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: base, ...headers },
-    body: JSON.stringify({ token: UI_TOKEN }),
+    body: JSON.stringify({ token }),
   });
+}
+
+async function tokenSession(base: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await postToken(base, UI_TOKEN, headers);
   expect(res.status).toBe(200);
   return setCookie(res, 'verdict_session')!.split(';')[0]!;
+}
+
+/** `[label, status, error code]` of an answer (the label names the failing case of a loop). */
+async function refusalOf(label: string, res: Response): Promise<[string, number, string]> {
+  return [label, res.status, ((await res.json()) as { error: string }).error];
 }
 
 async function expectAuthRequired(res: Response): Promise<void> {
@@ -102,11 +112,7 @@ describe('the gate', () => {
       '/api/settings',
     ]) {
       const res = await fetch(`${base}${path}`, { headers: bearer() });
-      expect([path, res.status, ((await res.json()) as { error: string }).error]).toEqual([
-        path,
-        404,
-        'not_found',
-      ]);
+      expect(await refusalOf(path, res)).toEqual([path, 404, 'not_found']);
     }
     const api = await fetch(`${base}/operator/api/repos`, {
       headers: bearer(TOKENS.VERDICT_OPERATOR_READ_TOKEN),
@@ -211,12 +217,7 @@ describe('401 operator_auth_required (fail closed)', () => {
     const closed = await start({ VERDICT_OPERATOR_UI_TOKEN: '' });
     await expectAuthRequired(await fetch(`${closed}/operator/settings`, { headers: bearer('') }));
     await expectAuthRequired(await fetch(`${closed}/operator/settings`, { headers: bearer(UI_TOKEN) }));
-    const login = await fetch(`${closed}/operator/auth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: closed },
-      body: JSON.stringify({ token: UI_TOKEN }),
-    });
-    await expectAuthRequired(login);
+    await expectAuthRequired(await postToken(closed));
   });
 
   test('a browser navigation without sign-in gets the SPA with 401, never data', async () => {
@@ -250,11 +251,7 @@ describe('401 operator_auth_required (fail closed)', () => {
 describe('token sessions, cookies and logout', () => {
   test('the cookie is HttpOnly, SameSite=Lax, Path=/, Secure only behind HTTPS; stored hashed', async () => {
     const base = await start();
-    const plain = await fetch(`${base}/operator/auth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({ token: UI_TOKEN }),
-    });
+    const plain = await postToken(base);
     const cookie = setCookie(plain, 'verdict_session')!;
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Lax/);
@@ -266,35 +263,20 @@ describe('token sessions, cookies and logout', () => {
     expect(ids.map((r: { id: string }) => r.id)).not.toContain(value);
     expect(ids[0].id).toMatch(/^[0-9a-f]{64}$/);
 
-    const https = await fetch(`${base}/operator/auth/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-forwarded-proto': 'https',
-        origin: base.replace('http:', 'https:'),
-      },
-      body: JSON.stringify({ token: UI_TOKEN }),
+    const https = await postToken(base, UI_TOKEN, {
+      'x-forwarded-proto': 'https',
+      origin: base.replace('http:', 'https:'),
     });
     expect(setCookie(https, 'verdict_session')).toMatch(/; Secure/);
 
     const publicHttps = await start({ VERDICT_PUBLIC_URL: 'https://verdict.example.com' });
-    const viaPublic = await fetch(`${publicHttps}/operator/auth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: 'https://verdict.example.com' },
-      body: JSON.stringify({ token: UI_TOKEN }),
-    });
+    const viaPublic = await postToken(publicHttps, UI_TOKEN, { origin: 'https://verdict.example.com' });
     expect(setCookie(viaPublic, 'verdict_session')).toMatch(/; Secure/);
   });
 
   test('a wrong token makes no session; a session opens the views; logout deletes it', async () => {
     const base = await start();
-    await expectAuthRequired(
-      await fetch(`${base}/operator/auth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin: base },
-        body: JSON.stringify({ token: 'wrong' }),
-      }),
-    );
+    await expectAuthRequired(await postToken(base, 'wrong'));
     const session = await tokenSession(base);
     expect((await fetch(`${base}/operator/memory`, { headers: { cookie: session } })).status).toBe(200);
     const out = await fetch(`${base}/operator/auth/logout`, {
@@ -523,11 +505,7 @@ describe('the /api/* proxy', () => {
         method,
         ...(method === 'GET' ? { headers: { cookie: session } } : json(noAdmin, {}, { cookie: session })),
       });
-      expect([path, res.status, ((await res.json()) as { error: string }).error]).toEqual([
-        path,
-        503,
-        'admin_backend_not_configured',
-      ]);
+      expect(await refusalOf(path, res)).toEqual([path, 503, 'admin_backend_not_configured']);
     }
     // Reads still work.
     expect((await fetch(`${noAdmin}/api/settings`, { headers: { cookie: session } })).status).toBe(200);
@@ -628,11 +606,7 @@ describe('the /api/* proxy', () => {
         method,
         ...(method === 'GET' ? { headers: { cookie: session } } : json(base, {}, { cookie: session })),
       });
-      expect([path, res.status, ((await res.json()) as { error: string }).error]).toEqual([
-        path,
-        404,
-        'not_found',
-      ]);
+      expect(await refusalOf(path, res)).toEqual([path, 404, 'not_found']);
     }
   });
 });

@@ -1,6 +1,6 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** Read routes of operator-api 4.1: repositories, webhook history, one delivery, analytics. */
 describe('operator read routes', () => {
@@ -10,16 +10,8 @@ describe('operator read routes', () => {
   });
   afterEach(() => app.stop());
 
-  async function get(path: string, token: string | null = 'read-secret') {
-    const res = await fetch(app.baseUrl + path, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return {
-      status: res.status,
-      body: (await res.json()) as any,
-      cacheControl: res.headers.get('cache-control'),
-    };
-  }
+  const get = (path: string, token: string | null = 'read-secret') =>
+    callApi(app.baseUrl, 'GET', path, token);
 
   test('webhooks: status filter, limit rules, one delivery, 404 for a missing id', async () => {
     const opened = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'));
@@ -78,13 +70,9 @@ describe('operator read routes', () => {
   });
 
   test('tokens: the read token; an API key with read may list repos but not webhooks or analytics', async () => {
-    const key = (
-      await fetch(`${app.baseUrl}/operator/api/keys`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'reader' }),
-      }).then((r) => r.json() as Promise<{ token: string }>)
-    ).token as string;
+    const key: string = (
+      await callApi(app.baseUrl, 'POST', '/operator/api/keys', 'admin-secret', { name: 'reader' })
+    ).body.token;
     const rows: Array<[string, boolean]> = [
       ['/operator/api/repos', true],
       ['/operator/api/webhooks', false],
@@ -104,18 +92,10 @@ describe('operator read routes', () => {
 
   test('PATCH /repos/:encodedRepo merges the operator configuration, audits it, and rejects unknown fields', async () => {
     await app.verdict.store.repositories.upsertInstalled('acme/api', 9);
-    const patch = async (body: unknown, token = 'admin-secret', repo = 'acme%2Fapi') => {
-      const res = await fetch(`${app.baseUrl}/operator/api/repos/${repo}`, {
-        method: 'PATCH',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'x-operator-actor': 'ops',
-        },
-        body: JSON.stringify(body),
+    const patch = (body: unknown, token = 'admin-secret', repo = 'acme%2Fapi') =>
+      callApi(app.baseUrl, 'PATCH', `/operator/api/repos/${repo}`, token, body, {
+        'x-operator-actor': 'ops',
       });
-      return { status: res.status, body: (await res.json()) as any };
-    };
     const first = await patch({ enabled: false, branches: { include: ['main'] }, reason: 'noisy' });
     expect(first.status).toBe(200);
     expect(first.body.repo.config).toEqual({ enabled: false, branches: { include: ['main'] } });
@@ -158,18 +138,10 @@ describe('operator read routes', () => {
     expect((await app.verdict.store.repositories.get('acme/api'))!.config).toMatchObject({ enabled: false });
   });
   test('PATCH /repos/:encodedRepo creates the configuration of a repository Verdict has not seen yet', async () => {
-    const patch = async (repo: string, body: unknown) => {
-      const res = await fetch(`${app.baseUrl}/operator/api/repos/${repo}`, {
-        method: 'PATCH',
-        headers: {
-          authorization: 'Bearer admin-secret',
-          'content-type': 'application/json',
-          'x-operator-actor': 'ops',
-        },
-        body: JSON.stringify(body),
+    const patch = (repo: string, body: unknown) =>
+      callApi(app.baseUrl, 'PATCH', `/operator/api/repos/${repo}`, 'admin-secret', body, {
+        'x-operator-actor': 'ops',
       });
-      return { status: res.status, body: (await res.json()) as any };
-    };
     const repos = app.verdict.store.repositories;
 
     // An invalid body creates nothing.

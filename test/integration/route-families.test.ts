@@ -1,5 +1,5 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 type Row = {
   method: string;
@@ -10,102 +10,37 @@ type Row = {
   key: 'read' | 'memory:write' | null; // the key scope that also opens it
 };
 
-const rows: Row[] = [
-  {
-    method: 'GET',
-    path: '/operator/api/memory/integrations',
-    token: 'read-secret',
-    status: 200,
-    key: 'read',
-  },
-  { method: 'GET', path: '/operator/api/memory/contexts', token: 'read-secret', status: 200, key: 'read' },
-  { method: 'GET', path: '/operator/api/memory/contexts/c1', token: 'read-secret', status: 404, key: 'read' },
-  { method: 'GET', path: '/operator/api/memory/clusters', token: 'read-secret', status: 200, key: 'read' },
-  { method: 'GET', path: '/operator/api/memory/knowledge', token: 'read-secret', status: 200, key: 'read' },
-  {
-    method: 'GET',
-    path: '/operator/api/memory/knowledge/document?repo=a/b&path=x',
-    token: 'read-secret',
-    status: 200,
-    key: 'read',
-  },
-  {
-    method: 'POST',
-    path: '/operator/api/memory/integrations/preview',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: null,
-  },
-  {
-    method: 'POST',
-    path: '/operator/api/memory/contexts',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'PATCH',
-    path: '/operator/api/memory/contexts/c1',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'DELETE',
-    path: '/operator/api/memory/contexts/c1',
-    body: { revision: 1 },
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'POST',
-    path: '/operator/api/memory/clusters',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'PATCH',
-    path: '/operator/api/memory/clusters/k1',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'DELETE',
-    path: '/operator/api/memory/clusters/k1',
-    body: { revision: 1 },
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  {
-    method: 'PUT',
-    path: '/operator/api/memory/knowledge/document',
-    body: {},
-    token: 'admin-secret',
-    status: 501,
-    key: 'memory:write',
-  },
-  { method: 'GET', path: '/operator/api/scm', token: 'read-secret', status: 200, key: 'read' },
-  { method: 'POST', path: '/operator/api/scm/sync', body: {}, token: 'admin-secret', status: 202, key: null },
-  {
-    method: 'DELETE',
-    path: '/operator/api/scm/alerts/a1',
-    body: { revision: 3 },
-    token: 'admin-secret',
-    status: 404,
-    key: null,
-  },
-  { method: 'GET', path: '/operator/api/test-lab', token: 'read-secret', status: 200, key: 'read' },
-  { method: 'GET', path: '/operator/api/test-lab/t1', token: 'read-secret', status: 404, key: 'read' },
-];
+/** `[method, path under /operator/api, body, token, status, key]`, the fields of a Row. */
+const rows: Row[] = (
+  [
+    ['GET', '/memory/integrations', undefined, 'read-secret', 200, 'read'],
+    ['GET', '/memory/contexts', undefined, 'read-secret', 200, 'read'],
+    ['GET', '/memory/contexts/c1', undefined, 'read-secret', 404, 'read'],
+    ['GET', '/memory/clusters', undefined, 'read-secret', 200, 'read'],
+    ['GET', '/memory/knowledge', undefined, 'read-secret', 200, 'read'],
+    ['GET', '/memory/knowledge/document?repo=a/b&path=x', undefined, 'read-secret', 200, 'read'],
+    ['POST', '/memory/integrations/preview', {}, 'admin-secret', 501, null],
+    ['POST', '/memory/contexts', {}, 'admin-secret', 501, 'memory:write'],
+    ['PATCH', '/memory/contexts/c1', {}, 'admin-secret', 501, 'memory:write'],
+    ['DELETE', '/memory/contexts/c1', { revision: 1 }, 'admin-secret', 501, 'memory:write'],
+    ['POST', '/memory/clusters', {}, 'admin-secret', 501, 'memory:write'],
+    ['PATCH', '/memory/clusters/k1', {}, 'admin-secret', 501, 'memory:write'],
+    ['DELETE', '/memory/clusters/k1', { revision: 1 }, 'admin-secret', 501, 'memory:write'],
+    ['PUT', '/memory/knowledge/document', {}, 'admin-secret', 501, 'memory:write'],
+    ['GET', '/scm', undefined, 'read-secret', 200, 'read'],
+    ['POST', '/scm/sync', {}, 'admin-secret', 202, null],
+    ['DELETE', '/scm/alerts/a1', { revision: 3 }, 'admin-secret', 404, null],
+    ['GET', '/test-lab', undefined, 'read-secret', 200, 'read'],
+    ['GET', '/test-lab/t1', undefined, 'read-secret', 404, 'read'],
+  ] as const
+).map(([method, path, body, token, status, key]) => ({
+  method,
+  path: `/operator/api${path}`,
+  body,
+  token,
+  status,
+  key,
+}));
 
 /** Memory, SCM and Test Lab routes answer with the right authentication (operator-api 4.6, 5.1, 5.2). */
 describe('memory, SCM and Test Lab route families', () => {
@@ -115,17 +50,8 @@ describe('memory, SCM and Test Lab route families', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown) =>
+    callApi(app.baseUrl, method, path, token, body);
   async function key(scopes: string[]): Promise<string> {
     return (await call('POST', '/operator/api/keys', 'admin-secret', { name: scopes.join('+'), scopes })).body
       .token;

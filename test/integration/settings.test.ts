@@ -1,11 +1,5 @@
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-};
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** The workspace review policy routes (operator-api 2.9, 3, 4.6, 7). */
 describe('settings (review policy)', () => {
@@ -15,18 +9,8 @@ describe('settings (review policy)', () => {
   });
   afterEach(() => app.stop());
 
-  async function call(method: string, path: string, token: string | null, body?: unknown, actor?: string) {
-    const res = await fetch(app.baseUrl + path, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(actor ? { 'x-operator-actor': actor } : {}),
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = (method: string, path: string, token: string | null, body?: unknown, actor?: string) =>
+    callApi(app.baseUrl, method, path, token, body, actor ? { 'x-operator-actor': actor } : {});
   const patch = (body: unknown, actor?: string) =>
     call('PATCH', '/operator/api/settings', 'admin-secret', body, actor);
   const get = () => call('GET', '/operator/api/settings', 'read-secret');

@@ -1,13 +1,7 @@
 import { requestReview } from '../../src/review/request.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { eventually, example, postWebhook } from '../helpers/webhooks.js';
-
-const TOKENS = {
-  VERDICT_OPERATOR_ADMIN_TOKEN: 'admin-secret',
-  VERDICT_OPERATOR_READ_TOKEN: 'read-secret',
-  VERDICT_OPERATOR_COMMAND_TOKEN: 'command-secret',
-  VERDICT_OPERATOR_BRIDGE_TOKEN: 'bridge-secret',
-};
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** Snapshot (operator-api 2.4) and pull-request detail (2.5). */
 describe('snapshot and pull-request detail', () => {
@@ -17,16 +11,8 @@ describe('snapshot and pull-request detail', () => {
   });
   afterEach(() => app.stop());
 
-  async function get(path: string, token: string | null = 'read-secret') {
-    const res = await fetch(app.baseUrl + path, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return {
-      status: res.status,
-      body: (await res.json()) as any,
-      cacheControl: res.headers.get('cache-control'),
-    };
-  }
+  const get = (path: string, token: string | null = 'read-secret') =>
+    callApi(app.baseUrl, 'GET', path, token);
 
   async function seed(count: number) {
     const { store } = app.verdict;
@@ -136,13 +122,9 @@ describe('snapshot and pull-request detail', () => {
   });
 
   test('tokens: read token or an API key with read; others 401', async () => {
-    const key = (
-      await fetch(`${app.baseUrl}/operator/api/keys`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'reader' }),
-      }).then((r) => r.json() as Promise<{ token: string }>)
-    ).token;
+    const key: string = (
+      await callApi(app.baseUrl, 'POST', '/operator/api/keys', 'admin-secret', { name: 'reader' })
+    ).body.token;
     for (const path of ['/operator/api/snapshot', '/operator/api/pr?repo=a/b&number=1']) {
       expect((await get(path, null)).status).toBe(401);
       for (const token of ['admin-secret', 'command-secret', 'bridge-secret']) {

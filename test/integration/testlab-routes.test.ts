@@ -1,6 +1,6 @@
 import { createVerdictClient } from '../../src/trpc/client.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 /** `GET /operator/api/test-lab` and `/test-lab/:id` (and the tRPC facade) with corpus runs and harness records. */
 describe('Test Lab routes', () => {
@@ -10,10 +10,7 @@ describe('Test Lab routes', () => {
   });
   afterAll(() => app.stop());
 
-  const get = async (path: string, token = 'read-secret') => {
-    const res = await fetch(app.baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const get = (path: string, token = 'read-secret') => callApi(app.baseUrl, 'GET', path, token);
 
   test('corpus runs are listed with their scores, newest first, and shown with every case', async () => {
     const { store } = app.verdict;

@@ -4,7 +4,7 @@ import { TRPCClientError } from '@trpc/client';
 import { createVerdictClient, operatorCodeOf } from '../../src/trpc/client.js';
 import { appRouter } from '../../src/trpc/router.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
-import { TOKENS } from '../helpers/operator.js';
+import { callApi, TOKENS } from '../helpers/operator.js';
 
 const HEAD = 'c'.repeat(40);
 
@@ -37,10 +37,7 @@ describe('tRPC facade at /trpc', () => {
   const client = (token: string, extra: { idempotencyKey?: string; actor?: string } = {}) =>
     createVerdictClient({ baseUrl: app.baseUrl, token, ...extra });
 
-  async function rest(path: string, token: string) {
-    const res = await fetch(app.baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
-    return (await res.json()) as any;
-  }
+  const rest = async (path: string, token: string) => (await callApi(app.baseUrl, 'GET', path, token)).body;
 
   async function refusal(call: Promise<unknown>) {
     try {
@@ -235,13 +232,9 @@ describe('tRPC facade at /trpc', () => {
     });
 
     const admin = client('admin-secret');
-    const restRefusal = (await (
-      await fetch(`${app.baseUrl}/operator/api/memory/contexts`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
-        body: '{}',
-      })
-    ).json()) as any;
+    const restRefusal = (
+      await callApi(app.baseUrl, 'POST', '/operator/api/memory/contexts', 'admin-secret', {})
+    ).body;
     const notBuilt = {
       code: 'NOT_IMPLEMENTED',
       httpStatus: 501,
@@ -313,19 +306,11 @@ describe('tRPC facade at /trpc', () => {
 
   test('an input nested 5,000 levels deep is 400 invalid_request, as on REST (no stack overflow)', async () => {
     const deep = `${'{"a":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
-    const post = async (procedure: string, token: string, input: string) => {
-      const res = await fetch(`${app.baseUrl}/trpc/${procedure}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: input,
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
     for (const [procedure, token, input] of [
       ['settings.patch', 'admin-secret', `{"revision":0,"review":${deep}}`],
       ['commands.patch', 'bridge-secret', `{"id":"cmd_x","body":{"status":"succeeded","result":${deep}}}`],
     ] as const) {
-      const { status, body } = await post(procedure, token, input);
+      const { status, body } = await callApi(app.baseUrl, 'POST', `/trpc/${procedure}`, token, input);
       expect(status).toBe(400);
       expect(body.error.data).toMatchObject({ code: 'BAD_REQUEST', operatorCode: 'invalid_request' });
     }

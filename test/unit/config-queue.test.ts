@@ -8,31 +8,26 @@ const noFile = () => {
 const load = (env: Record<string, string>) => loadConfig(env, noFile);
 
 describe('queue and worker configuration (review-engine 8)', () => {
-  test('queue selection: HTTP (URL and token), then PostgreSQL, then the queue file, then the store file, then memory', () => {
-    expect(load({ VERDICT_QUEUE_URL: 'http://q.internal:8787/', VERDICT_QUEUE_TOKEN: 't' }).queue).toEqual({
-      kind: 'http',
-      url: 'http://q.internal:8787',
-      token: 't',
-    });
-    expect(load({ DATABASE_URL: 'postgres://db/verdict', VERDICT_QUEUE_DB_PATH: '/q.sqlite' }).queue).toEqual(
-      {
-        kind: 'store',
-      },
-    );
-    expect(load({ VERDICT_QUEUE_DB_PATH: '/var/q.sqlite' }).queue).toEqual({
-      kind: 'sqlite',
-      filename: '/var/q.sqlite',
-    });
-    expect(load({ VERDICT_DB_PATH: '/var/v.sqlite', VERDICT_QUEUE_DB_PATH: '/var/v.sqlite' }).queue).toEqual({
-      kind: 'store',
-    });
-    expect(load({}).queue).toEqual({ kind: 'store' });
-    expect(load({ VERDICT_DB_PATH: ':memory:' }).queue).toEqual({ kind: 'memory' });
-    expect(load({ REVIEWBOT_QUEUE_URL: 'https://q', REVIEWBOT_QUEUE_TOKEN: 'legacy' }).queue).toMatchObject({
-      kind: 'http',
-      token: 'legacy',
-    });
-  });
+  test.each([
+    [
+      { VERDICT_QUEUE_URL: 'http://q.internal:8787/', VERDICT_QUEUE_TOKEN: 't' },
+      { kind: 'http', url: 'http://q.internal:8787', token: 't' },
+    ],
+    [{ DATABASE_URL: 'postgres://db/verdict', VERDICT_QUEUE_DB_PATH: '/q.sqlite' }, { kind: 'store' }],
+    [{ VERDICT_QUEUE_DB_PATH: '/var/q.sqlite' }, { kind: 'sqlite', filename: '/var/q.sqlite' }],
+    [{ VERDICT_DB_PATH: '/var/v.sqlite', VERDICT_QUEUE_DB_PATH: '/var/v.sqlite' }, { kind: 'store' }],
+    [{}, { kind: 'store' }],
+    [{ VERDICT_DB_PATH: ':memory:' }, { kind: 'memory' }],
+    [
+      { REVIEWBOT_QUEUE_URL: 'https://q', REVIEWBOT_QUEUE_TOKEN: 'legacy' },
+      { kind: 'http', url: 'https://q', token: 'legacy' },
+    ],
+  ])(
+    'queue selection (HTTP, then PostgreSQL, then the queue file, then the store file, then memory): %j',
+    (env: Record<string, string>, queue) => {
+      expect(load(env).queue).toEqual(queue);
+    },
+  );
 
   test('a queue URL without a token (or the reverse), or a bad URL, stops start-up naming the variable', () => {
     expect(() => load({ VERDICT_QUEUE_URL: 'http://q' })).toThrow(/VERDICT_QUEUE_TOKEN/);

@@ -139,15 +139,10 @@ describe('config', () => {
 });
 
 describe('VERDICT_OPERATOR_CACHE_MS', () => {
-  test('defaults to 1000, takes 0 to 15000, names the variable otherwise', () => {
+  test('defaults to 1000, takes 0 to 15000', () => {
     expect(loadConfig({}).operatorCacheMs).toBe(1000);
     expect(loadConfig({ VERDICT_OPERATOR_CACHE_MS: '0' }).operatorCacheMs).toBe(0);
     expect(loadConfig({ REVIEWBOT_OPERATOR_CACHE_MS: '15000' }).operatorCacheMs).toBe(15000);
-    for (const bad of ['-1', '15001', 'soon']) {
-      expect(() => loadConfig({ VERDICT_OPERATOR_CACHE_MS: bad })).toThrow(
-        expect.objectContaining({ variable: 'VERDICT_OPERATOR_CACHE_MS' }),
-      );
-    }
   });
 });
 
@@ -173,16 +168,6 @@ describe('scheduler variables', () => {
       alertUrl: 'https://alerts.example.com/hook',
     });
   });
-
-  test.each([
-    ['VERDICT_SCHEDULER', 'maybe'],
-    ['VERDICT_CRON_AUTHORITY', 'dry-run'],
-    ['VERDICT_DELIVERY_RETENTION_DAYS', '-1'],
-    ['VERDICT_DELIVERY_RETENTION_DAYS', 'forever'],
-    ['VERDICT_WATCHDOG_ALERT_URL', 'ftp://alerts.example.com'],
-  ])('%s=%s stops start-up naming the variable', (variable, value) => {
-    expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
-  });
 });
 
 describe('validation install variables', () => {
@@ -203,15 +188,23 @@ describe('validation install variables', () => {
       ).toMatchObject({ install: 'registry', registry: want });
     }
   });
+});
 
-  test.each([
-    ['VERDICT_VALIDATION_INSTALL', 'online'],
-    ['VERDICT_VALIDATION_INSTALL', '1'],
-    ['VERDICT_VALIDATION_REGISTRY', 'registry.npmjs.org'],
-    ['VERDICT_VALIDATION_REGISTRY', 'file:///srv/npm/'],
-  ])('%s=%s stops start-up naming the variable', (variable, value) => {
-    expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
-  });
+test.each([
+  ['VERDICT_OPERATOR_CACHE_MS', '-1'],
+  ['VERDICT_OPERATOR_CACHE_MS', '15001'],
+  ['VERDICT_OPERATOR_CACHE_MS', 'soon'],
+  ['VERDICT_SCHEDULER', 'maybe'],
+  ['VERDICT_CRON_AUTHORITY', 'dry-run'],
+  ['VERDICT_DELIVERY_RETENTION_DAYS', '-1'],
+  ['VERDICT_DELIVERY_RETENTION_DAYS', 'forever'],
+  ['VERDICT_WATCHDOG_ALERT_URL', 'ftp://alerts.example.com'],
+  ['VERDICT_VALIDATION_INSTALL', 'online'],
+  ['VERDICT_VALIDATION_INSTALL', '1'],
+  ['VERDICT_VALIDATION_REGISTRY', 'registry.npmjs.org'],
+  ['VERDICT_VALIDATION_REGISTRY', 'file:///srv/npm/'],
+])('%s=%s stops start-up naming the variable', (variable, value) => {
+  expect(() => loadConfig({ [variable]: value })).toThrow(expect.objectContaining({ variable }));
 });
 
 describe('JSON depth', () => {
