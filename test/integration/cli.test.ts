@@ -243,16 +243,24 @@ describe('verdict CLI', () => {
     expect(refused.stderr).toMatch(/is not analyzed \(analysis pending\)\n$/);
   });
 
-  test('--help on every command exits 0; usage errors exit 1 with one line', async () => {
-    for (const command of ['runs', 'show', 'usage', 'requeue', 'harness', 'worker', 'serve']) {
+  // One process per test: each CLI start costs seconds on a loaded machine, so no test waits on a dozen.
+  test.each(['runs', 'show', 'usage', 'requeue', 'harness', 'worker', 'serve'])(
+    'verdict %s --help exits 0 with its usage',
+    async (command) => {
       const help = await cli([command, '--help']);
       expect(help).toMatchObject({ code: 0, stderr: '' });
       expect(help.stdout).toContain(`Usage: verdict ${command}`);
-    }
+    },
+  );
+
+  test('verdict --help exits 0; no command exits 1', async () => {
     const main = await cli(['--help']);
     expect(main.code).toBe(0);
     expect(main.stdout).toContain('never the review verdict');
     expect((await cli([])).code).toBe(1);
+  });
+
+  test('usage errors exit 1 with one line', async () => {
     const unknown = await cli(['frobnicate']);
     expect(unknown).toMatchObject({
       code: 1,
