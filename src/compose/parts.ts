@@ -14,7 +14,6 @@ import { ReviewPublisher } from '../publish/review-publisher.js';
 import { type Store } from '../store/index.js';
 import { REVIEW_QUEUE } from '../review/request.js';
 import type { QueueBackend } from '../queue/types.js';
-import { sqlQueue } from '../queue/sql.js';
 import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
 import { reviewFlow } from '../worker/review-flow.js';
 import { createReviewEngine } from '../review/engine.js';
@@ -209,7 +208,7 @@ export function createWebhookWorker(
 ): QueueWorker {
   const handle = webhookJobHandler(store, probot);
   return new QueueWorker({
-    queue: sqlQueue(store),
+    queue: store.jobs,
     queueName: WEBHOOK_QUEUE,
     owner: `${config.worker.id}:${process.pid}`,
     leaseMs: Math.min(config.worker.leaseMs, 120_000),

@@ -20,7 +20,6 @@ import { registerOperatorRoutes } from '../operator/routes.js';
 import { ReadCache, StampedCache, watchShownWrites } from '../services/read-cache.js';
 import { trpcMount } from '../trpc/router.js';
 import { registerQueueRoutes } from '../queue/http-routes.js';
-import { sqlQueue } from '../queue/sql.js';
 import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
@@ -147,7 +146,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     registerSetupRoutes(router, { config, log, clock, envFile: opts.envFile ?? resolvePath('.env') });
   }
   registerQueueRoutes(router, {
-    queue: sqlQueue(store),
+    queue: store.jobs,
     tokens: config.tokens,
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
@@ -191,7 +190,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       opts.reviewExecutor === undefined
         ? reviewEngineFor(store, probot, config, log, { clock, ids })
         : opts.reviewExecutor;
-    if (executor) reviewWorker = createReviewWorker(store, sqlQueue(store), executor, config, log, timers);
+    if (executor) reviewWorker = createReviewWorker(store, store.jobs, executor, config, log, timers);
   }
   if (
     store.db.dialect === 'sqlite' &&

@@ -8,7 +8,6 @@ import { createReviewWorker, reviewPublisherFor } from '../compose/parts.js';
 import { loadConfig } from '../config/index.js';
 import type { GitHubClient } from '../github/client.js';
 import { createProbot } from '../github/probot.js';
-import { sqlQueue } from '../queue/sql.js';
 import { createReviewEngine } from '../review/engine.js';
 import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
 import { requestReview } from '../review/request.js';
@@ -145,7 +144,7 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
       log: log.child({ name: 'review' }),
     });
     const executor = reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
-    worker = createReviewWorker(store, sqlQueue(store), executor, config, log);
+    worker = createReviewWorker(store, store.jobs, executor, config, log);
     worker.start();
     const started = Date.now();
     const queued: Array<{ c: TestLabCase; runId: string }> = [];

@@ -5,7 +5,6 @@ import { Router } from '../../src/http/router.js';
 import { HttpQueue } from '../../src/queue/http-client.js';
 import { registerQueueRoutes } from '../../src/queue/http-routes.js';
 import { MemoryQueue } from '../../src/queue/memory.js';
-import { sqlQueue } from '../../src/queue/sql.js';
 import { createHttpServer } from '../../src/server.js';
 import { openTestStore } from '../helpers/store.js';
 import { queueContractSuite } from './queue-contract-suite.js';
@@ -13,7 +12,7 @@ import { queueContractSuite } from './queue-contract-suite.js';
 describe('queue contract: SQLite job table', () =>
   queueContractSuite(async () => {
     const t = await openTestStore('sqlite');
-    return { queue: sqlQueue(t.store), clock: t.clock, close: t.cleanup };
+    return { queue: t.store.jobs, clock: t.clock, close: t.cleanup };
   }));
 
 describe('queue contract: memory queue', () =>
@@ -28,7 +27,7 @@ describe('queue contract: HTTP client over the queue routes', () =>
     const router = new Router();
     const log = pino({ level: 'silent' });
     registerQueueRoutes(router, {
-      queue: sqlQueue(t.store),
+      queue: t.store.jobs,
       tokens: { queueWorker: 'w', queueAdmin: 'a', queueEnqueue: 'e' },
       defaultLeaseMs: 300_000,
       log,
