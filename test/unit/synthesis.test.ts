@@ -1,22 +1,9 @@
 import { mergeFindings, parseSynthesis, synthesisJsonSchema } from '../../src/review/synthesis.js';
-import { defaultCompetitorComparison, type ReviewOutput } from '../../src/review/output.schema.js';
+import type { ReviewOutput } from '../../src/review/output.schema.js';
+import { reviewOutput } from '../helpers/review-output.js';
 
-const output = (findings: ReviewOutput['findings']): ReviewOutput => ({
-  overview: 'o',
-  summary: 's',
-  verdict: 'clear',
-  confidenceScore: 4,
-  bulletHighlights: [],
-  reasoning: '',
-  mergeVerdict: 'm',
-  importantFiles: [],
-  findings,
-  priorFindingDispositions: [],
-  missingValidations: [],
-  crossRepoImpact: [],
-  sequenceDiagram: '',
-  competitorComparison: defaultCompetitorComparison(),
-});
+const output = (findings: ReviewOutput['findings']): ReviewOutput =>
+  reviewOutput({ findings, confidenceScore: 4, mergeVerdict: 'm' });
 const f = (title: string, severity: 'blocker' | 'high' | 'medium' | 'low', path = 'a.ts') => ({
   severity,
   category: 'c',
