@@ -34,6 +34,7 @@ import {
   statusOf,
   type LineComment,
 } from './line-comments.js';
+import { refusalNotice } from './notice.js';
 import {
   analysisOf,
   autoApproval,
@@ -208,6 +209,45 @@ export class ReviewPublisher {
         completed_at: new Date().toISOString(),
         output: { title: 'Review failed', summary },
       }),
+    );
+  }
+
+  /**
+   * Completes a neutral check run for a review admission refused in a way the author can act on (NAMES.md:
+   * `repository_disabled` says how to enable the repository; `auto_review_disabled` what would have it
+   * reviewed): one line with why and how. Nothing else is published. Skipped when status checks are off.
+   */
+  async noticeCheck(
+    gh: GitHubClient,
+    run: RunRecord,
+    notice: { headSha: string; reason: string; detail: string; hint: string | null },
+  ): Promise<void> {
+    const policy = await this.policy();
+    if (!policy.statusChecks.enabled) return;
+    const { owner, repo } = splitRepo(run.repo);
+    const { title, summary } = refusalNotice(this.deps.productName, notice);
+    const output = { title, summary };
+    const completed = { status: 'completed', conclusion: 'neutral' } as const;
+    const now = new Date().toISOString();
+    await this.attempt(run, 'check_run', summary, () =>
+      run.checkRunId
+        ? gh.rest.checks.update({
+            owner,
+            repo,
+            check_run_id: Number(run.checkRunId),
+            ...completed,
+            completed_at: now,
+            output,
+          })
+        : gh.rest.checks.create({
+            owner,
+            repo,
+            name: this.deps.checkName,
+            head_sha: notice.headSha,
+            ...completed,
+            completed_at: now,
+            output,
+          }),
     );
   }
 

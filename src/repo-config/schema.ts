@@ -41,8 +41,12 @@ const reviewSchema = z
 
 const branchesSchema = z
   .object({
-    /** Base branches that get automatic reviews: exact names, or globs (see `baseBranchIncluded`). */
-    include: z.array(branchPattern).default(['main', 'dev']),
+    /**
+     * Base branches that get automatic reviews: exact names, or globs (see `baseBranchIncluded`). Absent:
+     * the default of `reviewedBranches` (`main`, `dev` and the repository's default branch); a list given
+     * here replaces that default entirely.
+     */
+    include: z.array(branchPattern).optional(),
     /** Base branches never reviewed automatically, even when `include` matches. */
     exclude: z.array(branchPattern).default([]),
   })
@@ -240,13 +244,51 @@ function branchMatches(pattern: string, branch: string): boolean {
   return globMatch(branchName(pattern), branch);
 }
 
-/** The base branch must match `branches.include` (the spec: "base branch must be listed") and no `exclude`. */
-export function baseBranchIncluded(config: RepoConfig, baseRef: string): boolean {
+/** The spec's default base branches (review-engine 2.7); the repository's default branch joins them. */
+export const DEFAULT_BASE_BRANCHES: readonly string[] = Object.freeze(['main', 'dev']);
+
+/** The base branches a repository reviews automatically, and where the include list came from. */
+export type ReviewedBranches = {
+  include: string[];
+  exclude: string[];
+  /** `operator`: the operator configuration's list; `file`: `.github/verdict.yml`'s; `default` otherwise. */
+  source: 'operator' | 'file' | 'default';
+};
+
+/** The `branches` section of an operator repository configuration (operator-api 2.8), as stored. */
+export type OperatorBranches = { include?: unknown; exclude?: unknown } | null | undefined;
+
+const stringList = (value: unknown): string[] | undefined =>
+  Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined;
+
+/**
+ * NAMES.md "The default branch is reviewed": without an explicit `branches.include` the base branches
+ * reviewed are `main`, `dev` and the repository's own default branch (`repository.default_branch`); an
+ * explicit list replaces that default entirely. Where the operator configuration and `.github/verdict.yml`
+ * both set `include` (or `exclude`), the operator's wins.
+ */
+export function reviewedBranches(
+  config: RepoConfig,
+  opts: { defaultBranch?: string | null; operator?: OperatorBranches } = {},
+): ReviewedBranches {
+  const operatorInclude = stringList(opts.operator?.include);
+  const operatorExclude = stringList(opts.operator?.exclude);
+  const exclude = operatorExclude ?? config.branches.exclude;
+  if (operatorInclude) return { include: operatorInclude, exclude, source: 'operator' };
+  if (config.branches.include) return { include: config.branches.include, exclude, source: 'file' };
+  const fallback = [...DEFAULT_BASE_BRANCHES];
+  const own = opts.defaultBranch ? branchName(opts.defaultBranch) : '';
+  if (own && !fallback.includes(own)) fallback.push(own);
+  return { include: fallback, exclude, source: 'default' };
+}
+
+/** The base branch must match the include list (the spec: "base branch must be listed") and no exclude. */
+export function baseBranchIncluded(branches: Omit<ReviewedBranches, 'source'>, baseRef: string): boolean {
   const branch = branchName(baseRef);
   if (branch.length === 0) return false;
   return (
-    config.branches.include.some((p) => branchMatches(p, branch)) &&
-    !config.branches.exclude.some((p) => branchMatches(p, branch))
+    branches.include.some((p) => branchMatches(p, branch)) &&
+    !branches.exclude.some((p) => branchMatches(p, branch))
   );
 }
 
@@ -257,27 +299,50 @@ export function baseBranchIncluded(config: RepoConfig, baseRef: string): boolean
  */
 export function autoReviewDecision(
   config: RepoConfig,
-  pr: { baseRef: string; draft: boolean },
-): { ok: true } | { ok: false; reason: 'auto_review_disabled'; detail: string } {
-  const refuse = (detail: string) => ({
+  pr: { baseRef: string; draft: boolean; defaultBranch?: string | null },
+  operatorBranches?: OperatorBranches,
+): { ok: true } | { ok: false; reason: 'auto_review_disabled'; detail: string; hint: string } {
+  const refuse = (detail: string, hint: string) => ({
     ok: false as const,
     reason: 'auto_review_disabled' as const,
     detail,
+    hint,
   });
-  if (!config.enabled) return refuse('repository disabled (enabled: false in .github/verdict.yml)');
-  if (!config.review.auto) return refuse('review.auto is false');
-  if (!baseBranchIncluded(config, pr.baseRef)) {
+  const once = 'comment `@verdict review` to review this pull request once';
+  if (!config.enabled) {
+    return refuse(
+      'repository disabled (enabled: false in .github/verdict.yml)',
+      'set `enabled: true` in `.github/verdict.yml` to have it reviewed',
+    );
+  }
+  if (!config.review.auto) {
+    return refuse('review.auto is false', `set \`review.auto: true\` in \`.github/verdict.yml\`, or ${once}`);
+  }
+  const branches = reviewedBranches(config, { defaultBranch: pr.defaultBranch, operator: operatorBranches });
+  if (!baseBranchIncluded(branches, pr.baseRef)) {
     const branch = branchName(pr.baseRef);
     const excluded =
-      config.branches.include.some((p) => branchMatches(p, branch)) &&
-      config.branches.exclude.some((p) => branchMatches(p, branch));
+      branches.include.some((p) => branchMatches(p, branch)) &&
+      branches.exclude.some((p) => branchMatches(p, branch));
+    const where = { operator: ' (operator configuration)', file: '', default: ' (the default)' }[
+      branches.source
+    ];
+    const home = branches.source === 'operator' ? 'the operator configuration' : '`.github/verdict.yml`';
     return refuse(
       excluded
         ? `base branch "${branch}" is excluded by branches.exclude`
-        : `base branch "${branch}" is not listed in branches.include (${config.branches.include.join(', ') || 'empty'})`,
+        : `base branch "${branch}" is not listed in branches.include${where} (${branches.include.join(', ') || 'empty'})`,
+      excluded
+        ? `remove it from \`branches.exclude\` in ${home} to review pull requests into it, or ${once}`
+        : `add it to \`branches.include\` in ${home} to review pull requests into it, or ${once}`,
     );
   }
-  if (pr.draft && !config.review.onDraft) return refuse('draft pull request and review.onDraft is false');
+  if (pr.draft && !config.review.onDraft) {
+    return refuse(
+      'draft pull request and review.onDraft is false',
+      `mark the pull request ready for review, set \`review.onDraft: true\` in \`.github/verdict.yml\`, or ${once}`,
+    );
+  }
   return { ok: true };
 }
 

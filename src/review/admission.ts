@@ -1,4 +1,4 @@
-import { autoReviewDecision, type RepoConfig } from '../repo-config/schema.js';
+import { autoReviewDecision, type OperatorBranches, type RepoConfig } from '../repo-config/schema.js';
 import { matchRules, type PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
 
@@ -15,7 +15,9 @@ export type AdmissionReason =
   | 'model_budget_usage_unavailable';
 
 export type AdmissionDecision =
-  { admitted: true; notes: string[] } | { admitted: false; reason: AdmissionReason; detail: string };
+  | { admitted: true; notes: string[] }
+  /** `hint`: what would let it be reviewed, for the check run a refusal completes (one sentence). */
+  | { admitted: false; reason: AdmissionReason; detail: string; hint?: string };
 
 /** Triggers that an operator or a PR comment asked for, as opposed to a pull_request event. */
 export const MANUAL_TRIGGERS = new Set(['manual_command', 'operator_requeue']);
@@ -34,6 +36,8 @@ export type AdmissionInput = {
     draft: boolean;
     baseRef: string | null;
     headRef: string | null;
+    /** The repository's default branch as GitHub reports it (`repository.default_branch`), when known. */
+    defaultBranch?: string | null;
     title: string | null;
     body: string | null;
     labels: string[] | null;
@@ -45,6 +49,8 @@ export type AdmissionInput = {
     fullName: string;
     /** `enabled` of the operator's repository configuration (operator-api 2.8), when set. */
     operatorEnabled: boolean | null;
+    /** `branches` of the operator's repository configuration, when set (it wins over the file's). */
+    operatorBranches?: OperatorBranches;
     /** The standalone `.github/verdict.yml` as last read (defaults when absent). */
     standalone: RepoConfig;
     /** Whether this repository was ever reviewed before. */
@@ -82,24 +88,35 @@ export async function admit(input: AdmissionInput): Promise<AdmissionDecision> {
   const { pr, repo, policy } = input;
   const manual = MANUAL_TRIGGERS.has(input.trigger);
   const notes: string[] = [];
-  const refuse = (reason: AdmissionReason, detail: string): AdmissionDecision => ({
+  const refuse = (reason: AdmissionReason, detail: string, hint?: string): AdmissionDecision => ({
     admitted: false,
     reason,
     detail,
+    ...(hint ? { hint } : {}),
   });
+  const enableHint = `an operator enables ${repo.fullName} in the Verdict dashboard (Settings, Repositories) or with \`PATCH /operator/api/repos/${encodeURIComponent(repo.fullName)}\` \`{"enabled": true}\``;
 
   if (repo.operatorEnabled === false) {
-    return refuse('repository_disabled', `${repo.fullName} is disabled in its operator configuration`);
+    return refuse(
+      'repository_disabled',
+      `${repo.fullName} is disabled in its operator configuration`,
+      enableHint,
+    );
   }
   if (repo.operatorEnabled === null && !repo.hasPriorReview && !policy.autoEnableNewRepos) {
     return refuse(
       'repository_disabled',
       `${repo.fullName} has no operator configuration and no earlier review, and autoEnableNewRepos is off`,
+      `${enableHint}, or turns on \`autoEnableNewRepos\` in the review policy`,
     );
   }
   if (!manual) {
-    const auto = autoReviewDecision(repo.standalone, { baseRef: pr.baseRef ?? '', draft: pr.draft });
-    if (!auto.ok) return refuse('auto_review_disabled', auto.detail);
+    const auto = autoReviewDecision(
+      repo.standalone,
+      { baseRef: pr.baseRef ?? '', draft: pr.draft, defaultBranch: pr.defaultBranch },
+      repo.operatorBranches,
+    );
+    if (!auto.ok) return refuse('auto_review_disabled', auto.detail, auto.hint);
   }
   const author = pr.author?.toLowerCase() ?? null;
   if (author !== null && policy.pausedAuthors.includes(author)) {

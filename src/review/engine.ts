@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, IdGenerator } from '../clock.js';
-import { resolveRepoConfig } from '../repo-config/schema.js';
+import { resolveRepoConfig, type OperatorBranches } from '../repo-config/schema.js';
 import type { ReviewConfig } from '../config/index.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
@@ -90,9 +90,26 @@ export type ReviewEngineDeps = {
 /** The review engine: opens the review of one run (see ReviewSession). */
 export type ReviewEngine = { open(run: RunRecord, job: ClaimedJob, ctx: JobContext): ReviewSession };
 
+/**
+ * A refusal the pull request's author should see on GitHub (NAMES.md: a review refused
+ * `repository_disabled` says in its check run how to enable the repository), with what publishing it needs.
+ */
+export type AdmissionNotice = {
+  gh: GitHubClient;
+  headSha: string;
+  reason: string;
+  detail: string;
+  /** What would let it be reviewed (admission's hint), when there is one. */
+  hint: string | null;
+};
+
+/** Refusals that complete a neutral check run saying why and what to change (publish/notice.ts). */
+const NOTICE_REASONS = new Set(['repository_disabled', 'auto_review_disabled']);
+
 /** Admission decided: admitted (with the installation's client), or the run's final execution. */
 export type Admission =
-  { admitted: true; gh: GitHubClient; headSha: string } | { admitted: false; execution: ReviewExecution };
+  | { admitted: true; gh: GitHubClient; headSha: string }
+  | { admitted: false; execution: ReviewExecution; notice?: AdmissionNotice };
 
 /**
  * One review of one run, in the steps its caller (the worker) sequences: `traced` holds the trace open
@@ -395,9 +412,12 @@ class ReviewJob implements ReviewSession {
       throw gatherError(`authenticating as installation ${run.installationId}`, error);
     }
     const pr = await getPullRequest(gh, this.owner, this.repo, run.prNumber);
-    const refuse = async (reason: string, detail: string): Promise<Admission> => ({
+    const refuse = async (reason: string, detail: string, hint?: string): Promise<Admission> => ({
       admitted: false,
       execution: await this.refuse(reason, detail),
+      ...(NOTICE_REASONS.has(reason)
+        ? { notice: { gh, headSha: this.headSha, reason, detail, hint: hint ?? null } }
+        : {}),
     });
     if (pr.state !== 'open') return refuse('pull_request_closed', `the pull request is ${pr.state}`);
     if (pr.headSha !== this.headSha) {
@@ -435,13 +455,14 @@ class ReviewJob implements ReviewSession {
       repo: {
         fullName: run.repo,
         operatorEnabled,
+        operatorBranches: repoRecord?.config?.branches as OperatorBranches,
         standalone,
         hasPriorReview: await store.runs.repoHasAnalysis(run.repo),
       },
       policy,
       budget: () => this.budget(),
     });
-    if (!decision.admitted) return refuse(decision.reason, decision.detail);
+    if (!decision.admitted) return refuse(decision.reason, decision.detail, decision.hint);
     this.admitted = {
       gh,
       pr,

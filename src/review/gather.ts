@@ -18,6 +18,8 @@ export type PullRequestFacts = {
   baseSha: string | null;
   headRef: string;
   headSha: string;
+  /** The repository's default branch (`base.repo.default_branch`), null when GitHub does not say. */
+  defaultBranch: string | null;
   labels: string[];
   changedFiles: number;
 };
@@ -79,6 +81,7 @@ export async function getPullRequest(
       baseSha: data.base.sha ?? null,
       headRef: data.head.ref,
       headSha: data.head.sha,
+      defaultBranch: data.base.repo?.default_branch ?? null,
       labels: (data.labels ?? []).map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
       changedFiles: data.changed_files ?? 0,
     };

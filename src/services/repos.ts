@@ -123,8 +123,13 @@ export async function syncRepositories(ctx: ServiceContext, app: AppGitHub | nul
   }
   const before = await store.repositories.list();
   const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
+  // A repository the App is installed on is reviewed (NAMES.md "Installed means reviewed"), as if its
+  // installation event had arrived: enabled unless an operator configuration exists already.
   for (const [fullName, installationId] of seen) {
-    await store.repositories.upsertInstalled(fullName, installationId);
+    await store.repositories.upsertInstalled(fullName, installationId, {
+      actor: ctx.principal.actor,
+      reason: 'repository sync: the App is installed on the repository',
+    });
   }
   // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
   const removed = [...known].filter((name) => !seen.has(name));

@@ -56,13 +56,40 @@ export class RepositoryStore {
     return (await this.knex('repositories').orderBy('full_name')).map(mapRepo);
   }
 
-  /** Records that the App is installed on a repository (installation events, sync). */
-  async upsertInstalled(fullName: string, installationId: number | null): Promise<void> {
-    const now = this.clock.now();
-    await this.knex('repositories')
-      .insert({ ...newRow(fullName, true, now), installation_id: installationId })
-      .onConflict('full_name')
-      .merge({ installation_id: installationId, installed: true, updated_at: now });
+  /**
+   * Records that the App is installed on a repository (installation events, sync). With `enable`
+   * (NAMES.md "Installed means reviewed"), a repository without an operator configuration gets `{ enabled:
+   * true }`, audited as `repos.configure` by `actor`; an existing configuration (an operator's choice, even
+   * `enabled: false`) is never touched. Resolves with whether it enabled the repository.
+   */
+  async upsertInstalled(
+    fullName: string,
+    installationId: number | null,
+    enable?: { actor: string; reason: string },
+  ): Promise<{ enabled: boolean }> {
+    return writeTransaction(this.knex, async (trx) => {
+      const now = this.clock.now();
+      await trx('repositories')
+        .insert({ ...newRow(fullName, true, now), installation_id: installationId })
+        .onConflict('full_name')
+        .merge({ installation_id: installationId, installed: true, updated_at: now });
+      if (!enable) return { enabled: false };
+      const config = { enabled: true };
+      const changed = await trx('repositories')
+        .where({ full_name: fullName })
+        .whereNull('config')
+        .update({ config: JSON.stringify(config), updated_at: now });
+      if (changed === 0) return { enabled: false };
+      await trx('audit_events').insert({
+        actor: enable.actor,
+        action: 'repos.configure',
+        target: fullName,
+        reason: enable.reason,
+        detail: JSON.stringify({ patch: config, installed: true }),
+        created_at: now,
+      });
+      return { enabled: true };
+    });
   }
 
   async markUninstalled(fullNames: string[]): Promise<void> {

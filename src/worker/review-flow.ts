@@ -10,6 +10,7 @@ import type { ReviewExecution, ReviewExecutor } from './review-consumer.js';
 export type Publication = {
   startCheck: ReviewPublisher['startCheck'];
   failCheck: ReviewPublisher['failCheck'];
+  noticeCheck: ReviewPublisher['noticeCheck'];
   publish(gh: GitHubClient, run: RunRecord, assertLease: () => Promise<void>): Promise<unknown>;
 };
 
@@ -30,10 +31,12 @@ export function reviewFlow(deps: {
   return (run, job, ctx) =>
     engine.open(run, job, ctx).traced(async (session): Promise<ReviewExecution> => {
       const admission = await session.admit();
-      if (!admission.admitted) return admission.execution;
-      const { gh, headSha } = admission;
       const stored = async () => (await store.runs.get(run.id)) ?? run;
-      const publish = async (name: string, step: (p: Publication, gh: GitHubClient) => Promise<unknown>) => {
+      const publish = async (
+        gh: GitHubClient,
+        name: string,
+        step: (p: Publication, gh: GitHubClient) => Promise<unknown>,
+      ) => {
         if (!publication) return;
         const error = await session.step(name, () => step(publication, gh));
         if (error === null) return;
@@ -41,16 +44,28 @@ export function reviewFlow(deps: {
           .update(run.id, { publishStatus: 'failed', publishError: `${name}: ${error}` })
           .catch(() => undefined);
       };
-      await publish('start-check', async (p) => {
+      if (!admission.admitted) {
+        // A refusal the author should see (the repository is disabled, or its branch is not reviewed).
+        const notice = admission.notice;
+        if (notice) {
+          await publish(notice.gh, 'notice-check', async (p) => {
+            await ctx.assertLease();
+            await p.noticeCheck(notice.gh, await stored(), notice);
+          });
+        }
+        return admission.execution;
+      }
+      const { gh, headSha } = admission;
+      await publish(gh, 'start-check', async (p) => {
         await ctx.assertLease();
         await p.startCheck(gh, await stored(), headSha);
       });
       const execution = await session.analyse();
       if (execution.status === 'completed') {
         // Its failures are recorded on the run and in the ledger, never on the analysis.
-        await publish('publish', async (p) => p.publish(gh, await stored(), () => ctx.assertLease()));
+        await publish(gh, 'publish', async (p) => p.publish(gh, await stored(), () => ctx.assertLease()));
       } else if (execution.status === 'failed' && (!execution.retry || job.attempts >= job.maxAttempts)) {
-        await publish('fail-check', async (p) => p.failCheck(gh, await stored(), execution.error));
+        await publish(gh, 'fail-check', async (p) => p.failCheck(gh, await stored(), execution.error));
       }
       return execution;
     });

@@ -236,6 +236,8 @@ describe('the command bridge executes what the operator API queued', () => {
     const { store } = app.verdict;
     await store.repositories.upsertInstalled('acme/old', 1);
     await store.repositories.upsertInstalled('acme/web', 1);
+    // An operator's choice is kept by the sync; repositories without configuration are enabled.
+    await store.repositories.configure('acme/web', { enabled: false }, { actor: 'admin', reason: null });
     const github = nock(API)
       .get('/app/installations')
       .query({ per_page: '100' })
@@ -282,6 +284,8 @@ describe('the command bridge executes what the operator API queued', () => {
       ['acme/web', 1],
       ['octo/tools', 2],
     ]);
+    const enabled = Object.fromEntries(repos.repos.map((r: any) => [r.fullName, r.config?.enabled ?? null]));
+    expect(enabled).toEqual({ 'acme/api': true, 'acme/web': false, 'octo/tools': true, 'acme/old': null });
     // The generic PATCH never moves a sync command: the bridge owns it.
     const patched = await api(
       'PATCH',

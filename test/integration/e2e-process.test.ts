@@ -59,7 +59,8 @@ function freePort(): Promise<number> {
 describe('the real process, end to end', () => {
   const payload = example('pull_request', 'opened');
   payload.installation = { id: 77 };
-  payload.pull_request.base.ref = 'main';
+  // The example's base is `master`, its repository's default branch: reviewed without configuration.
+  expect(payload.pull_request.base.ref).toBe('master');
   const repo = payload.repository.full_name as string;
   const number = payload.pull_request.number as number;
   const head = payload.pull_request.head.sha as string;
@@ -251,16 +252,17 @@ describe('the real process, end to end', () => {
   });
 
   test('a signed pull_request.opened webhook becomes a published review and a completed check run', async () => {
-    const admin = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN}` };
     const read = { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_READ_TOKEN}` };
-    // A new repository is reviewed once the policy enables new repositories.
-    const settings = (await (await fetch(`${base}/operator/api/settings`, { headers: read })).json()) as any;
-    const patched = await fetch(`${base}/operator/api/settings`, {
-      method: 'PATCH',
-      headers: { ...admin, 'content-type': 'application/json' },
-      body: JSON.stringify({ revision: settings.revision, settings: { autoEnableNewRepos: true } }),
-    });
-    expect(patched.status).toBe(200);
+    // Installing the App is the only step (NAMES.md "Installed means reviewed"): no operator setting.
+    const installed = example('installation', 'created');
+    installed.installation = { ...installed.installation, id: 77 };
+    expect(installed.repositories.map((r: any) => r.full_name)).toContain(repo);
+    const install = await postWebhook(base, 'installation', installed);
+    expect(install.body).toMatchObject({ accepted: true, outcome: 'recorded' });
+    await eventually(async () => {
+      const body = (await (await fetch(`${base}/operator/api/repos`, { headers: read })).json()) as any;
+      return body.repos?.find((r: any) => r.fullName === repo && r.config?.enabled === true) ?? null;
+    }, 20_000);
 
     const res = await postWebhook(base, 'pull_request', payload);
     expect(res.status).toBe(202);

@@ -308,6 +308,78 @@ describe('the review engine', () => {
     expect(detail.data.runs[0]).toMatchObject({ status: 'skipped', reason: 'author_paused' });
   });
 
+  describe('a refusal the author can act on completes a neutral check run saying why and how (NAMES.md)', () => {
+    /** The check run GitHub is asked to create, answered as GitHub does (201 with the check run). */
+    function checkRun(seen: (body: any) => void) {
+      return nock(API)
+        .post(`/repos/${REPO}/check-runs`, (body) => (seen(body), true))
+        .reply(201, { id: 555, node_id: 'CR_555', status: 'completed', conclusion: 'neutral' });
+    }
+
+    test('repository_disabled: how to enable the repository', async () => {
+      const store = await start({ VERDICT_PUBLISH_MODE: 'live' });
+      await store.repositories.configure(REPO, { enabled: false }, { actor: 'test', reason: null });
+      github();
+      let body: any = null;
+      const checks = checkRun((b) => (body = b));
+      const model = nock(OPENAI).post('/v1/chat/completions').reply(200, completion('{}'));
+      const run = await reviewRun();
+      expect(run).toMatchObject({ status: 'skipped', reason: 'repository_disabled' });
+      expect(checks.pendingMocks()).toEqual([]);
+      expect(model.pendingMocks()).toHaveLength(1);
+      expect(body).toMatchObject({
+        name: 'Verdict / review',
+        head_sha: HEAD,
+        status: 'completed',
+        conclusion: 'neutral',
+        output: { title: 'Not reviewed: Verdict is not enabled for this repository' },
+      });
+      expect(body.output.summary).toBe(
+        'Verdict did not review this pull request: acme/web is disabled in its operator configuration. ' +
+          'To change that, an operator enables acme/web in the Verdict dashboard (Settings, Repositories) ' +
+          'or with `PATCH /operator/api/repos/acme%2Fweb` `{"enabled": true}`.',
+      );
+      const ledger = await store.publications.listForPr(REPO, 7);
+      expect(ledger.map((p) => [p.kind, p.status, p.receipt])).toEqual([['check_run', 'published', '555']]);
+    });
+
+    test('auto_review_disabled: a base branch that is not reviewed, and what to change', async () => {
+      await start({ VERDICT_PUBLISH_MODE: 'live' });
+      github(pull({ base: { ref: 'release/1.0', repo: { default_branch: 'main' } } }));
+      let body: any = null;
+      checkRun((b) => (body = b));
+      const run = await reviewRun();
+      expect(run).toMatchObject({ status: 'skipped', reason: 'auto_review_disabled' });
+      expect(body).toMatchObject({ conclusion: 'neutral', output: { title: 'Not reviewed automatically' } });
+      expect(body.output.summary).toContain('base branch "release/1.0" is not listed in branches.include');
+      expect(body.output.summary).toContain('add it to `branches.include` in `.github/verdict.yml`');
+      expect(body.output.summary).toContain('comment `@verdict review` to review this pull request once');
+    });
+
+    test("other refusals publish nothing, and the repository's default branch is reviewed", async () => {
+      const store = await start({ VERDICT_PUBLISH_MODE: 'live' });
+      await setPolicy({ pausedAuthors: ['alice'] });
+      github();
+      const paused = await reviewRun();
+      expect(paused.reason).toBe('author_paused');
+      // No check run was attempted for this refusal (nock would have refused it, and the ledger kept it).
+      expect(await store.publications.listForPr(REPO, 7)).toEqual([]);
+      expect(paused.publishError).toBeNull();
+      await setPolicy({ pausedAuthors: [] });
+      github(pull({ base: { ref: 'master', repo: { default_branch: 'master' } } }));
+      const model = modelAnswer();
+      nock(API).post(`/repos/${REPO}/check-runs`).reply(201, { id: 556 }).persist();
+      nock(API).patch(`/repos/${REPO}/check-runs/556`).reply(200, { id: 556 }).persist();
+      nock(API)
+        .get(`/repos/${REPO}/pulls/7`)
+        .reply(200, pull({ base: { ref: 'master' } }));
+      nock(API).post(`/repos/${REPO}/pulls/7/reviews`).reply(200, { id: 9, node_id: 'PRR_9' });
+      const reviewed = await reviewRun(HEAD, 'opened', 'master-branch');
+      expect(reviewed).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
+      expect(model.pendingMocks()).toEqual([]);
+    });
+  });
+
   test('a second push: prior findings are supplied, repeats are still open, dispositions need evidence', async () => {
     const store = await start();
     // First review at HEAD raises two findings.

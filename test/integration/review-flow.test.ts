@@ -70,6 +70,11 @@ describe('review flow (the worker calls publication, the engine only analyses)',
     failCheck: async (_client, _run, error) => {
       calls.push(`fail-check: ${error}`);
     },
+    noticeCheck: async (client, _run, notice) => {
+      expect(client).toBe(gh);
+      calls.push(`notice-check ${notice.reason}: ${notice.hint}`);
+      if (failing.has('notice-check')) throw new Error('checks API down');
+    },
     publish: async (_client, run) => {
       calls.push(`publish ${run.status}`);
       if (failing.has('publish')) throw new Error('reviews API down');
@@ -107,6 +112,26 @@ describe('review flow (the worker calls publication, the engine only analyses)',
     admission = { admitted: false, execution: { status: 'skipped', reason: 'draft' } };
     expect(await flow()(run, j, ctx)).toEqual({ status: 'skipped', reason: 'draft' });
     expect(calls).toEqual(['admit']);
+  });
+
+  test('refused in a way the author can act on: a notice check run says why, and nothing else runs', async () => {
+    const { run, job: j } = await job();
+    const notice = {
+      gh,
+      headSha: HEAD,
+      reason: 'repository_disabled',
+      detail: 'disabled',
+      hint: 'enable it',
+    };
+    admission = { admitted: false, execution: { status: 'skipped', reason: 'repository_disabled' }, notice };
+    expect(await flow()(run, j, ctx)).toEqual({ status: 'skipped', reason: 'repository_disabled' });
+    expect(calls).toEqual(['admit', 'notice-check repository_disabled: enable it']);
+    expect(steps).toEqual([{ name: 'notice-check', error: null }]);
+    // Its failure is recorded on the run like any publication step's, and the refusal stands.
+    calls = [];
+    failing.add('notice-check');
+    expect(await flow()(run, j, ctx)).toEqual({ status: 'skipped', reason: 'repository_disabled' });
+    expect((await t.store.runs.get(run.id))?.publishError).toBe('notice-check: checks API down');
   });
 
   test('a failure that will be retried leaves the check in progress; the last attempt fails the check', async () => {

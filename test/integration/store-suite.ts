@@ -117,6 +117,60 @@ export function storeSuite(dialect: TestDialect): void {
     });
   });
 
+  describe('installed means reviewed (021, upsertInstalled)', () => {
+    const audits = async (target: string) =>
+      (await t.store.db.knex('audit_events').where({ target, action: 'repos.configure' })).length;
+
+    test('an installation enables a repository without configuration, never one an operator configured', async () => {
+      const repos = t.store.repositories;
+      const enable = { actor: 'github:installation/7', reason: 'installed' };
+      expect(await repos.upsertInstalled('octo/new', 7, enable)).toEqual({ enabled: true });
+      expect((await repos.get('octo/new'))!.config).toEqual({ enabled: true });
+      expect(await audits('octo/new')).toBe(1);
+      // Again (a redelivered event): nothing changes, no second audit entry.
+      expect(await repos.upsertInstalled('octo/new', 7, enable)).toEqual({ enabled: false });
+      expect(await audits('octo/new')).toBe(1);
+      // An operator's configuration, even a disabling one, is kept.
+      await repos.configure('octo/off', { enabled: false }, { actor: 'admin', reason: null });
+      expect(await repos.upsertInstalled('octo/off', 7, enable)).toEqual({ enabled: false });
+      expect((await repos.get('octo/off'))!).toMatchObject({ config: { enabled: false }, installed: true });
+      // Without `enable` (other installation actions) only the installation is recorded.
+      await repos.upsertInstalled('octo/plain', 7);
+      expect((await repos.get('octo/plain'))!).toMatchObject({ config: null, installationId: 7 });
+    });
+
+    test('the migration enables repositories recorded as installed, and nothing else', async () => {
+      const knex = t.store.db.knex;
+      await migrateDownTo(knex, '021-installed-enabled');
+      await knex.migrate.down({ migrationSource });
+      const row = (full: string, over: Record<string, unknown>) => ({
+        full_name: full,
+        owner: full.split('/')[0],
+        name: full.split('/')[1],
+        installed: true,
+        installation_id: 7,
+        config: null,
+        created_at: 1,
+        updated_at: 1,
+        ...over,
+      });
+      await knex('repositories').insert([
+        row('octo/installed', {}),
+        row('octo/pr-only', { installation_id: null }),
+        row('octo/configured', { config: JSON.stringify({ enabled: false }) }),
+        row('octo/removed', { installed: false }),
+      ]);
+      await knex.migrate.latest({ migrationSource });
+      const config = async (name: string) => (await t.store.repositories.get(name))!.config;
+      expect(await config('octo/installed')).toEqual({ enabled: true });
+      expect(await config('octo/pr-only')).toBeNull();
+      expect(await config('octo/configured')).toEqual({ enabled: false });
+      expect(await config('octo/removed')).toBeNull();
+      expect(await audits('octo/installed')).toBe(1);
+      expect(await audits('octo/pr-only')).toBe(0);
+    });
+  });
+
   describe('executor costs (020)', () => {
     test('records runs, sums them per executor as numbers, and refuses amounts that would corrupt the total', async () => {
       const costs = t.store.executorCosts;

@@ -144,6 +144,28 @@ describe('webhook processing in shadow mode', () => {
     const names = (await store().repositories.list()).map((r) => r.fullName);
     expect(names.length).toBeGreaterThan(0);
     expect(names).toEqual(created.repositories.map((r: any) => r.full_name).sort());
+    // Installed means reviewed (NAMES.md): each repository the installation names is enabled.
+    for (const name of names) {
+      expect((await store().repositories.get(name))?.config).toEqual({ enabled: true });
+    }
+    const added = example('installation_repositories', 'added');
+    const res3 = await postWebhook(app.baseUrl, 'installation_repositories', added);
+    expect((await processed(res3.deliveryId)).outcome).toBe('repositories_synced');
+    for (const r of added.repositories_added) {
+      expect(await store().repositories.get(r.full_name)).toMatchObject({
+        installed: true,
+        config: { enabled: true },
+      });
+    }
+    // Other installation actions record the repositories without enabling them.
+    const accepted = example('installation', 'new_permissions_accepted');
+    accepted.repositories = [{ ...accepted.repositories[0], full_name: 'Codertocat/Other', name: 'Other' }];
+    const res4 = await postWebhook(app.baseUrl, 'installation', accepted);
+    await processed(res4.deliveryId);
+    expect(await store().repositories.get('Codertocat/Other')).toMatchObject({
+      installed: true,
+      config: null,
+    });
     const removed = example('installation_repositories', 'removed');
     const res2 = await postWebhook(app.baseUrl, 'installation_repositories', removed);
     await processed(res2.deliveryId);

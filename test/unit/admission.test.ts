@@ -85,6 +85,23 @@ describe('admission (review-engine 7.2)', () => {
       const d = await admit(input({ pr: { draft: true }, policy: { reviewDrafts: true } }));
       expect(d).toMatchObject({ reason: 'auto_review_disabled' });
     });
+    it("admits the repository's default branch without configuration (NAMES.md)", async () => {
+      expect(await admit(input({ pr: { baseRef: 'master', defaultBranch: 'master' } }))).toEqual({
+        admitted: true,
+        notes: [],
+      });
+      expect(await admit(input({ pr: { baseRef: 'master', defaultBranch: 'main' } }))).toMatchObject({
+        reason: 'auto_review_disabled',
+      });
+    });
+    it("follows the operator configuration's branches over the file's", async () => {
+      const file = resolveRepoConfig({ branches: { include: ['main'] } }).config;
+      const repo = { standalone: file, operatorBranches: { include: ['master'] } };
+      expect((await admit(input({ pr: { baseRef: 'master' }, repo }))).admitted).toBe(true);
+      expect(await admit(input({ pr: { baseRef: 'main' }, repo }))).toMatchObject({
+        reason: 'auto_review_disabled',
+      });
+    });
     it('does not apply to manual commands', async () => {
       for (const trigger of MANUAL) {
         expect((await admit(input({ trigger, pr: { baseRef: 'release/1.0' } }))).admitted).toBe(true);

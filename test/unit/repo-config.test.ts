@@ -2,6 +2,7 @@ import {
   autoReviewDecision,
   baseBranchIncluded,
   configErrorFingerprint,
+  reviewedBranches,
   DEFAULT_REPO_CONFIG,
   repoConfigSchema,
   resolveRepoConfig,
@@ -13,7 +14,8 @@ const VERDICT_REVIEW = { incremental: true, hideOutdated: true };
 const SPEC_DEFAULTS = {
   enabled: true,
   review: { auto: true, onDraft: false, ...VERDICT_REVIEW },
-  branches: { include: ['main', 'dev'], exclude: [] },
+  // No include list: reviewedBranches() gives main, dev and the repository's default branch.
+  branches: { exclude: [] },
   manual: { enabled: true, allowAssociations: ['OWNER', 'MEMBER', 'COLLABORATOR'], allowUsers: [] },
 };
 
@@ -38,10 +40,10 @@ describe('defaults (review-engine 2.7)', () => {
   });
 
   test('DEFAULT_REPO_CONFIG is frozen, and results are fresh copies', () => {
-    expect(Object.isFrozen(DEFAULT_REPO_CONFIG.branches.include)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_REPO_CONFIG.branches.exclude)).toBe(true);
     expect(Object.isFrozen(DEFAULT_REPO_CONFIG.manual)).toBe(true);
     const first = resolveRepoConfig(null).config;
-    first.branches.include.push('feature');
+    first.branches.exclude.push('feature');
     first.manual.enabled = false;
     const invalid = resolveRepoConfig({ bogus: 1 }).config;
     invalid.review.auto = false;
@@ -72,7 +74,7 @@ describe('partial files merge with the defaults', () => {
     [
       'branches.exclude only keeps the default include',
       { branches: { exclude: ['dev'] } },
-      { ...SPEC_DEFAULTS, branches: { include: ['main', 'dev'], exclude: ['dev'] } },
+      { ...SPEC_DEFAULTS, branches: { exclude: ['dev'] } },
     ],
     [
       'manual.allowUsers only keeps the default associations',
@@ -249,12 +251,60 @@ describe('baseBranchIncluded', () => {
       true,
     ],
   ])('%s: %s', (_label, config, baseRef, expected) => {
-    expect(baseBranchIncluded(config, baseRef)).toBe(expected);
+    expect(baseBranchIncluded(reviewedBranches(config), baseRef)).toBe(expected);
+  });
+});
+
+describe('reviewedBranches (NAMES.md: the default branch is reviewed)', () => {
+  const included = (raw: unknown, opts: Parameters<typeof reviewedBranches>[1], base: string) =>
+    baseBranchIncluded(reviewedBranches(configOf(raw), opts), base);
+
+  test('without an include list: main, dev and the repository default branch', () => {
+    expect(reviewedBranches(DEFAULT_REPO_CONFIG, { defaultBranch: 'master' })).toEqual({
+      include: ['main', 'dev', 'master'],
+      exclude: [],
+      source: 'default',
+    });
+    expect(reviewedBranches(DEFAULT_REPO_CONFIG, { defaultBranch: 'main' }).include).toEqual(['main', 'dev']);
+    expect(reviewedBranches(DEFAULT_REPO_CONFIG, { defaultBranch: null }).include).toEqual(['main', 'dev']);
+    expect(included({}, { defaultBranch: 'trunk' }, 'trunk')).toBe(true);
+    expect(included({}, { defaultBranch: 'trunk' }, 'master')).toBe(false);
+  });
+
+  test('an explicit include in the file replaces the default entirely', () => {
+    expect(included({ branches: { include: ['release/*'] } }, { defaultBranch: 'master' }, 'master')).toBe(
+      false,
+    );
+    expect(included({ branches: { include: ['release/*'] } }, { defaultBranch: 'master' }, 'main')).toBe(
+      false,
+    );
+    expect(
+      reviewedBranches(configOf({ branches: { include: ['release/*'] } }), { defaultBranch: 'master' }),
+    ).toEqual({ include: ['release/*'], exclude: [], source: 'file' });
+  });
+
+  test("the operator configuration's lists win over the file's", () => {
+    const file = { branches: { include: ['main'], exclude: ['dev'] } };
+    expect(reviewedBranches(configOf(file), { operator: { include: ['master'] } })).toEqual({
+      include: ['master'],
+      exclude: ['dev'],
+      source: 'operator',
+    });
+    expect(included(file, { operator: { include: ['master'] } }, 'master')).toBe(true);
+    expect(included(file, { operator: { include: ['master'] } }, 'main')).toBe(false);
+    // An operator exclude alone keeps the file's include.
+    expect(reviewedBranches(configOf(file), { operator: { exclude: [] } })).toEqual({
+      include: ['main'],
+      exclude: [],
+      source: 'file',
+    });
+    // Malformed stored values are ignored, not trusted.
+    expect(reviewedBranches(configOf({}), { operator: { include: 'master' } }).source).toBe('default');
   });
 });
 
 describe('autoReviewDecision', () => {
-  test.each<[string, unknown, { baseRef: string; draft: boolean }, string]>([
+  test.each<[string, unknown, { baseRef: string; draft: boolean; defaultBranch?: string }, string]>([
     ['repository disabled', { enabled: false }, { baseRef: 'main', draft: false }, 'repository disabled'],
     [
       'review.auto false',
@@ -289,17 +339,24 @@ describe('autoReviewDecision', () => {
       'review.auto',
     ],
     ['base wins over draft', {}, { baseRef: 'x', draft: true }, 'branches.include'],
+    [
+      'an explicit include drops the default branch',
+      { branches: { include: ['main'] } },
+      { baseRef: 'master', draft: false, defaultBranch: 'master' },
+      '"master" is not listed in branches.include (main)',
+    ],
   ])('%s → auto_review_disabled', (_label, raw, pr, detail) => {
     const decision = autoReviewDecision(configOf(raw), pr);
     expect(decision).toEqual({ ok: false, reason: 'auto_review_disabled', detail: expect.any(String) });
     if (!decision.ok) expect(decision.detail).toContain(detail);
   });
 
-  test.each<[string, unknown, { baseRef: string; draft: boolean }]>([
+  test.each<[string, unknown, { baseRef: string; draft: boolean; defaultBranch?: string }]>([
     ['defaults on main', {}, { baseRef: 'main', draft: false }],
     ['defaults on dev', {}, { baseRef: 'dev', draft: false }],
     ['draft with review.onDraft', { review: { onDraft: true } }, { baseRef: 'main', draft: true }],
     ['custom include', { branches: { include: ['master'] } }, { baseRef: 'master', draft: false }],
+    ['the default branch', {}, { baseRef: 'master', draft: false, defaultBranch: 'master' }],
     [
       'manual commands off does not stop auto review',
       { manual: { enabled: false } },

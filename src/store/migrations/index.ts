@@ -18,6 +18,7 @@ import * as m017 from './017-line-comments.js';
 import * as m018 from './018-testlab-runs.js';
 import * as m019 from './019-ui-sessions.js';
 import * as m020 from './020-executor-costs.js';
+import * as m021 from './021-installed-enabled.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -42,6 +43,7 @@ const migrations: Array<[string, Migration]> = [
   ['018-testlab-runs', m018],
   ['019-ui-sessions', m019],
   ['020-executor-costs', m020],
+  ['021-installed-enabled', m021],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -672,13 +672,23 @@ function Repositories() {
             <ul class="repos plain">
               {list.map((r) => {
                 const enabled = r.config?.enabled ?? false;
+                // No configuration: reviewed only when autoEnableNewRepos is on or it was reviewed before.
+                const state =
+                  r.config?.enabled === undefined ? 'not configured' : enabled ? 'enabled' : 'disabled';
                 return (
                   <li key={r.fullName}>
                     <span>
                       <strong>{r.fullName}</strong>{' '}
                       {r.installed ? '' : <span class="muted small">(not installed)</span>}
-                      <span class={`badge badge-${enabled ? 'enabled' : 'disabled'}`}>
-                        {enabled ? 'enabled' : 'disabled'}
+                      <span
+                        class={`badge badge-${enabled ? 'enabled' : 'disabled'}`}
+                        title={
+                          state === 'not configured'
+                            ? 'Reviewed only when autoEnableNewRepos is on or it was reviewed before'
+                            : undefined
+                        }
+                      >
+                        {state}
                       </span>
                     </span>
                     <button
