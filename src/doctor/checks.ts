@@ -128,8 +128,7 @@ export async function storeCheck(config: Config, deps: CheckDeps): Promise<Check
     // Quiet: a connection error is this check's failure, not a console message.
     const quiet = () => undefined;
     knex = createKnex(store, { log: { warn: quiet, error: quiet, debug: quiet, deprecate: quiet } });
-    const opened = knex;
-    return await withTimeout(migrationResult(check, where, opened), deps.timeoutMs);
+    return await withTimeout(migrationResult(check, where, knex), deps.timeoutMs);
   } catch (error) {
     return fail(
       check,

@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +9,7 @@ import { pino } from 'pino';
 import { runCli } from '../../src/cli/main.js';
 import { randomId, systemClock } from '../../src/clock.js';
 import { loadConfig, type ProcessEnv } from '../../src/config/index.js';
-import { logStartupChecks, runDoctor, type CheckResult } from '../../src/doctor/index.js';
+import { logStartupChecks, runChecks, runDoctor, type CheckResult } from '../../src/doctor/index.js';
 import { openStore } from '../../src/store/index.js';
 import { githubApp, openaiModels, validAppJwt } from '../helpers/api-bodies.js';
 
@@ -77,10 +78,34 @@ describe('doctor: the store check', () => {
     expect(future.status).toBe('fail');
     expect(future.detail).toContain('migrated by a newer Verdict');
     expect(future.detail).toContain('021-from-the-future');
-    // A directory where the database file should be.
-    const notAFile = await storeOf({ VERDICT_DB_PATH: bin });
-    expect(notAFile.status).toBe('fail');
-    expect(notAFile.detail).toMatch(/^cannot open SQLite .*: .* \(VERDICT_DB_PATH\)$/);
+    // A directory where the database file should be: the failure is the check's line, and knex's own
+    // connection error is not printed besides it.
+    const printed = jest.spyOn(console, 'log');
+    try {
+      const notAFile = await storeOf({ VERDICT_DB_PATH: bin });
+      expect(notAFile.status).toBe('fail');
+      expect(notAFile.detail).toMatch(/^cannot open SQLite .*: .* \(VERDICT_DB_PATH\)$/);
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
+  });
+
+  test('an open store that cannot be read (start-up gives its connection) fails the check', async () => {
+    const file = join(dir, 'verdict.sqlite');
+    await migratedStore(file);
+    const store = await openStore(
+      { client: 'sqlite', filename: file },
+      { clock: systemClock, ids: randomId, dedupeTtlSeconds: 60 },
+    );
+    await store.close();
+    const [result] = await runChecks(loadConfig({ VERDICT_DB_PATH: file }), {
+      env: {},
+      offline: true,
+      knex: store.db.knex,
+    });
+    expect(result).toMatchObject({ check: 'store', status: 'fail' });
+    expect(result!.detail).toMatch(new RegExp(`^SQLite ${file} cannot be read: `));
   });
 });
 
@@ -164,6 +189,46 @@ describe('npm start: the start-up checks', () => {
     );
     expect(checks.find((l) => l.check === 'github-app')!.msg).toContain('http://localhost:9999/');
     expect(lines.at(-1)).toMatchObject({ event: 'startup-checks', attention: 2, level: 40 });
+  });
+
+  test('a check that throws is logged as a warning and start-up goes on', async () => {
+    const lines: Array<Record<string, any>> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const config = loadConfig({});
+    // A provider no check knows (the configuration never gives one): its check throws.
+    const broken = {
+      ...config,
+      review: {
+        ...config.review,
+        providers: {
+          ...config.review.providers,
+          primary: { ...config.review.providers.primary, provider: 'nope' as 'openai' },
+        },
+      },
+    };
+    const store = await openStore(
+      { client: 'sqlite', filename: ':memory:' },
+      { clock: systemClock, ids: randomId, dedupeTtlSeconds: 60 },
+    );
+    try {
+      expect(
+        await logStartupChecks(broken, {
+          log,
+          env: {},
+          knex: store.db.knex,
+          serverUrl: 'http://localhost:1',
+        }),
+      ).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        event: 'startup-checks',
+        msg: 'the start-up checks could not run',
+      }),
+    ]);
   });
 });
 
