@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { loadConfigOrExit } from './config/index.js';
 import { createLogger, stopOnSignals } from './logger.js';
 import { createVerdict } from './compose/server.js';
+import { logStartupChecks } from './doctor/index.js';
 
 /**
  * Process entry: `.env` (as Probot's entry reads it), config, store (migrated), server, in-process worker,
@@ -24,20 +25,8 @@ async function main(): Promise<void> {
     },
     `Verdict listening on ${base} (webhooks at ${base}/github/webhooks)`,
   );
-  if (!config.github.webhookSecret) {
-    log.warn(
-      { event: 'webhook-secret-missing' },
-      'GITHUB_WEBHOOK_SECRET (or WEBHOOK_SECRET) is not set: every webhook is refused with 401 invalid_signature',
-    );
-  }
-  if (!config.github.hasCredentials) {
-    log.warn(
-      { event: 'shadow-mode' },
-      'No GitHub App credentials (APP_ID + PRIVATE_KEY or PRIVATE_KEY_PATH): publication stays in shadow mode. ' +
-        `Open ${base}/ in a browser on this machine to register the App from app.yml in one click ` +
-        '(docs/setup.md), or put the credentials of an App you registered in .env.',
-    );
-  }
+  // The doctor's checks without the network (docs/operator.md): logged as warnings, the server keeps running.
+  await logStartupChecks(config, { log, env: process.env, knex: verdict.store.db.knex, serverUrl: base });
   let smee: { stop(): Promise<void> } | null = null;
   if (config.github.webhookProxyUrl) {
     const { SmeeClient } = await import('smee-client');

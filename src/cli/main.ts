@@ -7,22 +7,16 @@ import { openQueue } from '../queue/select.js';
 import { localContext, OperatorError, runLocally, type OperationContext } from '../services/operation.js';
 import { requeue } from '../services/requeue.js';
 import { settingsOperations } from '../services/settings.js';
+import { findRun } from '../services/runs.js';
 import { saveHarnessRecord } from '../services/test-lab.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
-import { TESTLAB_HELP, testLabCommand } from './testlab.js';
+import { CliError, type Io } from './io.js';
+import { TESTLAB_HELP } from './testlab-help.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
-/** A refusal the CLI prints as one line on stderr, exiting 1. */
-export class CliError extends Error {}
-
-type Io = {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  isTty: boolean;
-};
+export { CliError, type Io } from './io.js';
 
 const OPTIONS = {
   db: { type: 'string' },
@@ -47,12 +41,29 @@ const OPTIONS = {
   severity: { type: 'string' },
   keywords: { type: 'string' },
   language: { type: 'string' },
+  offline: { type: 'boolean' },
+  payload: { type: 'string' },
+  url: { type: 'string' },
+  secret: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 const parse = (argv: string[]) =>
   parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-type Options = ReturnType<typeof parse>['values'];
+export type Options = ReturnType<typeof parse>['values'];
+
+/** A command that sets up what it needs itself (no store is opened for it); `env` has `--db` applied. */
+export type StandaloneCommand = (args: string[], opts: Options, io: Io) => Promise<number>;
+
+/**
+ * The commands that need no store opened for them, by name: each module is imported only when its command
+ * runs, so one command's imports never slow another down. A new command registers here (or in dispatch's
+ * switch when it works on the store) and in HELP.
+ */
+const STANDALONE: Record<string, () => Promise<{ run: StandaloneCommand }>> = {
+  doctor: () => import('./doctor.js'),
+  webhook: () => import('./webhook.js'),
+};
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
   --init             create and migrate the store when --db names a file that does not exist
@@ -71,6 +82,8 @@ Commands:
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
   testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
+  doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
+  webhook send <event.action>  sign an example webhook and post it to the running server
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -88,8 +101,9 @@ Options:
 ${COMMON}`,
   show: `Usage: verdict show <reviewKey> [--db <path>] [--json]
 
-One run by its exact review key ({owner}/{repo}#{pr}@{headSha}[:{variant}]): status, verdict,
-confidence, findings and the publication ledger.
+One run by its review key ({owner}/{repo}#{pr}@{headSha}[:{variant}]): status, verdict, confidence,
+findings and the publication ledger. The head may be abbreviated to 7 or more characters (as
+"verdict runs" prints it) when only one run of that pull request matches.
 
 Options:
 ${COMMON}`,
@@ -122,6 +136,33 @@ Options:
   --name <name>      a label for the record (default: the review key)
 ${COMMON}`,
   testlab: TESTLAB_HELP,
+  doctor: `Usage: verdict doctor [--offline] [--db <path>] [--json]
+
+Checks the configuration npm start would use (the environment and ./.env) and prints one line per
+check, "ok|warn|fail <check>: <detail>"; a warn or fail says what to set. Checks: config, store,
+webhook-secret, github-app (GET /app with the App's JWT names the App), provider (its models list),
+shadow-provider (when VERDICT_RUNNER_SHADOW_MODEL is set), dashboard, validation.
+
+Exit 1 when a check fails, else 0 (warnings included).
+
+Options:
+  --offline          do not call GitHub or the model provider
+${COMMON}`,
+  webhook: `Usage: verdict webhook send <event.action> [--payload <file>] [--url <url>] [--secret <s>] [--json]
+
+Signs a webhook payload with the webhook secret (x-hub-signature-256) and posts it to the running
+server with x-github-event, a fresh x-github-delivery and content-type: application/json, then prints
+the answer's status and body. Exit 0 on a 2xx answer, else 1.
+
+<event.action> names the example payload of @octokit/webhooks-examples to send, e.g.
+pull_request.opened, issue_comment.created, installation.created, or an event without actions (push).
+
+Options:
+  --payload <file>   send this JSON file instead of the example (the event still comes from the argument)
+  --url <url>        where to post (default http://localhost:$PORT/github/webhooks, PORT default 8787)
+  --secret <s>       the secret to sign with (default GITHUB_WEBHOOK_SECRET, else WEBHOOK_SECRET)
+  --json             print {url, event, deliveryId, status, body}
+  -h, --help         this help`,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
@@ -176,6 +217,8 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const expectArgs = (n: number, what: string) => {
     if (args.length !== n) throw new CliError(n === 0 ? 'takes no arguments' : `needs exactly one ${what}`);
   };
+  const standalone = STANDALONE[command];
+  if (standalone) return (await standalone()).run(args, opts, { ...io, env: storeEnv(opts, io.env) });
   const server = command === 'worker' || command === 'serve';
   if (server) expectArgs(0, '');
   // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.
@@ -207,8 +250,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'show': {
         expectArgs(1, 'review key');
-        const run = await store.runs.getByKey(args[0]!);
-        if (!run) throw new CliError(`no run with review key ${args[0]}`);
+        const run = await findRun(store, args[0]!);
         const findings = await store.findings.listForRun(run.id);
         const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
           (p) => p.runId === run.id,
@@ -239,10 +281,12 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         );
         return 0;
       }
-      case 'testlab':
+      case 'testlab': {
+        const { testLabCommand } = await import('./testlab.js');
         return await testLabCommand(args, opts, io, store, config, paint, (message) => {
           throw new CliError(message);
         });
+      }
       case 'harness': {
         expectArgs(1, 'review key');
         const record = await saveHarnessRecord(ctx, { reviewKey: args[0]!, name: opts.name });
@@ -431,16 +475,4 @@ function usageText(range: { from: string; to: string }, report: UsageReport, pai
       v === 'unknown' ? 'yellow' : null,
     ),
   ].join('\n');
-}
-
-const isMain = process.argv[1] !== undefined && /[\\/]src[\\/]cli[\\/]main\.ts$/.test(process.argv[1]);
-const viaBin = process.argv[1] !== undefined && /[\\/]bin[\\/]verdict(\.mjs)?$/.test(process.argv[1]);
-if (isMain || viaBin) {
-  const code = await runCli(process.argv.slice(2), {
-    stdout: (text) => process.stdout.write(`${text}\n`),
-    stderr: (text) => process.stderr.write(`${text}\n`),
-    env: process.env,
-    isTty: Boolean(process.stdout.isTTY),
-  });
-  if (code !== null) process.exitCode = code;
 }

@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { StoreConfig } from '../config/index.js';
-import { migrationSource } from './migrations/index.js';
+import { migrationNames, migrationSource } from './migrations/index.js';
 
 // PostgreSQL returns BIGINT as strings; every BIGINT here is a millisecond timestamp or a counter that
 // fits a double exactly, so parse them as numbers on both dialects.
@@ -32,9 +32,12 @@ export const SQLITE_PRAGMAS = [
 
 type SqliteConnection = { pragma(sql: string): unknown };
 
-export function createKnex(config: StoreConfig): Knex {
+/** `log`: where knex's own messages go (default: the console), e.g. a quiet one for a check that reports them. */
+export function createKnex(config: StoreConfig, opts: { log?: Knex.Logger } = {}): Knex {
+  const log = opts.log ? { log: opts.log } : {};
   if (config.client === 'pg') {
     return knexFactory({
+      ...log,
       client: 'pg',
       connection: config.connectionString,
       searchPath: config.schema ? [config.schema] : undefined,
@@ -55,6 +58,7 @@ export function createKnex(config: StoreConfig): Knex {
     }
   }
   return knexFactory({
+    ...log,
     client: 'better-sqlite3',
     connection: { filename: config.filename },
     useNullAsDefault: true,
@@ -142,6 +146,29 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     throw openError(config, error);
   }
   return { knex, dialect: config.client, close: () => knex.destroy() };
+}
+
+export type MigrationState = {
+  /** Migrations the database has run, in the order it ran them. */
+  applied: string[];
+  /** This code's migrations the database has not run (opening the store runs them). */
+  pending: string[];
+  /** Migrations the database has run that this code does not know (a newer Verdict migrated it). */
+  unknown: string[];
+};
+
+/** Where a database stands with this code's migrations; it only reads (an empty database has run none). */
+export async function migrationState(knex: Knex): Promise<MigrationState> {
+  const applied = (await knex.schema.hasTable('knex_migrations'))
+    ? (await knex('knex_migrations').select('name').orderBy('id')).map((row: { name: string }) => row.name)
+    : [];
+  const known = new Set(migrationNames);
+  const done = new Set(applied);
+  return {
+    applied,
+    pending: migrationNames.filter((name) => !done.has(name)),
+    unknown: applied.filter((name) => !known.has(name)),
+  };
 }
 
 /** Parses a JSON text column; `null` stays `null`. */

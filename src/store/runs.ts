@@ -79,6 +79,9 @@ function mapRun(row: Raw): RunRecord {
   };
 }
 
+/** `{owner}/{repo}#{pr}@{some hex}[:{variant}]`: repository, number, head as written, `:variant`. */
+const ABBREVIATED_KEY = /^([^#@\s]+\/[^#@\s]+)#([1-9]\d{0,9})@([0-9a-fA-F]{1,63})(:[^\s]+)?$/;
+
 export class RunStore {
   constructor(
     private readonly knex: Knex,
@@ -125,6 +128,25 @@ export class RunStore {
   async getByKey(reviewKey: string): Promise<RunRecord | null> {
     const row = await this.knex('runs').where({ review_key: reviewKey }).first();
     return row ? mapRun(row) : null;
+  }
+
+  /**
+   * The runs a review key names when its head is abbreviated (`acme/web#12@1a2b3c4[:variant]`): the runs
+   * of that pull request whose stored key is this key with the head written out in full. A key that is not
+   * of that form matches nothing. How short a head may be, and what several matches mean, is the caller's
+   * rule (src/services/runs.ts).
+   */
+  async withAbbreviatedHead(key: string): Promise<RunRecord[]> {
+    const parts = ABBREVIATED_KEY.exec(key);
+    if (!parts) return [];
+    const [, repo, pr, head, variant] = parts as unknown as [string, string, string, string, string?];
+    const rows = await this.knex('runs')
+      .where({ repo, pr_number: Number(pr) })
+      // Only hex digits: no LIKE wildcard can come from the key.
+      .andWhere('head_sha', 'like', `${head.toLowerCase()}%`)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc');
+    return rows.map(mapRun).filter((run) => run.reviewKey === `${repo}#${pr}@${run.headSha}${variant ?? ''}`);
   }
 
   /** The newest runs of every pull request, newest first. */

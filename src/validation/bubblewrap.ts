@@ -86,10 +86,11 @@ const DEFAULT_LIMITS: BubblewrapLimits = {
   fileSizeBytes: 1024 ** 3,
 };
 
-export function findBinary(nameOrPath: string): string | undefined {
+/** The executable file a name resolves to on `searchPath` (default: this process's PATH), or a path as is. */
+export function findBinary(nameOrPath: string, searchPath = process.env.PATH): string | undefined {
   const candidates = nameOrPath.includes('/')
     ? [nameOrPath]
-    : (process.env.PATH ?? '').split(':').map((d) => path.join(d || '.', nameOrPath));
+    : (searchPath ?? '').split(':').map((d) => path.join(d || '.', nameOrPath));
   for (const c of candidates) {
     try {
       fs.accessSync(c, fs.constants.X_OK);

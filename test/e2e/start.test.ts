@@ -63,6 +63,12 @@ describe('the real process (npm start entry point)', () => {
       GITHUB_WEBHOOK_SECRET: TEST_SECRET,
       APP_ID: '',
       PRIVATE_KEY: '',
+      // The dashboard on without the backend tokens its proxy needs: the start-up checks name them.
+      VERDICT_OPERATOR_UI_ENABLED: '1',
+      VERDICT_OPERATOR_UI_TOKEN: 'ui',
+      VERDICT_OPERATOR_READ_TOKEN: '',
+      VERDICT_OPERATOR_COMMAND_TOKEN: '',
+      VERDICT_OPERATOR_ADMIN_TOKEN: '',
     });
     const base = `http://127.0.0.1:${port}`;
     let health: Response | null = null;
@@ -73,8 +79,9 @@ describe('the real process (npm start entry point)', () => {
     expect(health?.status).toBe(200);
     expect(await health!.json()).toEqual({ ok: true, service: 'verdict' });
     expect(existsSync(db)).toBe(true);
-    // Logged right after the server listens: the health answer can come before the line reaches us.
-    for (let i = 0; i < 100 && !proc.output().includes('shadow mode'); i++) {
+    // Logged right after the server listens: the health answer can come before the lines reach us. The
+    // start-up checks end with their summary line.
+    for (let i = 0; i < 100 && !proc.output().includes('"event":"startup-checks"'); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(proc.output()).toContain('shadow mode');
@@ -85,6 +92,18 @@ describe('the real process (npm start entry point)', () => {
       .map((line) => (line.startsWith('{') ? (JSON.parse(line) as { event?: string; pid?: number }) : {}))
       .find((entry) => entry.event === 'server-started');
     expect(started?.pid).toBe(proc.child.pid);
+    // The start-up checks, one warning line each: the dashboard's names every token it lacks.
+    const checks = proc
+      .output()
+      .split('\n')
+      .map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, any>) : {}))
+      .filter((entry) => entry.event === 'startup-check');
+    const dashboard = checks.find((entry) => entry.check === 'dashboard');
+    expect(dashboard).toMatchObject({ level: 40, status: 'fail' });
+    for (const token of ['READ', 'COMMAND', 'ADMIN']) {
+      expect(dashboard?.msg).toContain(`VERDICT_OPERATOR_${token}_TOKEN`);
+    }
+    expect(checks.find((entry) => entry.check === 'github-app')).toMatchObject({ level: 40, status: 'warn' });
     const res = await postWebhook(base, 'pull_request', example('pull_request', 'opened'));
     expect(res.status).toBe(202);
     proc.child.kill('SIGTERM');

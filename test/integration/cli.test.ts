@@ -244,7 +244,7 @@ describe('verdict CLI', () => {
   });
 
   // One process per test: each CLI start costs seconds on a loaded machine, so no test waits on a dozen.
-  test.each(['runs', 'show', 'usage', 'requeue', 'harness', 'worker', 'serve'])(
+  test.each(['runs', 'show', 'usage', 'requeue', 'harness', 'doctor', 'webhook', 'worker', 'serve'])(
     'verdict %s --help exits 0 with its usage',
     async (command) => {
       const help = await cli([command, '--help']);
@@ -257,6 +257,8 @@ describe('verdict CLI', () => {
     const main = await cli(['--help']);
     expect(main.code).toBe(0);
     expect(main.stdout).toContain('never the review verdict');
+    expect(main.stdout).toMatch(/^ {2}doctor \[--offline\] +check the configuration/m);
+    expect(main.stdout).toMatch(/^ {2}webhook send <event\.action> +sign an example webhook/m);
     expect((await cli([])).code).toBe(1);
   });
 
@@ -323,6 +325,46 @@ describe('verdict CLI', () => {
     });
     const shown = JSON.parse((await cli(['show', `${KEY}:bridge-process`, '--db', db, '--json'])).stdout);
     expect(shown.run).toMatchObject({ status: 'queued', trigger: 'operator_requeue' });
+  });
+
+  test('show takes the head as runs prints it (12 characters, or down to 7); ambiguous or shorter is refused', async () => {
+    const listed = (await cli(['runs', '--db', db])).stdout.match(/acme\/web#12@e{12}(?=\s)/)![0];
+    const shown = await cli(['show', listed, '--db', db, '--json']);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout).run.reviewKey).toBe(KEY);
+    expect(
+      JSON.parse((await cli(['show', 'acme/web#12@eeeeeee', '--db', db, '--json'])).stdout).run.reviewKey,
+    ).toBe(KEY);
+    const short = await cli(['show', 'acme/web#12@eeeeee', '--db', db]);
+    expect(short).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr:
+        'verdict show: review key acme/web#12@eeeeee abbreviates the head to 6 characters: give at least 7\n',
+    });
+    // A second head of the same pull request that starts with the same seven characters.
+    const other = `eeeeeee${'1'.repeat(33)}`;
+    const store = await openStore(
+      { client: 'sqlite', filename: db },
+      { clock: new ManualClock(Date.now()) as Clock, ids: randomId, dedupeTtlSeconds: 604800 },
+    );
+    await store.runs.createOrGet({
+      reviewKey: `acme/web#12@${other}`,
+      repo: 'acme/web',
+      prNumber: 12,
+      headSha: other,
+      trigger: 'synchronize',
+      installationId: 77,
+    });
+    await store.close();
+    const ambiguous = await cli(['show', 'acme/web#12@eeeeeee', '--db', db]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toMatch(
+      /^verdict show: review key acme\/web#12@eeeeeee is ambiguous: it matches acme\/web#12@(e{40}|eeeeeee1{33}), acme\/web#12@(e{40}|eeeeeee1{33}) \(give more of the head\)\n$/,
+    );
+    expect(
+      JSON.parse((await cli(['show', 'acme/web#12@eeeeeeee', '--db', db, '--json'])).stdout).run.reviewKey,
+    ).toBe(KEY);
   });
 
   test('serve and worker run until SIGTERM and exit 0', async () => {

@@ -11,6 +11,9 @@ import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
 import type { EnqueueInput, EnqueueMode } from '../../src/store/jobs.js';
 import { openStore } from '../../src/store/index.js';
+import { OperatorError } from '../../src/services/operation.js';
+import { findRun } from '../../src/services/runs.js';
+import { migrationState } from '../../src/store/db.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
@@ -54,6 +57,26 @@ export function storeSuite(dialect: TestDialect): void {
       expect(await knex.schema.hasTable('deliveries')).toBe(true);
       expect(await knex.schema.hasTable('jobs')).toBe(true);
     });
+  });
+
+  test('migrationState: applied, pending and unknown migrations, read without writing', async () => {
+    const knex = t.store.db.knex;
+    expect(await migrationState(knex)).toEqual({ applied: migrationNames, pending: [], unknown: [] });
+    await knex.migrate.down({ migrationSource });
+    const last = migrationNames[migrationNames.length - 1]!;
+    expect(await migrationState(knex)).toEqual({
+      applied: migrationNames.slice(0, -1),
+      pending: [last],
+      unknown: [],
+    });
+    await knex.migrate.latest({ migrationSource });
+    await knex('knex_migrations').insert({
+      name: '999-from-the-future',
+      batch: 99,
+      migration_time: new Date(),
+    });
+    expect((await migrationState(knex)).unknown).toEqual(['999-from-the-future']);
+    await knex('knex_migrations').where({ name: '999-from-the-future' }).del();
   });
 
   describe('migration 016 (fewer B-trees per delivery)', () => {
@@ -394,6 +417,57 @@ export function storeSuite(dialect: TestDialect): void {
       expect(b.created).toBe(false);
       expect(b.run.id).toBe(a.run.id);
       expect((await t.store.runs.latestForPr('o/r', 5))?.id).toBe(a.run.id);
+    });
+
+    test('a review key whose head is abbreviated to 7 or more characters finds its one run (findRun)', async () => {
+      const make = (head: string, variant?: string, pr = 12) =>
+        t.store.runs.createOrGet({
+          reviewKey: `acme/web#${pr}@${head}${variant ? `:${variant}` : ''}`,
+          repo: 'acme/web',
+          prNumber: pr,
+          headSha: head,
+          variant: variant ?? null,
+          trigger: 'opened',
+          installationId: 1,
+        });
+      const one = `1a2b3c4d${'0'.repeat(32)}`;
+      const twinA = `9f8e7d6c${'1'.repeat(32)}`;
+      const twinB = `9f8e7d6c${'2'.repeat(32)}`;
+      const { run } = await make(one);
+      const { run: rerun } = await make(one, 'rerun');
+      await make(twinA);
+      await make(twinB);
+      await make(one, undefined, 13); // the same head on another pull request
+      // Exact keys, and heads abbreviated to 7 or more characters, with or without the variant.
+      expect((await findRun(t.store, run.reviewKey)).id).toBe(run.id);
+      expect((await findRun(t.store, 'acme/web#12@1a2b3c4')).id).toBe(run.id);
+      expect((await findRun(t.store, 'acme/web#12@1A2B3C4D')).id).toBe(run.id);
+      expect((await findRun(t.store, 'acme/web#12@1a2b3c4:rerun')).id).toBe(rerun.id);
+      // Several runs match: a 409 naming every candidate; 8 characters tell them apart.
+      const ambiguous = await findRun(t.store, 'acme/web#12@9f8e7d6').catch((e: unknown) => e);
+      expect(ambiguous).toBeInstanceOf(OperatorError);
+      expect(ambiguous).toMatchObject({
+        status: 409,
+        code: 'ambiguous_review_key',
+        extra: { candidates: expect.arrayContaining([`acme/web#12@${twinA}`, `acme/web#12@${twinB}`]) },
+      });
+      expect((ambiguous as Error).message).toContain(`acme/web#12@${twinA}`);
+      expect((ambiguous as Error).message).toContain(`acme/web#12@${twinB}`);
+      expect((await findRun(t.store, `acme/web#12@${twinB.slice(0, 12)}`)).headSha).toBe(twinB);
+      // Under 7 characters: refused, even when only one run would match.
+      await expect(findRun(t.store, 'acme/web#12@1a2b3c')).rejects.toMatchObject({
+        status: 400,
+        code: 'invalid_request',
+        message: 'review key acme/web#12@1a2b3c abbreviates the head to 6 characters: give at least 7',
+      });
+      // No match: another head, a variant that does not exist, another repository.
+      for (const key of ['acme/web#12@7777777', 'acme/web#12@1a2b3c4:nope', 'acme/api#12@1a2b3c4']) {
+        await expect(findRun(t.store, key)).rejects.toMatchObject({
+          status: 404,
+          code: 'not_found',
+          message: `no run with review key ${key}`,
+        });
+      }
     });
 
     test('a comment command is claimed once', async () => {
