@@ -12,6 +12,7 @@ import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { TESTLAB_HELP, testLabCommand } from './testlab.js';
+import { REVIEW_HELP, reviewCommand } from './review.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
@@ -71,6 +72,7 @@ Commands:
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
   testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
+  review               review a local git change with the configured model (no App, server or store)
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -122,6 +124,7 @@ Options:
   --name <name>      a label for the record (default: the review key)
 ${COMMON}`,
   testlab: TESTLAB_HELP,
+  review: REVIEW_HELP,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
@@ -139,6 +142,8 @@ ${COMMON}`,
 
 /** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
 export async function runCli(argv: string[], io: Io): Promise<number | null> {
+  // `review` has its own options and needs no store (src/cli/review.ts).
+  if (argv[0] === 'review') return reviewCommand(argv.slice(1), io);
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -176,6 +181,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   const expectArgs = (n: number, what: string) => {
     if (args.length !== n) throw new CliError(n === 0 ? 'takes no arguments' : `needs exactly one ${what}`);
   };
+  if (command === 'review') throw new CliError('put the command first: verdict review [options]');
   const server = command === 'worker' || command === 'serve';
   if (server) expectArgs(0, '');
   // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.

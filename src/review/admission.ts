@@ -17,8 +17,11 @@ export type AdmissionReason =
 export type AdmissionDecision =
   { admitted: true; notes: string[] } | { admitted: false; reason: AdmissionReason; detail: string };
 
-/** Triggers that an operator or a PR comment asked for, as opposed to a pull_request event. */
-export const MANUAL_TRIGGERS = new Set(['manual_command', 'operator_requeue']);
+/**
+ * Triggers that someone asked for, as opposed to a pull_request event: a PR comment command, an operator
+ * requeue, and `verdict review` of a local change (`local_review`).
+ */
+export const MANUAL_TRIGGERS = new Set(['manual_command', 'operator_requeue', 'local_review']);
 
 /** The month's model spend as the usage report sees it. */
 export type BudgetUsage =
