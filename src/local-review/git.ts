@@ -186,7 +186,17 @@ const ZERO_SHA = /^0+$/;
  * patch, as on GitHub.
  */
 export async function changedFiles(root: string, base: string, head: string): Promise<SourceFile[]> {
-  const listing = await git(root, ['diff', '-z', '--raw', '--numstat', ...DIFF_OPTIONS, base, head, '--']);
+  const listing = await git(root, [
+    'diff',
+    '-z',
+    '--raw',
+    '--no-abbrev',
+    '--numstat',
+    ...DIFF_OPTIONS,
+    base,
+    head,
+    '--',
+  ]);
   const entries = parseRawAndNumstat(listing);
   if (entries.length === 0) return [];
   const patches = splitPatches(
