@@ -9,7 +9,7 @@ import { selectProviders } from '../review/providers/index.js';
 import { runResultSchema, type RunResult } from '../review/run-result.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { RunRecord } from '../store/runs.js';
-import { fileAt, LocalReviewError } from './git.js';
+import { fileAt, hasUncommittedChanges, LocalReviewError } from './git.js';
 import { gitSource, readLocalChange, type LocalChange } from './git-source.js';
 
 /**
@@ -98,6 +98,9 @@ export async function repoConfigAt(
  */
 export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalReview> {
   const change = await readLocalChange(opts);
+  if (opts.head === undefined && (await hasUncommittedChanges(change.root))) {
+    opts.progress?.('note: the work tree has uncommitted changes; only committed changes are reviewed');
+  }
   if (change.files.length === 0) return { kind: 'no_changes', change };
   const { config: standalone, notes } = await repoConfigAt(change.root, change.base.sha);
   const source = gitSource(change);

@@ -272,8 +272,14 @@ describe('verdict review', () => {
 
   test("the base defaults to origin's default branch; a multi-line comment prints as path:line-endLine", async () => {
     answer.output = reviewOutput({ findings: [{ ...OFF_BY_ONE, line: 2, endLine: 3 }] });
+    // An uncommitted edit is not reviewed, and that is said.
+    write(clone, 'src/pay.ts', `${PAY_HEAD}// work in progress\n`);
     const r = await cli(['--repo', join(clone, 'src')]);
     expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      'note: the work tree has uncommitted changes; only committed changes are reviewed',
+    );
+    expect(calls[0]!.body.messages.at(-1).content).not.toContain('work in progress');
     expect(calls[0]!.body.messages.at(-1).content).toContain('Branches: feature/pay → origin/main');
     expect(r.stdout).toContain('\n\nsrc/pay.ts:2-3\n\n');
   }, 120_000);
