@@ -140,7 +140,7 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
     const published = (await scratch.store.publications.listForPr(run.repo, run.prNumber)).filter(
       (p) => p.runId === run.id && p.kind === 'review',
     );
-    // A review GitHub refused is posted again without its refused comments: the last one is the review.
+    // Shadow publication records the review once (nothing can refuse it), with its line comments.
     const review = published.at(-1);
     if (!review || review.body === null) {
       throw new LocalReviewError(
@@ -149,6 +149,11 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
       );
     }
     const request = review.request as { comments?: ReviewComment[] } | null;
+    const unknown = [...new Set(scratch.server.requests.unknown)];
+    if (unknown.length > 0) {
+      // The engine asked the local GitHub API for something it does not serve: the review may lack it.
+      notes.push(`the local GitHub API did not know ${unknown.join(', ')}`);
+    }
     if (run.analysisStatus === 'degraded')
       notes.push('the analysis is degraded: some parts could not be reviewed');
     return {

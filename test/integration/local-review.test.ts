@@ -228,6 +228,8 @@ describe('verdict review', () => {
     // Progress on stderr; the branch's invalid .github/verdict.yml is not read.
     expect(r.stderr).toContain('verdict review: reviewing 7 changed file(s) of feature/pay');
     expect(r.stderr).not.toContain('verdict.yml');
+    // The engine read only what the local GitHub API serves.
+    expect(r.stderr).not.toContain('did not know');
     expect(r.stderr).toContain('analysed: 1 finding(s), 1 line comment(s)');
   }, 120_000);
 
