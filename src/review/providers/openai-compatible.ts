@@ -217,7 +217,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     this.client = new OpenAI({
       // The SDK refuses to start without a key: a keyless client gets a placeholder it never sends (the
       // Authorization header is removed below).
-      apiKey: this.opts.apiKey ?? 'no-key',
+      apiKey: keyless ? 'no-key' : this.opts.apiKey!,
       baseURL: this.opts.baseURL,
       maxRetries: 0,
       defaultHeaders: keyless ? { ...this.opts.headers, Authorization: null } : this.opts.headers,
