@@ -14,6 +14,7 @@ import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { CliError, type Io } from './io.js';
 import { TESTLAB_HELP } from './testlab-help.js';
+import { REVIEW_HELP, reviewCommand } from './review.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 export { CliError, type Io } from './io.js';
@@ -84,6 +85,7 @@ Commands:
   testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
   doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
   webhook send <event.action>  sign an example webhook and post it to the running server
+  review               review a local git change with the configured model (no App, server or store)
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -163,6 +165,7 @@ Options:
   --secret <s>       the secret to sign with (default GITHUB_WEBHOOK_SECRET, else WEBHOOK_SECRET)
   --json             print {url, event, deliveryId, status, body}
   -h, --help         this help`,
+  review: REVIEW_HELP,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
@@ -180,6 +183,8 @@ ${COMMON}`,
 
 /** Runs one CLI invocation; resolves with the exit code, or null when a long-running command took over. */
 export async function runCli(argv: string[], io: Io): Promise<number | null> {
+  // `review` has its own options and needs no store (src/cli/review.ts).
+  if (argv[0] === 'review') return reviewCommand(argv.slice(1), io);
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -219,6 +224,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   };
   const standalone = STANDALONE[command];
   if (standalone) return (await standalone()).run(args, opts, { ...io, env: storeEnv(opts, io.env) });
+  if (command === 'review') throw new CliError('put the command first: verdict review [options]');
   const server = command === 'worker' || command === 'serve';
   if (server) expectArgs(0, '');
   // `VERDICT_RUNNER_PROVIDER=replay` names the Test Lab's replay provider, which no other command knows.

@@ -182,7 +182,12 @@ export function reviewValidatorFor(store: Store, config: Config, clock: Clock): 
 }
 
 /** Publication as the config says: live with App credentials, shadow otherwise or when asked. */
-export function reviewPublisherFor(store: Store, config: Config, log: Logger): ReviewPublisher {
+export function reviewPublisherFor(
+  store: Store,
+  config: Config,
+  log: Logger,
+  opts: { fileLinks?: boolean } = {},
+): ReviewPublisher {
   return new ReviewPublisher({
     store,
     mode: config.publishMode,
@@ -190,6 +195,7 @@ export function reviewPublisherFor(store: Store, config: Config, log: Logger): R
     checkName: config.checkName,
     botHandle: config.botHandles[0] ?? 'verdict',
     webUrl: config.github.webUrl,
+    ...(opts.fileLinks === false ? { fileLinks: false } : {}),
     log: log.child({ name: 'publish' }),
   });
 }

@@ -469,12 +469,19 @@ const providers = {
   ),
   OPENROUTER_API_KEY: v('OpenRouter API key.', trimmed),
   VERDICT_OPENROUTER_API_KEY: v('OpenRouter API key, read when OPENROUTER_API_KEY is unset.', trimmed),
-  OPENAI_API_KEY: v('OpenAI API key.', trimmed),
+  OPENAI_API_KEY: v(
+    'OpenAI API key (not needed when VERDICT_OPENAI_BASE_URL names another server than api.openai.com).',
+    trimmed,
+  ),
   VERDICT_OPENAI_API_KEY: v('OpenAI API key, read when OPENAI_API_KEY is unset.', trimmed),
   ANTHROPIC_API_KEY: v('Anthropic API key.', trimmed),
   VERDICT_ANTHROPIC_API_KEY: v('Anthropic API key, read when ANTHROPIC_API_KEY is unset.', trimmed),
   VERDICT_OPENROUTER_BASE_URL: v('OpenRouter API base URL.', baseUrl, 'https://openrouter.ai/api/v1'),
-  VERDICT_OPENAI_BASE_URL: v('OpenAI API base URL.', baseUrl, 'https://api.openai.com/v1'),
+  VERDICT_OPENAI_BASE_URL: v(
+    'OpenAI API base URL, or any OpenAI-compatible server: Ollama, vLLM, LM Studio (docs/local-review.md).',
+    baseUrl,
+    'https://api.openai.com/v1',
+  ),
   VERDICT_ANTHROPIC_BASE_URL: v('Anthropic API base URL.', baseUrl, 'https://api.anthropic.com/v1'),
   VERDICT_OPENROUTER_REQUIRE_FREE: v(
     'OpenRouter free-only guard: only models the catalog prices at 0 are used; it fails closed, only exactly 0 turns it off.',

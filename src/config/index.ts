@@ -219,7 +219,8 @@ export type ProviderConfig = {
     appUrl: string | null;
     appName: string;
   };
-  openai: HttpProviderConfig;
+  /** `keyRequired`: false for a base URL other than api.openai.com (a local server needs no key). */
+  openai: HttpProviderConfig & { keyRequired: boolean };
   anthropic: HttpProviderConfig & { version: string; maxTokens: number };
   codex: { bin: string; home: string | null };
   /** `VERDICT_MODEL_PRICES`: rates over the built-in ones. */
@@ -386,6 +387,19 @@ function queueSelection(s: Settings, env: ProcessEnv, store: StoreConfig): Queue
   return store.filename === ':memory:' ? { kind: 'memory' } : { kind: 'store' };
 }
 
+/**
+ * Whether the `openai` provider needs an API key at this base URL: only at OpenAI's own API. Another
+ * OpenAI-compatible server (Ollama, vLLM, LM Studio on localhost) often runs without one; a key that is
+ * set is still sent to it.
+ */
+export function openAiKeyRequired(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname.toLowerCase() === 'api.openai.com';
+  } catch {
+    return true;
+  }
+}
+
 function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
   // The bare key first, then the prefixed alias (a blank one counts as unset).
   const http = (name: 'OPENROUTER' | 'OPENAI' | 'ANTHROPIC'): HttpProviderConfig => ({
@@ -416,7 +430,7 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
       appUrl: s.VERDICT_PUBLIC_URL ?? null,
       appName: s.VERDICT_PRODUCT_NAME,
     },
-    openai: http('OPENAI'),
+    openai: { ...http('OPENAI'), keyRequired: openAiKeyRequired(s.VERDICT_OPENAI_BASE_URL) },
     anthropic: {
       ...http('ANTHROPIC'),
       version: s.VERDICT_ANTHROPIC_VERSION,

@@ -337,13 +337,16 @@ async function providerResult(
   }
   const http: HttpProviderConfig = providers[provider];
   const missing: string[] = [];
-  if (http.apiKey === null) missing.push(`an API key: set ${http.apiKeyVariable}`);
+  // A local OpenAI-compatible server (VERDICT_OPENAI_BASE_URL not at api.openai.com) may run without a key.
+  const keyless = provider === 'openai' && !providers.openai.keyRequired;
+  if (http.apiKey === null && !keyless) missing.push(`an API key: set ${http.apiKeyVariable}`);
   if (choice.model === null)
     missing.push(`a model: set ${choice.modelVariable} (${provider} has no default)`);
   if (missing.length > 0) return fail(check, `${provider} needs ${missing.join(', and ')}`);
   const model = choice.model!;
   if (deps.offline) {
-    return ok(check, `${provider}, model ${model}, key set (${provider} not asked: ${deps.offlineNote})`);
+    const key = http.apiKey === null ? `no key (${http.baseUrl} needs none)` : 'key set';
+    return ok(check, `${provider}, model ${model}, ${key} (${provider} not asked: ${deps.offlineNote})`);
   }
   const url = provider === 'anthropic' ? `${http.baseUrl}/models?limit=1000` : `${http.baseUrl}/models`;
   const headers: Record<string, string> =
@@ -353,7 +356,10 @@ async function providerResult(
           'x-api-key': http.apiKey!,
           'anthropic-version': providers.anthropic.version,
         }
-      : { accept: 'application/json', authorization: `Bearer ${http.apiKey}` };
+      : {
+          accept: 'application/json',
+          ...(http.apiKey === null ? {} : { authorization: `Bearer ${http.apiKey}` }),
+        };
   let answer: { status: number; body: unknown };
   try {
     answer = await getJson(deps, url, headers);

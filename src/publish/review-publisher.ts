@@ -57,6 +57,8 @@ export type PublisherDeps = {
   botHandle: string;
   /** Web base URL for links to files (https://github.com, or the GHES host). */
   webUrl?: string;
+  /** Links to the files of findings in the body (default true; off where the repository is not on GitHub). */
+  fileLinks?: boolean;
   log: Logger;
 };
 
@@ -342,9 +344,10 @@ export class ReviewPublisher {
       resolved: plan.resolved,
       reviewNote: reviewNote(result),
       instructionFiles: result.instructions?.files ?? [],
-      fileLink: commitId
-        ? (path, line, endLine) => this.fileUrl(run.repo, commitId, path, line, endLine)
-        : undefined,
+      fileLink:
+        commitId && this.deps.fileLinks !== false
+          ? (path, line, endLine) => this.fileUrl(run.repo, commitId, path, line, endLine)
+          : undefined,
     };
 
     // 1. The review: a new one every time, its anchored findings as line comments.
@@ -534,7 +537,10 @@ export class ReviewPublisher {
           inline: true,
           line: record.line,
           endLine: record.endLine,
-          fileUrl: this.fileUrl(run.repo, commitId, record.path!, record.line!, record.endLine),
+          fileUrl:
+            this.deps.fileLinks === false
+              ? null
+              : this.fileUrl(run.repo, commitId, record.path!, record.line!, record.endLine),
         });
         continue;
       }

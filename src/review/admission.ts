@@ -19,8 +19,11 @@ export type AdmissionDecision =
   /** `hint`: what would let it be reviewed, for the check run a refusal completes (one sentence). */
   | { admitted: false; reason: AdmissionReason; detail: string; hint?: string };
 
-/** Triggers that an operator or a PR comment asked for, as opposed to a pull_request event. */
-export const MANUAL_TRIGGERS = new Set(['manual_command', 'operator_requeue']);
+/**
+ * Triggers that someone asked for, as opposed to a pull_request event: a PR comment command, an operator
+ * requeue, and `verdict review` of a local change (`local_review`).
+ */
+export const MANUAL_TRIGGERS = new Set(['manual_command', 'operator_requeue', 'local_review']);
 
 /** The month's model spend as the usage report sees it. */
 export type BudgetUsage =

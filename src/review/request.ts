@@ -16,6 +16,8 @@ export type ReviewRequest = {
   /** `manual-{commentId}`, `operator-{timestamp}`: a variant makes a fresh run on an unchanged head. */
   variant?: string | null;
   deliveryId?: string | null;
+  /** Attempts of the job before it fails for good (default: the job table's). */
+  maxAttempts?: number;
 };
 
 export type ReviewJobPayload = ReviewRequest & { runId: string; reviewKey: string };
@@ -57,7 +59,13 @@ export async function requestReview(store: Store, req: ReviewRequest): Promise<R
       if (!TERMINAL_RETRYABLE.has(run.status)) return { outcome: 'already_reviewed', run, jobId: run.jobId };
       await store.runs.update(run.id, { status: 'queued', reason: null, error: null }, trx);
     }
-    const payload: ReviewJobPayload = { ...req, variant: req.variant ?? null, runId: run.id, reviewKey: key };
+    const { maxAttempts, ...request } = req;
+    const payload: ReviewJobPayload = {
+      ...request,
+      variant: req.variant ?? null,
+      runId: run.id,
+      reviewKey: key,
+    };
     const result = await store.jobs.enqueue(
       {
         queue: REVIEW_QUEUE,
@@ -65,6 +73,7 @@ export async function requestReview(store: Store, req: ReviewRequest): Promise<R
         key: req.variant ? key : waitingJobKey(req.owner, req.repo, req.number),
         mode: req.variant ? 'keep_existing' : 'replace_waiting',
         payload,
+        ...(maxAttempts !== undefined ? { maxAttempts } : {}),
       },
       trx,
     );

@@ -1,25 +1,11 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { randomId, systemClock } from '../clock.js';
-import { createReviewWorker, reviewPublisherFor } from '../compose/parts.js';
 import { loadConfig } from '../config/index.js';
-import type { GitHubClient } from '../github/client.js';
-import { createProbot } from '../github/probot.js';
-import { createReviewEngine } from '../review/engine.js';
+import { ScratchReview, TERMINAL_RUN_STATUSES } from '../compose/scratch-review.js';
 import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
-import { requestReview } from '../review/request.js';
-import { openConfiguredStore, type Store } from '../store/index.js';
-import { reviewFlow } from '../worker/review-flow.js';
+import type { Store } from '../store/index.js';
+import type { RunRecord } from '../store/runs.js';
 import { loadCorpus, type TestLabCase } from './case.js';
-import {
-  CaseGitHubServer,
-  TESTLAB_INSTALLATION_ID,
-  TESTLAB_OWNER,
-  TESTLAB_PR_NUMBER,
-} from './github-server.js';
+import { caseSource, TESTLAB_OWNER } from './github-server.js';
 import { modelJudge } from './judge.js';
 import { RecordingProvider, ReplayProvider } from './replay-provider.js';
 import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
@@ -80,8 +66,6 @@ export function selectCases(cases: readonly TestLabCase[], globs: string | undef
   return cases.filter((c) => patterns.some((p) => p.test(c.name)));
 }
 
-const TERMINAL = new Set(['completed', 'failed', 'skipped', 'superseded', 'abandoned']);
-
 /**
  * Reviews Test Lab cases through the real pipeline: a local GitHub API serves each case as a pull request
  * (`testlab/<case>#1`), a Probot App authenticates against it with a key made for the run, review jobs go
@@ -95,83 +79,41 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
   if (cases.length === 0) throw new Error(`no Test Lab case matches "${opts.cases ?? ''}" in ${opts.corpus}`);
   const providerName = (opts.provider ?? opts.env.VERDICT_RUNNER_PROVIDER ?? '').trim().toLowerCase();
   const replay = providerName === 'replay';
-  const github = new CaseGitHubServer(cases);
-  const base = await github.start();
-  const scratch = mkdtempSync(join(tmpdir(), 'verdict-testlab-'));
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const env: Env = {
-    ...opts.env,
-    DATABASE_URL: undefined,
-    APP_ID: '1',
-    PRIVATE_KEY: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    PRIVATE_KEY_PATH: undefined,
-    GHE_HOST: new URL(base).host,
-    GHE_PROTOCOL: 'http',
-    VERDICT_DB_PATH: join(scratch, 'testlab.sqlite'),
-    VERDICT_QUEUE_DB_PATH: undefined,
-    VERDICT_QUEUE_URL: undefined,
-    VERDICT_QUEUE_TOKEN: undefined,
-    VERDICT_PUBLISH_MODE: 'shadow',
-    VERDICT_WORKER_CONCURRENCY: String(opts.concurrency),
-    VERDICT_WORKER_MAX_JOBS: String(opts.concurrency),
-    ...(opts.provider && !replay ? { VERDICT_RUNNER_PROVIDER: opts.provider } : {}),
-    ...(opts.model ? { VERDICT_RUNNER_MODEL: opts.model } : {}),
-    // Replay: the part split the recordings were made with (a large case is reviewed in several parts).
-    ...(replay ? { VERDICT_RUNNER_PROVIDER: undefined, VERDICT_REVIEW_CHUNK_TOKENS: '12000' } : {}),
-  };
-  const config = loadConfig(env);
-  const log = opts.log;
-  let store: Store | null = null;
-  let worker: ReturnType<typeof createReviewWorker> | null = null;
+  const scratch = await ScratchReview.open({
+    sources: cases.map(caseSource),
+    env: {
+      ...opts.env,
+      ...(opts.provider && !replay ? { VERDICT_RUNNER_PROVIDER: opts.provider } : {}),
+      ...(opts.model ? { VERDICT_RUNNER_MODEL: opts.model } : {}),
+      // Replay: the part split the recordings were made with (a large case is reviewed in several parts).
+      ...(replay ? { VERDICT_RUNNER_PROVIDER: undefined, VERDICT_REVIEW_CHUNK_TOKENS: '12000' } : {}),
+    },
+    concurrency: opts.concurrency,
+    log: opts.log,
+    providers: (config) => {
+      const providers: ProviderSelection = replay
+        ? { primary: new ReplayProvider(cases), shadow: null }
+        : { primary: selectProviders(config.review.providers).primary, shadow: null };
+      if (opts.record) {
+        if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
+        providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
+      }
+      return providers;
+    },
+  });
   try {
-    const providers: ProviderSelection = replay
-      ? { primary: new ReplayProvider(cases), shadow: null }
-      : { primary: selectProviders(config.review.providers).primary, shadow: null };
-    if (opts.record) {
-      if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
-      providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
-    }
-    const judge = judgeFor(opts, env, replay);
-    store = await openConfiguredStore(config);
-    const probot = createProbot(config.github, log.child({ name: 'probot' }));
-    const engine = createReviewEngine({
-      store,
-      config: config.review,
-      providers,
-      github: async (id) => (await probot.auth(id)) as GitHubClient,
-      clock: systemClock,
-      ids: randomId,
-      log: log.child({ name: 'review' }),
-    });
-    const executor = reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
-    worker = createReviewWorker(store, store.jobs, executor, config, log);
-    worker.start();
+    const { providers, store, server } = scratch;
+    const judge = judgeFor(opts, scratch.env, replay);
     const started = Date.now();
     const queued: Array<{ c: TestLabCase; runId: string }> = [];
     for (const c of cases) {
-      // As an installation and an operator would: the repository is installed and enabled.
-      const fullName = `${TESTLAB_OWNER}/${c.name}`;
-      await store.repositories.upsertInstalled(fullName, TESTLAB_INSTALLATION_ID);
-      await store.repositories.configure(
-        fullName,
-        { enabled: true },
-        { actor: 'testlab', reason: 'Test Lab case' },
-      );
-      const { run } = await requestReview(store, {
-        owner: TESTLAB_OWNER,
-        repo: c.name,
-        number: TESTLAB_PR_NUMBER,
-        installationId: TESTLAB_INSTALLATION_ID,
-        headSha: github.headSha(c.name),
-        trigger: 'opened',
-      });
-      queued.push({ c, runId: run.id });
+      const runId = await scratch.request(server.source(TESTLAB_OWNER, c.name)!, { trigger: 'opened' });
+      queued.push({ c, runId });
     }
-    worker.kick();
-    const s = store;
     const results = await Promise.all(
       queued.map(async ({ c, runId }) => {
-        const result = await caseResult(s, c, runId, opts.caseTimeoutMs ?? 15 * 60_000, judge?.judge);
+        const run = await scratch.settled(runId, opts.caseTimeoutMs ?? 15 * 60_000);
+        const result = await caseResult(store, c, run, opts.caseTimeoutMs ?? 15 * 60_000, judge?.judge);
         opts.onCase?.(result);
         return result;
       }),
@@ -183,13 +125,10 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
       judge: judge ? { provider: judge.provider.name, model: judge.provider.model } : null,
       scores,
       cases: results,
-      unknownRequests: [...new Set(github.requests.unknown)],
+      unknownRequests: [...new Set(server.requests.unknown)],
     };
   } finally {
-    await worker?.stop(5_000).catch(() => undefined);
-    await store?.close().catch(() => undefined);
-    await github.close();
-    rmSync(scratch, { recursive: true, force: true });
+    await scratch.close();
   }
 }
 
@@ -215,16 +154,10 @@ function judgeFor(
 async function caseResult(
   store: Store,
   c: TestLabCase,
-  runId: string,
+  run: RunRecord | null,
   timeoutMs: number,
   judge?: Judge,
 ): Promise<CaseResult> {
-  const deadline = Date.now() + timeoutMs;
-  let run = await store.runs.get(runId);
-  while (run && !TERMINAL.has(run.status) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    run = await store.runs.get(runId);
-  }
   const base: CaseResult = {
     name: c.name,
     language: c.meta.language,
@@ -241,7 +174,7 @@ async function caseResult(
     parts: 0,
   };
   if (!run) return { ...base, error: 'the review run disappeared' };
-  const traces = await store.traces.list({ runId, limit: 10 });
+  const traces = await store.traces.list({ runId: run.id, limit: 10 });
   const spans = (await Promise.all(traces.map((t) => store.traces.get(t.traceId)))).flatMap(
     (t) => t?.spans ?? [],
   );
@@ -261,7 +194,7 @@ async function caseResult(
     wallMs: trace?.durationMs ?? 0,
     parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
   };
-  if (!TERMINAL.has(run.status)) {
+  if (!TERMINAL_RUN_STATUSES.has(run.status)) {
     return {
       ...base,
       ...usage,
@@ -269,7 +202,7 @@ async function caseResult(
       error: `not finished within ${Math.round(timeoutMs / 1000)} s`,
     };
   }
-  const stored = await store.findings.listForRun(runId);
+  const stored = await store.findings.listForRun(run.id);
   const findings = stored.map((f) => ({
     severity: f.severity,
     category: f.category,

@@ -36,7 +36,8 @@ function input(over: {
   };
 }
 
-const MANUAL = ['manual_command', 'operator_requeue'];
+// A PR comment command, an operator requeue, and `verdict review` of a local change.
+const MANUAL = ['manual_command', 'operator_requeue', 'local_review'];
 
 describe('admission (review-engine 7.2)', () => {
   it('admits an ordinary pull request', async () => {

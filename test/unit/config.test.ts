@@ -240,6 +240,7 @@ describe('provider and model selection', () => {
         apiKey: null,
         apiKeyVariable: 'OPENAI_API_KEY (or VERDICT_OPENAI_API_KEY)',
         baseUrl: 'https://api.openai.com/v1',
+        keyRequired: true,
       },
       anthropic: {
         apiKey: null,
@@ -276,7 +277,12 @@ describe('provider and model selection', () => {
       model: 'claude-sonnet-4',
       modelVariable: 'VERDICT_RUNNER_SHADOW_MODEL',
     });
-    expect(chosen.openai).toMatchObject({ apiKey: 'alias', baseUrl: 'http://127.0.0.1:9/v1' });
+    expect(chosen.openai).toMatchObject({
+      apiKey: 'alias',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      // Another server than api.openai.com (Ollama, vLLM, LM Studio) may run without a key.
+      keyRequired: false,
+    });
     expect(chosen.anthropic).toMatchObject({ apiKey: 'bare', maxTokens: 1000 });
   });
 

@@ -249,6 +249,24 @@ describe('provider', () => {
     expect(unlisted.detail).toContain('model gpt-4o-mini is not among them: check VERDICT_RUNNER_MODEL');
   });
 
+  test('a local OpenAI-compatible server needs no key: asked without an Authorization header', async () => {
+    const env = {
+      VERDICT_RUNNER_PROVIDER: 'openai',
+      VERDICT_OPENAI_BASE_URL: 'http://localhost:11434/v1',
+      VERDICT_RUNNER_MODEL: 'qwen2.5-coder',
+    };
+    nock('http://localhost:11434', { badheaders: ['authorization'] })
+      .get('/v1/models')
+      .reply(200, openaiModels(['qwen2.5-coder']));
+    expect(await run(primary, env)).toMatchObject({ status: 'ok' });
+    // At OpenAI's own API a missing key still fails.
+    const { VERDICT_OPENAI_BASE_URL: _local, ...official } = env;
+    expect(await run(primary, official)).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('an API key: set OPENAI_API_KEY'),
+    });
+  });
+
   test('a refused key fails with the provider’s message and the variable to set', async () => {
     nock('https://api.openai.com').get('/v1/models').reply(401, OPENAI_BAD_KEY);
     const result = await run(primary, {

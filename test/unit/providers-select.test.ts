@@ -136,6 +136,53 @@ describe('provider selection (Node worker entry point)', () => {
     }
   });
 
+  test('openai at another base URL than api.openai.com runs without a key, sending no Authorization header', async () => {
+    const seen: Array<{ url: string; authorization: string | null }> = [];
+    const fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+      seen.push({ url: String(url), authorization: new Headers(init?.headers).get('authorization') });
+      return new Response(
+        JSON.stringify({
+          id: 'chatcmpl-local',
+          object: 'chat.completion',
+          created: 1_750_000_000,
+          model: 'qwen2.5-coder:7b',
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: '{"overview":"ok"}', refusal: null },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    }) as typeof globalThis.fetch;
+    const env = {
+      VERDICT_RUNNER_PROVIDER: 'openai',
+      VERDICT_RUNNER_MODEL: 'qwen2.5-coder:7b',
+      VERDICT_OPENAI_BASE_URL: 'http://localhost:11434/v1',
+    };
+    const call = { system: 's', messages: [{ role: 'user' as const, content: 'u' }], timeoutMs: 5000 };
+    const keyless = await providersFor(env, { fetch }).primary.complete(call);
+    expect(keyless.text).toBe('{"overview":"ok"}');
+    // A key that is set is still sent.
+    await providersFor({ ...env, OPENAI_API_KEY: 'sk-local' }, { fetch }).primary.complete(call);
+    expect(seen).toEqual([
+      { url: 'http://localhost:11434/v1/chat/completions', authorization: null },
+      { url: 'http://localhost:11434/v1/chat/completions', authorization: 'Bearer sk-local' },
+    ]);
+    // At OpenAI's own API the key stays required (the default base URL, or it named explicitly).
+    for (const base of [{}, { VERDICT_OPENAI_BASE_URL: 'https://API.openai.com/v1' }]) {
+      const { VERDICT_OPENAI_BASE_URL: _local, ...rest } = env;
+      await expect(
+        providersFor({ ...rest, ...base }, { fetch }).primary.complete(call),
+      ).rejects.toMatchObject({ code: 'config' });
+    }
+    expect(seen).toHaveLength(2);
+  });
+
   test('a missing model of an HTTP provider fails at call time with code config', async () => {
     const { primary } = providersFor({ VERDICT_RUNNER_PROVIDER: 'openai', OPENAI_API_KEY: 'k' });
     expect(primary.model).toBe('');

@@ -30,6 +30,11 @@ export type OpenAICompatibleOptions = {
   apiKey: string | null;
   /** Named in the error when the key is missing, e.g. `OPENAI_API_KEY (or VERDICT_OPENAI_API_KEY)`. */
   apiKeyVariable: string;
+  /**
+   * False: calls go without a key (and without an Authorization header) when none is set, for a local
+   * OpenAI-compatible server (config `openAiKeyRequired`). Default true: a missing key is a config error.
+   */
+  keyRequired?: boolean;
   /** Without a trailing slash, e.g. `https://api.openai.com/v1`. */
   baseURL: string;
   /** `VERDICT_OPENROUTER_MAX_TOKENS` when set: `max_tokens` (openrouter) / `max_completion_tokens` (openai). */
@@ -206,12 +211,16 @@ export class OpenAICompatibleProvider implements ModelProvider {
   /** The SDK client, built on first use (a missing key is a call-time config error, never a start failure). */
   private sdk(): OpenAI {
     if (this.client) return this.client;
-    if (!this.opts.apiKey) throw missingKeyError(this.name, this.opts.apiKeyVariable);
+    const keyless = !this.opts.apiKey;
+    if (keyless && this.opts.keyRequired !== false)
+      throw missingKeyError(this.name, this.opts.apiKeyVariable);
     this.client = new OpenAI({
-      apiKey: this.opts.apiKey,
+      // The SDK refuses to start without a key: a keyless client gets a placeholder it never sends (the
+      // Authorization header is removed below).
+      apiKey: keyless ? 'no-key' : this.opts.apiKey!,
       baseURL: this.opts.baseURL,
       maxRetries: 0,
-      defaultHeaders: this.opts.headers,
+      defaultHeaders: keyless ? { ...this.opts.headers, Authorization: null } : this.opts.headers,
       ...(this.name === 'openrouter' ? { organization: null, project: null } : {}),
       ...(this.opts.fetch ? { fetch: this.opts.fetch as never } : {}),
     });

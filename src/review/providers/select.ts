@@ -46,6 +46,7 @@ export function createProvider(
         model: model ?? '',
         apiKey: c.apiKey,
         apiKeyVariable: c.apiKeyVariable,
+        keyRequired: name === 'openai' ? config.openai.keyRequired : true,
         baseURL: c.baseUrl,
         maxTokens: config.maxTokens,
         ...(name === 'openrouter' && {
