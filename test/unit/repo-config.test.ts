@@ -347,8 +347,17 @@ describe('autoReviewDecision', () => {
     ],
   ])('%s → auto_review_disabled', (_label, raw, pr, detail) => {
     const decision = autoReviewDecision(configOf(raw), pr);
-    expect(decision).toEqual({ ok: false, reason: 'auto_review_disabled', detail: expect.any(String) });
-    if (!decision.ok) expect(decision.detail).toContain(detail);
+    expect(decision).toEqual({
+      ok: false,
+      reason: 'auto_review_disabled',
+      detail: expect.any(String),
+      hint: expect.any(String),
+    });
+    if (!decision.ok) {
+      expect(decision.detail).toContain(detail);
+      // What to change, for the neutral check run the refusal completes (NAMES.md).
+      expect(decision.hint).toMatch(/verdict\.yml|operator configuration/);
+    }
   });
 
   test.each<[string, unknown, { baseRef: string; draft: boolean; defaultBranch?: string }]>([
