@@ -116,11 +116,11 @@ class ReviewJob implements ReviewSession {
     private readonly job: ClaimedJob,
     private readonly ctx: JobContext,
   ) {
-    this.trace = new RunTrace(deps, run);
+    this.log = deps.log.child({ runId: run.id, reviewKey: run.reviewKey });
+    this.trace = new RunTrace({ ...deps, log: this.log }, run);
     const { owner, name } = splitFullName(run.repo);
     const { id: runId, reviewKey, repo, prNumber, createdAt } = run;
     this.scope = { runId, reviewKey, repo, owner, name, prNumber, headSha: run.headSha!, createdAt };
-    this.log = deps.log.child({ runId: run.id, reviewKey: run.reviewKey });
   }
 
   private get records(): RecordTarget {
