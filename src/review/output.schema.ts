@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The review output object the model is asked for (review-engine 2.2 to 2.5).
  *
  * These are the strict shapes. The runtime accepts less than this (the shallow usability check of 2.2 in
- * `parse-output.ts`) and normalises what it accepts into a `ReviewOutput`.
+ * `parse-json.ts`) and normalises what it accepts into a `ReviewOutput` (`parse-output.ts`).
  */
 
 export const VERDICTS = ['clear', 'needs-attention'] as const;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findingFingerprint } from './fingerprint.js';
-import { extractJsonCandidate, withoutTrailingCommas } from './parse-output.js';
+import { extractJsonCandidate, withoutTrailingCommas } from './parse-json.js';
 import { reviewOutputSchema, strictJsonSchema, type Finding, type ReviewOutput } from './output.schema.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ModelProvider } from '../review/providers/index.js';
-import { extractJsonCandidate } from '../review/parse-output.js';
+import { extractJsonCandidate } from '../review/parse-json.js';
 import type { Judge, ScoredFinding } from './score.js';
 
 const SYSTEM = [

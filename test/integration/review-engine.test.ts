@@ -98,8 +98,33 @@ describe('the review engine', () => {
       'post-process',
       'publish',
       'review',
+      'stage:anchor',
+      'stage:budget',
+      'stage:call',
+      'stage:filter',
+      'stage:gather',
+      'stage:merge',
+      'stage:parse',
+      'stage:plan',
+      'stage:prompt',
+      'stage:record',
       'start-check',
     ]);
+    // One span per stage of the pipeline, in the order the engine runs them, each with its counts.
+    expect(spans.filter((s) => s.name.startsWith('stage:')).map((s) => s.name)).toEqual(
+      ['gather', 'plan', 'prompt', 'budget', 'call', 'parse', 'merge', 'filter', 'anchor', 'record'].map(
+        (name) => `stage:${name}`,
+      ),
+    );
+    expect(byName['stage:gather']).toMatchObject({
+      kind: 'stage',
+      status: 'ok',
+      parentSpanId: byName.review!.spanId,
+    });
+    expect(byName['stage:gather']!.attributes).toMatchObject({ files: 2, memoryContexts: 1 });
+    expect(byName['stage:call']!.attributes).toMatchObject({ parts: 1, answers: 1, failedParts: 0 });
+    expect(byName['stage:anchor']!.attributes).toMatchObject({ findings: 1 });
+    expect(byName['stage:record']!.attributes).toMatchObject({ findings: 1, verdict: 'needs-attention' });
     expect(byName.publish).toMatchObject({ kind: 'publish', status: 'ok' });
     // Shadow publication: the check in progress, the review and the completed check are in the ledger;
     // nothing was sent (nock would have refused it).

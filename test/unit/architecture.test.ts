@@ -80,6 +80,16 @@ describe('the shape of the code (issue 23)', () => {
     expect(importsMatching(FACES, /(^|\/)(review\/requeue|reports\/(report|export))\.js$/)).toEqual([]);
   });
 
+  test('the review engine is a pipeline of stage modules: no module of src/review/ is over 400 lines (issue 35)', () => {
+    const lines = (file: string) => readFileSync(file, 'utf8').split('\n').length - 1;
+    const long = modules('src/review')
+      .filter((file) => lines(file) > 400)
+      .map((file) => `${file}: ${lines(file)} lines`);
+    expect(long).toEqual([]);
+    const stages = modules('src/review').filter((file) => file.endsWith('.stage.ts'));
+    expect(stages.length).toBeGreaterThanOrEqual(10);
+  });
+
   test('services/ imports no face (operator/, trpc/, cli/, bridge/, compose/)', () => {
     expect(importsMatching(modules('src/services'), /(^|\/)(operator|trpc|cli|bridge|compose)\//)).toEqual(
       [],

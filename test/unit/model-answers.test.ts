@@ -1,10 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  parseReviewOutput,
-  repairFindingsPrompt,
-  withoutTrailingCommas,
-} from '../../src/review/parse-output.js';
+import { withoutTrailingCommas } from '../../src/review/parse-json.js';
+import { parseReviewOutput, repairFindingsPrompt } from '../../src/review/parse-output.js';
 
 /**
  * Recorded answers with the habits of real models (fixtures/model-answers/): extra keys, other severity

@@ -8,12 +8,8 @@ import {
   reviewOutputSchema,
   type Finding,
 } from '../../src/review/output.schema.js';
-import {
-  extractJsonCandidate,
-  isUsableReviewOutput,
-  parseReviewOutput,
-  repairPrompt,
-} from '../../src/review/parse-output.js';
+import { extractJsonCandidate, isUsableReviewOutput } from '../../src/review/parse-json.js';
+import { parseReviewOutput, repairPrompt } from '../../src/review/parse-output.js';
 
 type Json = Record<string, any>;
 

@@ -170,16 +170,19 @@ export class CodexProvider implements ModelProvider {
           finish(null, Buffer.concat(stdout).toString('utf8'));
           return;
         }
-        const tail = lastLine(stderr);
-        const how = code !== null ? `exited with code ${code}` : `was killed by signal ${sig}`;
-        finish(
-          new ModelCallError('unavailable', `codex ${how}${tail ? `: ${tail}` : ''}`, {
-            retryable: true,
-            provider: this.name,
-          }),
-        );
+        finish(this.exitError(code, sig, stderr));
       });
       child.stdin?.end(prompt);
+    });
+  }
+
+  /** The CLI ended without an answer: how, with the last line it wrote to stderr. */
+  private exitError(code: number | null, sig: NodeJS.Signals | null, stderr: string): ModelCallError {
+    const tail = lastLine(stderr);
+    const how = code !== null ? `exited with code ${code}` : `was killed by signal ${sig}`;
+    return new ModelCallError('unavailable', `codex ${how}${tail ? `: ${tail}` : ''}`, {
+      retryable: true,
+      provider: this.name,
     });
   }
 

@@ -1,0 +1,241 @@
+import type { ReviewConfig } from '../config/index.js';
+import { mapConcurrent } from './concurrency.js';
+import { splitChunk, type ReviewChunk, type ReviewInput } from './context.js';
+import { mergeOutputs } from './merge.js';
+import { callModel, type ModelCallEnv } from './model-call.js';
+import type { ReviewOutput } from './output.schema.js';
+import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-output.js';
+import { chunkPrompt, type PromptContext } from './prompt.js';
+import type { ReviewPrompt } from './prompt.stage.js';
+import type { ModelMessage, ModelProvider, ProviderSelection } from './providers/index.js';
+import { errorText, type Stage } from './stage.js';
+
+/**
+ * Stage `call`: every part to the model. The parts run concurrently (`VERDICT_REVIEW_CONCURRENCY`),
+ * each call under its timeout and as a `model` span. Each answer is read as it arrives (parse-output.ts),
+ * because what is wrong with it decides what happens next: an unusable answer, or a usable one with
+ * findings that cannot be read, gets one repair attempt; an answer cut at the output token limit gets no
+ * repair: the part is split in two and both halves are reviewed. The shadow model, when configured,
+ * reviews the same parts after the primary (`shadow-model` spans); its pass never fails the run.
+ */
+
+export type CallInput = {
+  providers: ProviderSelection;
+  prompt: Pick<ReviewPrompt, 'system'>;
+  /** The fitted context every part's message carries, and the parts (none: one call without a diff). */
+  budgeted: { context: PromptContext; input: Pick<ReviewInput, 'chunks'> };
+  config: Pick<ReviewConfig, 'timeoutMs' | 'shadowTimeoutMs' | 'concurrency'>;
+  env: ModelCallEnv;
+};
+
+/** One usable answer of a part (a part split in two has two or more). */
+export type PartOutput = { output: ReviewOutput; warnings: string[]; unreadable: number };
+
+/** How one model pass over all parts went (primary or shadow). */
+export type PassResult = {
+  /** The usable answers, in part order. */
+  outputs: Array<PartOutput & { chunk: number }>;
+  /** The parts that failed, with the first error. */
+  failed: Map<number, string>;
+  /** Whether some failure was one that trying again later can fix (timeout, 5xx, rate limit). */
+  retryable: boolean;
+  /** Parts split in two because an answer was cut at the output token limit. */
+  splits: number;
+};
+
+/** The shadow model's pass as stored on the run (`shadowReview`): never published. */
+export type ShadowReview = {
+  provider: string;
+  model: string;
+  status: 'analysed' | 'degraded' | 'failed';
+  output: ReviewOutput | null;
+  errors: Array<{ chunk: number | null; error: string }>;
+};
+
+export type Called = {
+  primary: PassResult;
+  /** Absent without a shadow model. */
+  shadow: ShadowReview | undefined;
+};
+
+/** What every call of one pass sends and how it is traced. */
+type PassSetup = {
+  provider: ModelProvider;
+  spanName: string;
+  system: string;
+  context: PromptContext;
+  suppliedIds: ReadonlySet<string>;
+  timeoutMs: number;
+  concurrency: number;
+  env: ModelCallEnv;
+};
+
+/** How one part went: its outputs (two or more when it was split), or its error. */
+type PartResult = { outputs: PartOutput[]; error: string | null; retryable: boolean; splits: number };
+
+/** A part is split at most this many times over (a part becomes at most 8 smaller ones). */
+const MAX_SPLIT_DEPTH = 3;
+
+async function call(input: CallInput): Promise<Called> {
+  const { providers, config: settings, env } = input;
+  const { context, input: parts } = input.budgeted;
+  const setup = {
+    system: input.prompt.system,
+    context,
+    suppliedIds: new Set(context.memory.map((m) => m.id)),
+    concurrency: settings.concurrency,
+    env,
+  };
+  const primary = await pass(
+    { ...setup, provider: providers.primary, spanName: 'model', timeoutMs: settings.timeoutMs },
+    parts.chunks,
+  );
+  const shadow = providers.shadow
+    ? await shadowPass(
+        {
+          ...setup,
+          provider: providers.shadow,
+          spanName: 'shadow-model',
+          timeoutMs: settings.shadowTimeoutMs,
+        },
+        parts.chunks,
+      )
+    : undefined;
+  return { primary, shadow };
+}
+
+/** One model pass over every part, concurrently; outputs are kept in part order. */
+async function pass(setup: PassSetup, parts: ReviewChunk[]): Promise<PassResult> {
+  const result: PassResult = { outputs: [], failed: new Map(), retryable: false, splits: 0 };
+  const chunks: Array<ReviewChunk | null> = parts.length > 0 ? parts : [null];
+  const run = { ...setup, total: chunks.length };
+  const done = await mapConcurrent(chunks, setup.concurrency, async (chunk, index) => {
+    if (setup.env.signal.aborted) throw new Error('aborted');
+    return reviewPart(run, chunk, index, 0);
+  });
+  for (const [index, part] of done.entries()) {
+    for (const output of part.outputs) result.outputs.push({ chunk: index, ...output });
+    if (part.error !== null) result.failed.set(index, part.error);
+    if (part.retryable) result.retryable = true;
+    result.splits += part.splits;
+  }
+  return result;
+}
+
+/**
+ * One part: a call, the repair attempt when the answer cannot be used, and, when the answer was cut at
+ * the output token limit, no repair: the part is split in two and both halves are reviewed.
+ */
+async function reviewPart(
+  run: PassSetup & { total: number },
+  chunk: ReviewChunk | null,
+  index: number,
+  depth: number,
+): Promise<PartResult> {
+  const messages: ModelMessage[] = [{ role: 'user', content: chunkPrompt(run.context, chunk, run.total) }];
+  let error: string | null = null;
+  let retryable = false;
+  // A usable answer with unreadable findings is kept while the repair attempt tries to do better.
+  let kept: PartOutput | null = null;
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const called = await callModel(run.env, {
+      provider: run.provider,
+      spanName: run.spanName,
+      system: run.system,
+      messages,
+      timeoutMs: run.timeoutMs,
+      attributes: {
+        chunk: index,
+        attempt,
+        ...(depth > 0 ? { split: depth } : {}),
+        files: chunk?.files.length ?? 0,
+        diffTokens: chunk?.tokens ?? 0,
+      },
+    });
+    if (!called.ok) {
+      if (kept) break;
+      error = called.error;
+      retryable = called.retryable;
+      break;
+    }
+    if (called.truncated) {
+      const halves = chunk ? splitChunk(chunk) : null;
+      if (halves && depth < MAX_SPLIT_DEPTH) return reviewHalves(run, halves, index, depth);
+      if (kept) break;
+      error = 'the answer was cut at the output token limit and the part cannot be split further';
+      break;
+    }
+    const parsed = parseReviewOutput(called.text, { suppliedContextIds: run.suppliedIds });
+    if (parsed.ok) {
+      const candidate = {
+        output: parsed.output,
+        warnings: parsed.warnings,
+        unreadable: parsed.unreadable.length,
+      };
+      if (!kept || candidate.unreadable <= kept.unreadable) kept = candidate;
+      error = null;
+      if (parsed.unreadable.length === 0 || attempt === 2) break;
+      messages.push(
+        { role: 'assistant', content: called.text },
+        { role: 'user', content: repairFindingsPrompt(parsed.unreadable) },
+      );
+      continue;
+    }
+    if (kept) break;
+    error = `the model call succeeded but returned no usable review JSON payload (${parsed.error})`;
+    messages.push(
+      { role: 'assistant', content: called.text },
+      { role: 'user', content: repairPrompt(parsed.error) },
+    );
+  }
+  return { outputs: kept ? [kept] : [], error: kept ? null : error, retryable, splits: 0 };
+}
+
+/** Both halves of a part whose answer was cut, reviewed at once; the first output says why. */
+async function reviewHalves(
+  run: PassSetup & { total: number },
+  halves: [ReviewChunk, ReviewChunk],
+  index: number,
+  depth: number,
+): Promise<PartResult> {
+  const [a, b] = await Promise.all(halves.map((half) => reviewPart(run, half, index, depth + 1)));
+  const warning = `the answer was cut at the output token limit: the part was split in two and both halves reviewed`;
+  return {
+    outputs: [...a!.outputs, ...b!.outputs].map((o, i) =>
+      i === 0 ? { ...o, warnings: [warning, ...o.warnings] } : o,
+    ),
+    error: a!.error ?? b!.error,
+    retryable: a!.retryable || b!.retryable,
+    splits: 1 + a!.splits + b!.splits,
+  };
+}
+
+/** The shadow model's pass: stored as `shadowReview`, never published, never failing the run. */
+async function shadowPass(setup: PassSetup, parts: ReviewChunk[]): Promise<ShadowReview> {
+  const who = { provider: setup.provider.name, model: setup.provider.model };
+  try {
+    const result = await pass(setup, parts);
+    return {
+      ...who,
+      status: result.outputs.length === 0 ? 'failed' : result.failed.size > 0 ? 'degraded' : 'analysed',
+      output: result.outputs.length > 0 ? mergeOutputs(result.outputs.map((o) => o.output)) : null,
+      errors: [...result.failed].map(([chunk, error]) => ({ chunk, error })),
+    };
+  } catch (error) {
+    if (setup.env.signal.aborted) throw error;
+    return { ...who, status: 'failed', output: null, errors: [{ chunk: null, error: errorText(error) }] };
+  }
+}
+
+export const callStage: Stage<CallInput, Called> = {
+  name: 'call',
+  run: call,
+  counts: ({ primary, shadow }, input) => ({
+    parts: Math.max(1, input.budgeted.input.chunks.length),
+    answers: primary.outputs.length,
+    failedParts: primary.failed.size,
+    splits: primary.splits,
+    retryable: primary.retryable,
+    ...(shadow ? { shadow: shadow.status } : {}),
+  }),
+};
