@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,7 +10,12 @@ import { openDb } from '../../src/store/db.js';
 import { review } from '../helpers/review-harness.js';
 import { eventually } from '../helpers/webhooks.js';
 
-/** The operator CLI (review-engine 4.5) run as a child process against a fixture store. */
+/**
+ * The operator CLI (review-engine 4.5) run as a child process against a fixture store. Each start compiles
+ * the TypeScript sources through tsx: seconds on an idle machine, much longer on a loaded one, so a test
+ * (two or three starts) may take up to two minutes before it counts as hung.
+ */
+jest.setTimeout(120_000);
 const BIN = join(process.cwd(), 'bin', 'verdict.mjs');
 const HEAD = 'e'.repeat(40);
 const KEY = `acme/web#12@${HEAD}`;
@@ -24,7 +30,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Result> 
       [BIN, ...args],
       {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', ...env },
-        timeout: 60_000,
+        timeout: 110_000,
       },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),

@@ -11,6 +11,7 @@ import { randomId, systemClock } from '../../src/clock.js';
 import { loadConfig, type ProcessEnv } from '../../src/config/index.js';
 import { logStartupChecks, runChecks, runDoctor, type CheckResult } from '../../src/doctor/index.js';
 import { openStore } from '../../src/store/index.js';
+import { migrationNames } from '../../src/store/migrations/index.js';
 import { githubApp, openaiModels, validAppJwt } from '../helpers/api-bodies.js';
 
 /**
@@ -53,7 +54,7 @@ describe('doctor: the store check', () => {
     expect(await storeOf({ VERDICT_DB_PATH: file })).toEqual({
       check: 'store',
       status: 'ok',
-      detail: `SQLite ${file} opens and is migrated (19 migrations)`,
+      detail: `SQLite ${file} opens and is migrated (${migrationNames.length} migrations)`,
     });
   });
 
