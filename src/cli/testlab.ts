@@ -57,6 +57,7 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
     '',
     `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
+    `median review prompt tokens per case ${run.scores.medianPromptTokens ?? '-'}`,
   ].join('\n');
 }
 

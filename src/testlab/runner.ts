@@ -8,7 +8,14 @@ import { loadCorpus, type TestLabCase } from './case.js';
 import { caseSource, TESTLAB_OWNER } from './github-server.js';
 import { modelJudge } from './judge.js';
 import { RecordingProvider, ReplayProvider } from './replay-provider.js';
-import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
+import {
+  overallScores,
+  reviewPromptTokens,
+  scoreCase,
+  type CaseResult,
+  type Judge,
+  type Scores,
+} from './score.js';
 
 /** An environment as the configuration reads it. */
 export type Env = Record<string, string | undefined>;
@@ -171,6 +178,7 @@ async function caseResult(
     tokens: { input: 0, output: 0 },
     costUsd: null,
     wallMs: 0,
+    promptTokens: 0,
     parts: 0,
   };
   if (!run) return { ...base, error: 'the review run disappeared' };
@@ -192,6 +200,7 @@ async function caseResult(
         ? null
         : costs.reduce<number>((n, x) => n + (x ?? 0), 0),
     wallMs: trace?.durationMs ?? 0,
+    promptTokens: reviewPromptTokens(spans),
     parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
   };
   if (!TERMINAL_RUN_STATUSES.has(run.status)) {

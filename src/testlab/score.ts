@@ -157,6 +157,8 @@ export type CaseResult = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
+  /** Prompt tokens of the case's review calls (runner.ts `reviewPromptTokens`). */
+  promptTokens: number;
   parts: number;
 };
 
@@ -183,6 +185,8 @@ export type Scores = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
+  /** The median case's review prompt tokens (the size of a typical review prompt). */
+  medianPromptTokens: number | null;
 };
 
 const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1000) / 1000);
@@ -218,5 +222,30 @@ export function overallScores(results: readonly CaseResult[]): Scores {
       ? null
       : Math.round(costs.reduce<number>((n, c) => n + (c ?? 0), 0) * 1e6) / 1e6,
     wallMs: results.reduce((n, r) => Math.max(n, r.wallMs), 0),
+    medianPromptTokens: median(results.filter((r) => r.promptTokens > 0).map((r) => r.promptTokens)),
   };
+}
+
+/**
+ * The prompt tokens of a case's review calls: the `promptTokens` (system prompt, schema and messages, as
+ * the engine counts what it sends) of its `model` spans, the parts' first attempts and their repairs.
+ * Synthesis and verification calls are not counted: this is the size of the review prompt itself.
+ */
+export function reviewPromptTokens(
+  spans: ReadonlyArray<{ name: string; attributes?: Record<string, unknown> | null }>,
+): number {
+  return spans
+    .filter((s) => s.name === 'model')
+    .reduce(
+      (n, s) => n + (typeof s.attributes?.promptTokens === 'number' ? s.attributes.promptTokens : 0),
+      0,
+    );
+}
+
+/** The median of some numbers (the mean of the middle two for an even count), null for none. */
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
 }
