@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { callTokens, inputBudget, modelWindow } from './budget.js';
 import { reviewOutputJsonSchema } from './output.schema.js';
-import { ModelCallError, type ModelMessage, type ModelProvider } from './providers/index.js';
+import { ModelCallError, type ModelMessage, type ModelProvider, type SchemaName } from './providers/index.js';
 import { errorText, type RecordSpan } from './stage.js';
 
 /** The strict-compatible review output schema, the same object first in every call (prompt caching). */
@@ -26,6 +26,8 @@ export type ModelCall = {
   /** The span's attributes besides those of the call (part, attempt, files...). */
   attributes: Record<string, unknown>;
   jsonSchema?: Record<string, unknown>;
+  /** The structured output's name (`review` unless said): `synthesis`, `verification`. */
+  schemaName?: SchemaName;
 };
 
 export type ModelAnswer =
@@ -60,7 +62,14 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
     return { ok: false, error, retryable: false };
   }
   try {
-    const response = await provider.complete({ system, messages, jsonSchema, timeoutMs, signal: env.signal });
+    const response = await provider.complete({
+      system,
+      messages,
+      jsonSchema,
+      schemaName: call.schemaName ?? 'review',
+      timeoutMs,
+      signal: env.signal,
+    });
     const { cachedInputTokens, cacheWriteTokens } = response.usage;
     const { structuredOutput, structuredOutputFallback, truncated } = response;
     const extras = {

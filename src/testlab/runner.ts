@@ -100,7 +100,7 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
     providers: (config) => {
       const providers: ProviderSelection = replay
         ? { primary: new ReplayProvider(cases), shadow: null }
-        : { primary: selectProviders(config.review.providers).primary, shadow: null };
+        : { ...selectProviders(config.review.providers), shadow: null };
       if (opts.record) {
         if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
         providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));

@@ -1,9 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { sdkError } from './openai-compatible.js';
+import { refusesTemperature, sdkError } from './openai-compatible.js';
 import { priced } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
+  REVIEW_TEMPERATURE,
   missingKeyError,
   missingModelError,
   withDeadline,
@@ -11,6 +12,7 @@ import {
   type ModelRequest,
   type ModelResponse,
   type PriceTable,
+  type SchemaName,
 } from './types.js';
 
 /**
@@ -47,8 +49,17 @@ type SdkMessage = {
   } | null;
 };
 
-/** The tool a review answer is forced through: its input schema is the review output schema. */
-export const REVIEW_TOOL = 'submit_review';
+/**
+ * The tool an answer is forced through is named after its structured output (NAMES.md): `review` for a
+ * review part, `synthesis`, `verification`; its input schema is that output's schema.
+ */
+export const REVIEW_TOOL = 'review';
+
+const TOOL_DESCRIPTIONS: Record<SchemaName, string> = {
+  review: 'Submit the review of the pull request as one object.',
+  synthesis: 'Submit the combined review of the parts as one object.',
+  verification: 'Submit the verdict on each candidate finding as one object.',
+};
 
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -69,6 +80,8 @@ export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic' as const;
   readonly model: string;
   private client: Anthropic | null = null;
+  /** Set once the model refused the temperature: later calls send none. */
+  private temperatureRefused = false;
 
   constructor(private readonly opts: AnthropicOptions) {
     this.model = opts.model;
@@ -84,12 +97,14 @@ export class AnthropicProvider implements ModelProvider {
     if (this.model.trim() === '') throw missingModelError(this.name, this.opts.modelVariable);
     return withDeadline(req, this.name, async (signal) => {
       const client = this.sdk();
-      let message: SdkMessage;
-      try {
-        message = (await client.messages.create(
+      const tool = req.schemaName ?? REVIEW_TOOL;
+      const create = (temperature: boolean) =>
+        client.messages.create(
           {
             model: this.model,
             max_tokens: this.opts.maxTokens,
+            // The same low, fixed temperature as the other providers' review calls.
+            ...(temperature ? { temperature: REVIEW_TEMPERATURE } : {}),
             // The same system block first in every call, marked for the prompt cache (tools come
             // before it in the cached prefix, so the schema is cached too).
             system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
@@ -97,28 +112,38 @@ export class AnthropicProvider implements ModelProvider {
               ? {
                   tools: [
                     {
-                      name: REVIEW_TOOL,
-                      description: 'Submit the review of the pull request as one object.',
+                      name: tool,
+                      description: TOOL_DESCRIPTIONS[tool],
                       input_schema: req.jsonSchema as { type: 'object'; [key: string]: unknown },
                     },
                   ],
-                  tool_choice: { type: 'tool' as const, name: REVIEW_TOOL },
+                  tool_choice: { type: 'tool' as const, name: tool },
                 }
               : {}),
             messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
           },
           { signal, timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000, maxRetries: 0 },
-        )) as unknown as SdkMessage;
+        ) as unknown as Promise<SdkMessage>;
+      let message: SdkMessage;
+      try {
+        try {
+          message = await create(!this.temperatureRefused);
+        } catch (error) {
+          // A model that accepts only its default temperature: once more without one, remembered.
+          if (this.temperatureRefused || refusesTemperature(error) === null) throw error;
+          this.temperatureRefused = true;
+          message = await create(false);
+        }
       } catch (error) {
         // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
         throw sdkError('anthropic', error);
       }
       const blocks = Array.isArray(message?.content) ? message.content : [];
       // The forced tool call carries the answer as its input; a plain text answer is read as before.
-      const tool = blocks.find((block) => block?.type === 'tool_use' && block.name === REVIEW_TOOL);
+      const used = blocks.find((block) => block?.type === 'tool_use' && block.name === tool);
       const text =
-        tool && tool.input !== undefined
-          ? JSON.stringify(tool.input)
+        used && used.input !== undefined
+          ? JSON.stringify(used.input)
           : blocks
               .filter((block) => block?.type === 'text' && typeof block.text === 'string')
               .map((block) => block.text as string)
