@@ -12,6 +12,7 @@ import {
   type RecordInput,
 } from '../../src/review/record.stage.js';
 import { runResultSchema, type PriorFinding } from '../../src/review/run-result.js';
+import type { VerificationReport } from '../../src/review/verify.stage.js';
 import type { Store } from '../../src/store/index.js';
 import { fullCoverage, reviewOutput } from '../helpers/review-output.js';
 import { HEAD, changedFile, runScope } from '../helpers/stages.js';
@@ -45,6 +46,22 @@ const CONTEXT = { instructions: [{ path: 'AGENTS.md', appliesTo: 'every file', t
   PromptContext,
   'instructions'
 >;
+
+const verificationOff: VerificationReport = {
+  status: 'off',
+  reason: 'VERDICT_VERIFICATION=0',
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  threshold: 70,
+  candidates: 0,
+  published: 0,
+  withheld: 0,
+  unverified: 0,
+  calls: 0,
+  failedCalls: 0,
+  errors: [],
+  results: [],
+};
 
 describe('stage record', () => {
   let t: TestStore;
@@ -114,6 +131,7 @@ describe('stage record', () => {
       budgeted: { context: CONTEXT as PromptContext, input: buildReviewInput(changed) },
       called,
       parsed: { unreadable: 0, warnings: ['removed trailing commas from the JSON'] },
+      verified: { withheld: [], report: verificationOff },
       merged: {
         coverage: fullCoverage({ headSha: HEAD }),
         synthesis: null,
@@ -194,6 +212,7 @@ describe('stage record', () => {
     });
     expect(recordStage.counts(out, i)).toEqual({
       findings: 3,
+      withheld: 0,
       stillOpen: 1,
       verdict: 'needs-attention',
       coverageComplete: true,
