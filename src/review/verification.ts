@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RepoConfig } from '../repo-config/schema.js';
-import { clipPatch } from './context.js';
+import { classifyFile, clipPatch } from './context.js';
 import { numberPatch, parsePatch } from './diff.js';
 import type { Finding } from './output.schema.js';
 import { strictJsonSchema } from './output.schema.js';
@@ -161,34 +161,45 @@ function citedRange(f: Finding): Cited {
  * enclosing code of those hunks at the head; and a few lines around a cited line that no hunk shows.
  */
 export async function citedCode(
-  path: string,
-  patch: string | null,
+  file: { path: string; patch: string | null; status: string | null },
   findings: readonly Finding[],
   readAtHead: (path: string) => Promise<string | null>,
 ): Promise<string> {
+  const { path, patch } = file;
   const ranges = findings.map(citedRange);
   const everything = ranges.some((r) => r === null);
   const near = (from: number, to: number) =>
     ranges.some((r) => r !== null && r.line <= to + WINDOW_LINES && r.end >= from - WINDOW_LINES);
   const hunks = patch ? rawHunks(patch).filter((h) => everything || near(h.from, h.to)) : [];
   const shownPatch = hunks.map((h) => h.text).join('\n');
+  const shown = (n: number) => hunks.some((h) => n >= h.from && n <= h.to);
+  // The file at the head is read (once per run: the reader caches) only for what the diff cannot show: the
+  // enclosing code of a changed source file's hunks, or the lines around a cited line outside them. An
+  // added file's diff is the whole file; a removed one has no head.
+  const enclosing =
+    shownPatch !== '' &&
+    file.status !== 'added' &&
+    file.status !== 'removed' &&
+    classifyFile(path) === 'source';
+  const outside = ranges.some((r) => r !== null && !(shown(r.line) && shown(r.end)));
   let source: string | null = null;
-  try {
-    source = await readAtHead(path);
-  } catch {
-    source = null;
+  if ((enclosing || outside) && file.status !== 'added' && file.status !== 'removed') {
+    try {
+      source = await readAtHead(path);
+    } catch {
+      source = null;
+    }
   }
   const sections: string[] = [];
   if (shownPatch !== '') sections.push(`__diff__\n${numberPatch(shownPatch)}`);
   else if (patch === null)
     sections.push('(not a file this pull request changes, or a file without a textual diff)');
-  if (source !== null && shownPatch !== '') {
-    const enclosing = await surroundingCode(path, shownPatch, source).catch(() => '');
-    if (enclosing !== '') sections.push(`__enclosing code at the head (context, not change)__\n${enclosing}`);
+  if (source !== null && enclosing) {
+    const code = await surroundingCode(path, shownPatch, source).catch(() => '');
+    if (code !== '') sections.push(`__enclosing code at the head (context, not change)__\n${code}`);
   }
   if (source !== null) {
     const lines = source.replace(/\r\n/g, '\n').split('\n');
-    const shown = (n: number) => hunks.some((h) => n >= h.from && n <= h.to);
     for (const r of ranges) {
       if (r === null || (shown(r.line) && shown(r.end))) continue;
       const from = Math.max(1, r.line - WINDOW_LINES);

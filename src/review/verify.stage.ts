@@ -151,7 +151,11 @@ async function verifyBatch(
       const findings = batch.filter((c) => c.finding.path === path).map((c) => c.finding);
       return {
         path,
-        text: await citedCode(file?.filename ?? path, file?.patch ?? null, findings, gathered.fileAtHead),
+        text: await citedCode(
+          { path: file?.filename ?? path, patch: file?.patch ?? null, status: file?.status ?? null },
+          findings,
+          gathered.fileAtHead,
+        ),
       };
     }),
   );

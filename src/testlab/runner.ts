@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../config/index.js';
 import { ScratchReview, TERMINAL_RUN_STATUSES } from '../compose/scratch-review.js';
 import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
+import type { VerificationReportRecord } from '../review/run-result.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { loadCorpus, type TestLabCase } from './case.js';
@@ -211,8 +212,10 @@ async function caseResult(
       error: `not finished within ${Math.round(timeoutMs / 1000)} s`,
     };
   }
-  const stored = await store.findings.listForRun(run.id);
-  const findings = stored.map((f) => ({
+  // Scored twice: what was published (with verification) and every candidate it saw (without: the
+  // published findings and those it withheld).
+  const stored = await store.findings.listForRun(run.id, { include: 'all' });
+  const scored = (f: (typeof stored)[number]) => ({
     severity: f.severity,
     category: f.category,
     path: f.path,
@@ -220,8 +223,12 @@ async function caseResult(
     endLine: f.endLine,
     title: f.title,
     body: f.body,
-  }));
+  });
+  const findings = stored.filter((f) => f.status === 'published').map(scored);
   const score = await scoreCase(c, findings, judge);
+  const withheld = stored.filter((f) => f.status === 'withheld');
+  const all = withheld.length === 0 ? null : await scoreCase(c, stored.map(scored), judge);
+  const report = (run.result as { verification?: VerificationReportRecord } | null)?.verification;
   return {
     ...base,
     ...usage,
@@ -234,5 +241,25 @@ async function caseResult(
     findings: findings.map((f, i) => ({ ...f, caught: score.matches[i] ?? null })),
     bugs: score.bugs,
     falseFindings: score.falseFindings,
+    verification: report
+      ? {
+          status: report.status,
+          candidates: report.candidates,
+          withheld: report.withheld,
+          unverified: report.unverified,
+          calls: report.calls,
+        }
+      : null,
+    withoutVerification: all
+      ? {
+          caught: all.bugs.filter((b) => b.finding !== null).length,
+          truePositives: all.matches.filter((m) => m !== null).length,
+          falseFindings: all.falseFindings,
+        }
+      : {
+          caught: score.bugs.filter((b) => b.finding !== null).length,
+          truePositives: score.matches.filter((m) => m !== null).length,
+          falseFindings: score.falseFindings,
+        },
   };
 }
