@@ -325,7 +325,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   if (unverified > 0) {
     const why = input.verification?.unverifiedReason;
     parts.push(
-      `_${unverified} finding${unverified === 1 ? ' was' : 's were'} posted unverified: ${why ? escapeInline(why) : 'the verification call failed'}._`,
+      `_${unverified} finding${unverified === 1 ? ' was' : 's were'} posted unverified: ${why ? escapeInline(why).replace(/[.\s]+$/, '') : 'the verification call failed'}._`,
     );
   }
 
