@@ -220,6 +220,43 @@ describe('stage record', () => {
     });
   });
 
+  test('findings withheld after verification are stored as withheld with the reason, and the report kept', async () => {
+    const { store } = t;
+    const i = await input(store, [finding('src/a.ts', 'Kept', { line: 2 })], {
+      verified: {
+        withheld: [
+          {
+            finding: finding('src/a.ts', 'Refuted one', { line: 3 }),
+            chunk: 0,
+            verdict: 'refuted',
+            score: 15,
+            reason: 'The value is checked on line 1.',
+          },
+        ],
+        report: {
+          ...verificationOff,
+          status: 'verified',
+          reason: null,
+          candidates: 2,
+          published: 1,
+          withheld: 1,
+        },
+      },
+    });
+    const out = await recordStage.run(i);
+    expect((await store.findings.listForRun(i.run.runId)).map((f) => f.title)).toEqual(['Kept']);
+    const all = await store.findings.listForRun(i.run.runId, { include: 'all' });
+    expect(all.map((f) => [f.title, f.status, f.statusReason, f.line])).toEqual([
+      ['Kept', 'published', null, 2],
+      ['Refuted one', 'withheld', 'refuted (score 15): The value is checked on line 1.', 3],
+    ]);
+    expect(out.result.verification).toMatchObject({ status: 'verified', withheld: 1 });
+    expect(out.result.output.findings.map((f) => f.title)).toEqual(['Kept']);
+    expect(recordStage.counts(out, i)).toMatchObject({ findings: 1, withheld: 1 });
+    // A withheld finding is no prior finding of the next review: only the published are listed for the PR.
+    expect((await store.findings.listForPr(REPO, 7)).map((f) => f.title)).toEqual(['Kept']);
+  });
+
   test('a failed part degrades the analysis; without the lease nothing is recorded', async () => {
     const { store } = t;
     const degraded = await input(store, []);
