@@ -8,6 +8,7 @@ import {
   type ModelProvider,
   type ModelRequest,
 } from '../../src/review/providers/index.js';
+import { acceptsTemperature } from '../../src/review/providers/anthropic.js';
 import { providersFor } from '../helpers/providers.js';
 
 /**
@@ -609,6 +610,20 @@ describe('anthropic', () => {
     expect((await primary.complete(request())).text).toBe(ANSWER);
     expect((await primary.complete(request())).text).toBe(ANSWER);
     expect(temperatures).toEqual([0.1, undefined, undefined]);
+  });
+
+  test('no temperature where it is refused: Opus 4.7 and later, generation 5 models, API version 2026-10-21', () => {
+    const v = '2023-06-01';
+    expect(acceptsTemperature('claude-sonnet-4-20250514', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-20250514', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-1', v)).toBe(true);
+    expect(acceptsTemperature('claude-3-5-haiku-latest', v)).toBe(true);
+    expect(acceptsTemperature('claude-sonnet-4-5', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-7', v)).toBe(false);
+    expect(acceptsTemperature('anthropic.claude-opus-4-8', v)).toBe(false);
+    expect(acceptsTemperature('claude-sonnet-5', v)).toBe(false);
+    expect(acceptsTemperature('claude-haiku-5-5', v)).toBe(false);
+    expect(acceptsTemperature('claude-sonnet-4-20250514', '2026-10-21')).toBe(false);
   });
 
   test('base URL without /v1, version, max tokens and the key alias', async () => {

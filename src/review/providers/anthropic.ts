@@ -55,6 +55,19 @@ type SdkMessage = {
  */
 export const REVIEW_TOOL = 'review';
 
+/**
+ * Anthropic models that refuse a sampling temperature ("`temperature` is deprecated for this model"):
+ * Opus 4.7 and later 4.x, and generation 5 and later. They get none; so does every model under API version
+ * 2026-10-21 or later, which refuses the parameter altogether. Any other refusal is caught at run time.
+ */
+const FIXED_TEMPERATURE_MODELS = /claude-(?:opus-4-(?:[7-9]|1\d)|[a-z]+-(?:[5-9]|[1-9]\d))(?![0-9])/i;
+const SAMPLING_REMOVED_VERSION = '2026-10-21';
+
+/** Whether calls of this model under this `anthropic-version` may carry the review temperature. */
+export function acceptsTemperature(model: string, version: string): boolean {
+  return version < SAMPLING_REMOVED_VERSION && !FIXED_TEMPERATURE_MODELS.test(model);
+}
+
 const TOOL_DESCRIPTIONS: Record<SchemaName, string> = {
   review: 'Submit the review of the pull request as one object.',
   synthesis: 'Submit the combined review of the parts as one object.',
@@ -81,10 +94,11 @@ export class AnthropicProvider implements ModelProvider {
   readonly model: string;
   private client: Anthropic | null = null;
   /** Set once the model refused the temperature: later calls send none. */
-  private temperatureRefused = false;
+  private temperatureRefused: boolean;
 
   constructor(private readonly opts: AnthropicOptions) {
     this.model = opts.model;
+    this.temperatureRefused = !acceptsTemperature(opts.model, opts.version);
   }
 
   get maxTokens(): number {
