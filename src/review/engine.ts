@@ -259,7 +259,8 @@ class ReviewJob implements ReviewSession {
     const prompt = await trace.stage(promptStage, { ...s, gathered, plan, validationEvidence });
     const budgeted = await trace.stage(budgetStage, { ...s, plan, prompt });
     await trace.span(gatherSpan(a, { gathered, plan, budgeted }, clock.now()));
-    const called = await trace.stage(callStage, { ...s, prompt, budgeted });
+    const samples = a.standalone.review.samples;
+    const called = await trace.stage(callStage, { ...s, prompt, budgeted, samples, gathered });
     // The validation's results (it is bounded by its own time limit and the job's lease).
     const validated = await validating;
     const postStart = clock.now();

@@ -256,6 +256,7 @@ function resultOf(input: RecordInput, built: Built): RunResult {
     },
     degraded: built.degraded,
     verification: input.verified.report,
+    ...(input.called.samples ? { samples: input.called.samples } : {}),
     ...(validation ? { validation: { ...validation.report, seenByModel: validation.seenByModel } } : {}),
     ...(built.evidence ? { evidence: built.evidence } : {}),
   };
