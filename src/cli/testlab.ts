@@ -64,7 +64,7 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
     `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
     verificationLine(run.scores),
-    `median review prompt tokens per case ${run.scores.medianPromptTokens ?? '-'}`,
+    `median review prompt per case: ${run.scores.medianPromptTokens ?? '-'} tokens sent, ${run.scores.medianMessageTokens ?? '-'} of them the request (without the system prompt and schema)`,
   ].join('\n');
 }
 

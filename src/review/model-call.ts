@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { callTokens, inputBudget, modelWindow } from './budget.js';
+import { callTokens, estimateTokens, inputBudget, modelWindow } from './budget.js';
 import { reviewOutputJsonSchema } from './output.schema.js';
 import { ModelCallError, type ModelMessage, type ModelProvider, type SchemaName } from './providers/index.js';
 import { errorText, type RecordSpan } from './stage.js';
@@ -49,6 +49,9 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
   const startedAt = env.clock.now();
   // No call is sent over the model's window: the budget is checked on what the call really sends.
   const promptTokens = callTokens(provider.name, system, jsonSchema, messages);
+  // The messages alone (the request: the pull request, its context and diff), without the system
+  // prompt and schema every call repeats.
+  const messageTokens = estimateTokens(provider.name, messages.map((m) => m.content).join('\n'));
   const limit = inputBudget(modelWindow(provider.model, env.contextTokens), provider.maxTokens ?? null);
   if (promptTokens > limit) {
     const error = `the prompt is ${promptTokens} tokens, over the input budget of ${limit} tokens of ${provider.model}; not sent`;
@@ -90,7 +93,7 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
       costUsd: response.costUsd,
       startedAt,
       endedAt: env.clock.now(),
-      attributes: { ...attributes, promptTokens, ...present(extras) },
+      attributes: { ...attributes, promptTokens, messageTokens, ...present(extras) },
     });
     return { ok: true, text: response.text, truncated: response.truncated === true };
   } catch (error) {

@@ -202,6 +202,7 @@ async function caseResult(
         : costs.reduce<number>((n, x) => n + (x ?? 0), 0),
     wallMs: trace?.durationMs ?? 0,
     promptTokens: reviewPromptTokens(spans),
+    messageTokens: reviewPromptTokens(spans, 'messageTokens'),
     parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
   };
   if (!TERMINAL_RUN_STATUSES.has(run.status)) {

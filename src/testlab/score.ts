@@ -157,8 +157,10 @@ export type CaseResult = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
-  /** Prompt tokens of the case's review calls (runner.ts `reviewPromptTokens`). */
+  /** Prompt tokens of the case's review calls, system prompt and schema included (`reviewPromptTokens`). */
   promptTokens: number;
+  /** The same without the system prompt and schema: the review's messages (the PR, its context, the diff). */
+  messageTokens?: number;
   parts: number;
   /** What verification did in this case (null: the run recorded none). */
   verification?: {
@@ -198,8 +200,10 @@ export type Scores = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
-  /** The median case's review prompt tokens (the size of a typical review prompt). */
+  /** The median case's review prompt tokens (the size of a typical review prompt), everything sent. */
   medianPromptTokens: number | null;
+  /** The median case's review message tokens: the request without the system prompt and schema. */
+  medianMessageTokens: number | null;
   /** Verification over the run: candidates, withheld, posted unverified, calls. */
   verification: { candidates: number; withheld: number; unverified: number; calls: number };
   /** Recall and precision over every candidate verification saw: the scores without it. */
@@ -245,6 +249,9 @@ export function overallScores(results: readonly CaseResult[]): Scores {
       : Math.round(costs.reduce<number>((n, c) => n + (c ?? 0), 0) * 1e6) / 1e6,
     wallMs: results.reduce((n, r) => Math.max(n, r.wallMs), 0),
     medianPromptTokens: median(results.filter((r) => r.promptTokens > 0).map((r) => r.promptTokens)),
+    medianMessageTokens: median(
+      results.filter((r) => (r.messageTokens ?? 0) > 0).map((r) => r.messageTokens ?? 0),
+    ),
     verification: {
       candidates: sum(results, (r) => r.verification?.candidates ?? 0),
       withheld: sum(results, (r) => r.verification?.withheld ?? 0),
@@ -287,13 +294,14 @@ function withoutVerification(results: readonly CaseResult[], bugs: number): Scor
  */
 export function reviewPromptTokens(
   spans: ReadonlyArray<{ name: string; attributes?: Record<string, unknown> | null }>,
+  attribute: 'promptTokens' | 'messageTokens' = 'promptTokens',
 ): number {
   return spans
     .filter((s) => s.name === 'model')
-    .reduce(
-      (n, s) => n + (typeof s.attributes?.promptTokens === 'number' ? s.attributes.promptTokens : 0),
-      0,
-    );
+    .reduce((n, s) => {
+      const value = s.attributes?.[attribute];
+      return n + (typeof value === 'number' ? value : 0);
+    }, 0);
 }
 
 /** The median of some numbers (the mean of the middle two for an even count), null for none. */

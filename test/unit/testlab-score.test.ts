@@ -112,6 +112,7 @@ describe('Test Lab scoring rules', () => {
       costUsd: 0.5,
       wallMs: 100,
       promptTokens: 1000,
+      messageTokens: 400,
       parts: 1,
       ...over,
     });
@@ -144,6 +145,7 @@ describe('Test Lab scoring rules', () => {
       costUsd: null,
       tokens: { input: 20, output: 10 },
       medianPromptTokens: 2000,
+      medianMessageTokens: 400,
     });
   });
 
@@ -152,12 +154,13 @@ describe('Test Lab scoring rules', () => {
     expect(median([5, 1, 3])).toBe(3);
     expect(median([4, 1, 3, 10])).toBe(4);
     const spans = [
-      { name: 'model', attributes: { promptTokens: 1200 } },
-      { name: 'model', attributes: { promptTokens: 300, attempt: 2 } },
+      { name: 'model', attributes: { promptTokens: 1200, messageTokens: 400 } },
+      { name: 'model', attributes: { promptTokens: 300, messageTokens: 100, attempt: 2 } },
       { name: 'synthesis', attributes: { promptTokens: 900 } },
       { name: 'verification', attributes: { promptTokens: 700 } },
       { name: 'stage:call', attributes: {} },
     ];
     expect(reviewPromptTokens(spans)).toBe(1500);
+    expect(reviewPromptTokens(spans, 'messageTokens')).toBe(500);
   });
 });
