@@ -183,6 +183,28 @@ describe('verification of the findings', () => {
     expect(body).toContain('refuted (score 95): There is no lock in this code.');
   });
 
+  test('a withheld finding counts nowhere: not in the merge status, the check run or the next review', async () => {
+    const store = await start();
+    github();
+    modelAnswer({ findings: [finding('Store is never cleared on logout', 'blocker')] });
+    h.verifyWith(
+      verdicts({ 'Store is never cleared on logout': ['refuted', 5, 'It is cleared on line 12.'] }),
+    );
+    const run = await reviewRun();
+    expect((run.result as any).output.findings).toEqual([]);
+    const body = await reviewBody(store);
+    // The refuted blocker does not block: the status comes from what was published.
+    expect(body).toContain('**Merge Status: 🟡 CAUTION**');
+    expect(body).not.toContain('🔴 BLOCK');
+    expect(body).toContain('<summary>Withheld after verification (1)</summary>');
+    expect(body).toContain('- **BLOCKER** Store is never cleared on logout');
+    const check = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'check_run').at(-1)!;
+    expect(JSON.stringify(check.request ?? check.body)).not.toContain('never cleared');
+    // Reads of the PR's findings (the operator API, the next review's prior findings) see none.
+    expect(await store.findings.listForPr(REPO, 7)).toEqual([]);
+    expect(await store.findings.listForPr(REPO, 7, 2000, { include: 'all' })).toHaveLength(1);
+  });
+
   test('a failed verification call publishes its candidates unverified, and the body says so', async () => {
     const store = await start();
     github();

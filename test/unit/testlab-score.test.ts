@@ -7,6 +7,7 @@ import {
   type CaseResult,
   type ScoredFinding,
 } from '../../src/testlab/score.js';
+import { verificationLine } from '../../src/testlab/record.js';
 
 const bugCase = (bugs: TestLabCase['bugs']): TestLabCase => ({
   name: 'x',
@@ -147,6 +148,61 @@ describe('Test Lab scoring rules', () => {
       medianPromptTokens: 2000,
       medianMessageTokens: 400,
     });
+  });
+
+  test('recall and precision with and without verification: the withheld findings scored too', () => {
+    const base = {
+      name: 'c',
+      language: 'go',
+      kind: 'fix',
+      status: 'analysed',
+      error: null,
+      tokens: { input: 0, output: 0 },
+      costUsd: 0,
+      wallMs: 0,
+      promptTokens: 0,
+      parts: 1,
+    };
+    const bug = {
+      id: 'a',
+      path: 'p',
+      lines: [1, 1] as [number, number],
+      category: 'logic',
+      severity: 'high',
+    };
+    const scores = overallScores([
+      // Verification withheld the finding that caught the bug (a wrong refutation) and a false one.
+      {
+        ...base,
+        clean: false,
+        findings: [],
+        bugs: [{ ...bug, finding: null, matchedBy: null, severityAgrees: null, anchorExact: null }],
+        falseFindings: 0,
+        verification: { status: 'verified', candidates: 2, withheld: 2, unverified: 0, calls: 1 },
+        withoutVerification: { caught: 1, truePositives: 1, falseFindings: 1 },
+      },
+      // A clean case: verification withheld its two false findings.
+      {
+        ...base,
+        clean: true,
+        findings: [],
+        bugs: [],
+        falseFindings: 0,
+        verification: { status: 'verified', candidates: 2, withheld: 2, unverified: 0, calls: 1 },
+        withoutVerification: { caught: 0, truePositives: 0, falseFindings: 2 },
+      },
+    ]);
+    expect(scores).toMatchObject({ recall: 0, precision: null, falseFindingsPerCleanCase: 0 });
+    expect(scores.withoutVerification).toEqual({
+      caught: 1,
+      recall: 1,
+      precision: 0.25,
+      falseFindingsPerCleanCase: 2,
+    });
+    expect(scores.verification).toEqual({ candidates: 4, withheld: 4, unverified: 0, calls: 2 });
+    expect(verificationLine(scores)).toBe(
+      'with verification: recall 0%, precision - · without: recall 100%, precision 25% · 4 candidates, 4 withheld, 0 unverified, 2 calls',
+    );
   });
 
   test('the median review prompt of the cases, and what counts as review prompt tokens', () => {
