@@ -5,7 +5,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confirmingAnswer } from '../../src/review/verification.js';
 import { completion, review } from '../helpers/review-harness.js';
 import { TOKENS } from '../helpers/operator.js';
 import { eventually, example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
@@ -68,7 +67,6 @@ describe('the real process, end to end', () => {
   const head2 = 'c0ffee'.padEnd(40, '0');
   const github: Recorded[] = [];
   const model: Recorded[] = [];
-  const verifications: unknown[] = [];
   /** The fake GitHub's pull request: its head and files move with the second push. */
   const state = {
     head,
@@ -180,13 +178,6 @@ describe('the real process, end to end', () => {
     };
     llm = await listen(async (req, res) => {
       const body = await readBody(req);
-      if (body?.response_format?.json_schema?.name === 'verification') {
-        // A verification call (NAMES.md): every candidate confirmed.
-        verifications.push(body);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(completion(confirmingAnswer(body.messages.at(-1).content))));
-        return;
-      }
       model.push({ method: req.method!, path: req.url ?? '', body });
       const prompt: string = body.messages.at(-1).content;
       const second = prompt.includes('## Incremental review since');
@@ -302,7 +293,6 @@ describe('the real process, end to end', () => {
     expect(completed.body).toMatchObject({ status: 'completed', conclusion: 'neutral' });
     expect(model).toHaveLength(1);
     expect(model[0]!.path).toBe('/v1/chat/completions');
-    expect(verifications).toHaveLength(1);
     expect(JSON.stringify(model[0]!.body)).toContain('if (token === expected)');
     // The PR detail of the operator API shows the analysed and published run with its ledger. The run is
     // finished in the store just after the last GitHub call answers, so wait for it.
