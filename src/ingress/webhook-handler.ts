@@ -90,6 +90,9 @@ export function classifyDelivery(
   }
 }
 
+/** The headers every delivery carries (review-engine 4.1), in the order a `missing_headers` answer names them. */
+const REQUIRED_HEADERS = ['x-github-delivery', 'x-github-event', 'x-hub-signature-256'] as const;
+
 /**
  * `POST /github/webhooks`, in the order of review-engine 4.1: required headers, HMAC over the raw bytes,
  * JSON, then (group-committed) delivery marker, delivery record and enqueue. The answer is sent only
@@ -102,7 +105,12 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
     const signature = header(req, 'x-hub-signature-256');
     if (!deliveryId || !event || !signature) {
       req.resume();
-      sendJson(res, 400, { error: 'missing_headers' });
+      const missing = REQUIRED_HEADERS.filter((name) => !header(req, name));
+      sendJson(res, 400, {
+        error: 'missing_headers',
+        missing,
+        message: `Missing required header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+      });
       return;
     }
     // The store keeps a delivery id of 200 characters and an event name of 100 at most: a longer one is

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
@@ -316,13 +317,50 @@ describe('tRPC facade at /trpc', () => {
     }
   });
 
+  test('no answer carries a stack trace or a file path; an unexpected error says only "Internal server error"', async () => {
+    const bodies: string[] = [];
+    const raw = async (path: string, token: string | null) => {
+      const res = await fetch(`${app.baseUrl}${path}`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      const text = await res.text();
+      bodies.push(text);
+      return { status: res.status, body: JSON.parse(text) };
+    };
+    expect((await raw('/trpc/snapshot', null)).status).toBe(401);
+    expect(
+      (await raw('/trpc/traces.get?input=%7B%22traceId%22%3A%22missing%22%7D', 'read-secret')).status,
+    ).toBe(404);
+    expect(
+      (await raw('/trpc/settings.usage?input=%7B%22from%22%3A%222026-02-30%22%7D', 'read-secret')).status,
+    ).toBe(400);
+    const spy = jest
+      .spyOn(app.verdict.store.repositories, 'list')
+      .mockRejectedValueOnce(new Error(`SQLITE_ERROR in ${process.cwd()}/src/store/repositories.ts:12`));
+    try {
+      const failed = await raw('/trpc/repos.list?input=%7B%7D', 'read-secret');
+      expect(failed.status).toBe(500);
+      expect(failed.body.error).toMatchObject({
+        message: 'Internal server error',
+        data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    for (const text of bodies) {
+      expect(text).not.toMatch(/"stack"/);
+      expect(text).not.toContain(process.cwd());
+      expect(text).not.toMatch(/\.ts:\d+/);
+    }
+  });
+
   test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
-    const run = (env: Record<string, string>, args: string[] = []) =>
+    const run = (env: Record<string, string>, args: string[] = [], withUrl = true) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
         execFile(
           process.execPath,
           ['--import', 'tsx', join(process.cwd(), 'scripts/failed-runs.ts'), ...args],
-          { env: { PATH: process.env.PATH ?? '', VERDICT_URL: app.baseUrl, ...env } },
+          { env: { PATH: process.env.PATH ?? '', ...(withUrl ? { VERDICT_URL: app.baseUrl } : {}), ...env } },
           (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
         );
       });
@@ -331,6 +369,11 @@ describe('tRPC facade at /trpc', () => {
     expect(JSON.parse(json.stdout).map((i: any) => [i.repo, i.number])).toEqual([['acme/api', 4]]);
     const table = await run({ VERDICT_OPERATOR_READ_TOKEN: 'read-secret' });
     expect(table.stdout).toMatch(/acme\/api#4 .*model_timeout {2}Broken thing/);
+    // Without VERDICT_URL it calls this machine on the server's own port (PORT), not some other default.
+    const byPort = { PORT: new URL(app.baseUrl).port, VERDICT_OPERATOR_READ_TOKEN: 'read-secret' };
+    const local = await run(byPort, ['--json'], false);
+    expect(local.code).toBe(0);
+    expect(JSON.parse(local.stdout).map((i: any) => i.number)).toEqual([4]);
     const refused = await run({ VERDICT_OPERATOR_READ_TOKEN: 'wrong' });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^failed-runs: unauthorized: /);
