@@ -13,7 +13,7 @@ import { openConfiguredStore } from '../store/index.js';
 async function main(): Promise<void> {
   const once = process.argv.includes('--once');
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   const store = await openConfiguredStore(config);
   const probot = createProbot(config.github, log);
   await loadApp(probot, store, config, log);

@@ -243,7 +243,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
-    { store, log: createLogger(config.logLevel, process.stderr) },
+    { store, log: createLogger(config.logLevel, process.stderr, config.logFormat) },
     `cli:${io.env.USER ?? 'operator'}`,
   );
   try {

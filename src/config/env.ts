@@ -207,6 +207,11 @@ const server = {
     oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
     'info',
   ),
+  LOG_FORMAT: v(
+    'How log lines are written: auto is human-readable (pino-pretty) when the output is a terminal and one JSON line per event otherwise.',
+    oneOf(['auto', 'json', 'pretty']),
+    'auto',
+  ),
 };
 
 const github = {

@@ -57,6 +57,8 @@ export type Config = {
   port: number;
   host: string;
   logLevel: Settings['LOG_LEVEL'];
+  /** `auto`: human-readable on a terminal, JSON otherwise (src/logger.ts). */
+  logFormat: Settings['LOG_FORMAT'];
   productName: string;
   checkName: string;
   store: StoreConfig;
@@ -251,6 +253,7 @@ export function loadConfig(
     port: s.PORT,
     host: s.HOST,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
     productName: s.VERDICT_PRODUCT_NAME,
     checkName: `${s.VERDICT_PRODUCT_NAME} / review`,
     store,
