@@ -115,6 +115,20 @@ maybe('operator dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.getByRole('heading', { name: 'Pull requests' }).waitFor();
     await page.getByText('operator-ui-token').waitFor();
+    // The page names its icon, and the icon (like the /favicon.ico a browser may ask for) is served.
+    const href = await page.locator('link[rel="icon"]').getAttribute('href');
+    const icons = [];
+    for (const path of [href!, '/favicon.ico']) {
+      const answer = await page.evaluate(
+        (p) => fetch(p).then((r) => [r.status, r.headers.get('content-type')]),
+        path,
+      );
+      icons.push([path, ...answer]);
+    }
+    expect(icons).toEqual([
+      ['/operator/favicon.svg', 200, 'image/svg+xml'],
+      ['/favicon.ico', 200, 'image/svg+xml'],
+    ]);
   });
 
   test('signs in with GitHub through the OAuth flow (a local fake GitHub)', async () => {
