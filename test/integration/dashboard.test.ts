@@ -506,19 +506,26 @@ describe('the /api/* proxy', () => {
     const noRead = await start({ VERDICT_OPERATOR_READ_TOKEN: '' });
     const a = await fetch(`${noRead}/api/settings`, { headers: bearer() });
     expect(a.status).toBe(503);
-    expect(await a.json()).toMatchObject({ ok: false, error: 'backend_not_configured' });
+    // The answer names the variable to set (the dashboard shows the message).
+    expect(await a.json()).toMatchObject({
+      ok: false,
+      error: 'backend_not_configured',
+      message: expect.stringContaining('VERDICT_OPERATOR_READ_TOKEN'),
+    });
 
     const noAdmin = await start({ VERDICT_OPERATOR_ADMIN_TOKEN: '', VERDICT_OPERATOR_COMMAND_TOKEN: '' });
     const session = await tokenSession(noAdmin);
-    for (const [method, path] of [
-      ['PATCH', '/api/settings'],
-      ['POST', '/api/commands/requeue'],
-      ['GET', '/api/keys'],
+    for (const [method, path, variable] of [
+      ['PATCH', '/api/settings', 'VERDICT_OPERATOR_ADMIN_TOKEN'],
+      ['POST', '/api/commands/requeue', 'VERDICT_OPERATOR_COMMAND_TOKEN'],
+      ['GET', '/api/keys', 'VERDICT_OPERATOR_ADMIN_TOKEN'],
     ] as const) {
       const res = await fetch(`${noAdmin}${path}`, {
         method,
         ...(method === 'GET' ? { headers: { cookie: session } } : json(noAdmin, {}, { cookie: session })),
       });
+      const body = (await res.clone().json()) as { message: string };
+      expect(body.message).toContain(variable);
       expect(await refusalOf(path, res)).toEqual([path, 503, 'admin_backend_not_configured']);
     }
     // Reads still work.

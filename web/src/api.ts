@@ -115,8 +115,8 @@ export function describeError(err: unknown): string {
 
 /** What an operator can do about the proxy codes of operator-api section 7. */
 const ERROR_HINTS: Record<string, string> = {
-  backend_not_configured: '— the dashboard has no operator API to talk to.',
-  admin_backend_not_configured: '— this change needs the admin token, which the dashboard was not given.',
+  backend_not_configured: "— set it in the server's environment (or .env) and restart Verdict.",
+  admin_backend_not_configured: "— set it in the server's environment (or .env) and restart Verdict.",
   backend_unreachable: '— the operator API did not answer; try again shortly.',
   cross_origin_mutation: '— the request came from another origin.',
   json_required: '— the request was not JSON.',
