@@ -1,7 +1,7 @@
 import { loadConfigOrExit } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
-import { createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';
+import { catchUpGitHubFor, createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';
 import { openConfiguredStore } from '../store/index.js';
 
 /**
@@ -26,7 +26,15 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const scheduler = createScheduler(store, bridge, config, log);
+  const scheduler = createScheduler(
+    store,
+    bridge,
+    config,
+    log,
+    undefined,
+    undefined,
+    catchUpGitHubFor(probot, config),
+  );
   scheduler.start();
   stopOnSignals(log, 'bridge stopping: finishing the job in flight', async () => {
     await scheduler.stop();

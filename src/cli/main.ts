@@ -64,6 +64,7 @@ export type StandaloneCommand = (args: string[], opts: Options, io: Io) => Promi
 const STANDALONE: Record<string, () => Promise<{ run: StandaloneCommand }>> = {
   doctor: () => import('./doctor.js'),
   webhook: () => import('./webhook.js'),
+  jobs: () => import('./jobs.js'),
 };
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
@@ -86,6 +87,7 @@ Commands:
   doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
   webhook send <event.action>  sign an example webhook and post it to the running server
   review               review a local git change with the configured model (no App, server or store)
+  jobs run <name>      run one scheduled job once (command-bridge, watchdog, maintenance, pr-agent-loop)
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -166,6 +168,21 @@ Options:
   --json             print {url, event, deliveryId, status, body}
   -h, --help         this help`,
   review: REVIEW_HELP,
+  jobs: `Usage: verdict jobs run <name> [--db <path>] [--init]
+
+Runs one scheduled job once against the configured store (and GitHub App), records its heartbeat and
+artifact as a scheduled run does, and prints {job, status, artifact} as JSON. Exit 0 when it ran, 1 when
+it failed.
+
+Jobs:
+  command-bridge     one pass of the command bridge (operator commands)
+  watchdog           the heartbeat and artifact checks of the other jobs
+  maintenance        expired dedupe markers, old deliveries and dashboard sessions
+  pr-agent-loop      redeliver the App's failed webhook deliveries of the last 72 hours (at most 50) and
+                     queue a review (trigger catch_up) of every open pull request whose head has no run
+
+Options:
+${COMMON}`,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.

@@ -25,6 +25,8 @@ import { hostname } from 'node:os';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
+import type { CatchUpGitHub } from '../scheduler/catch-up.js';
+import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { createArtifactStorage } from '../evidence/storage.js';
@@ -85,6 +87,56 @@ export function createCommandBridge(
   });
 }
 
+/**
+ * The GitHub calls of `pr-agent-loop`: the App's webhook deliveries with the App's JWT (newest first, cursor
+ * pagination followed through the `link` header until an attempt older than the window), their
+ * redelivery, and a repository's open pull requests with its installation's token. Null without App
+ * credentials.
+ */
+export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub | null {
+  if (!config.github.hasCredentials) return null;
+  return {
+    deliveries: async (since) => {
+      const octokit = (await probot.auth()) as GitHubClient;
+      return octokit.paginate('GET /app/hook/deliveries', { per_page: 100 }, (response, done) => {
+        const attempts = response.data.map((d) => ({
+          id: d.id,
+          guid: d.guid,
+          deliveredAt: Date.parse(d.delivered_at),
+          statusCode: d.status_code ?? null,
+          event: d.event,
+          action: d.action ?? null,
+        }));
+        if (attempts.some((a) => a.deliveredAt < since)) done();
+        return attempts;
+      });
+    },
+    redeliver: async (id) => {
+      const octokit = (await probot.auth()) as GitHubClient;
+      await octokit.request('POST /app/hook/deliveries/{delivery_id}/attempts', { delivery_id: id });
+    },
+    openPullRequests: async (repo, installationId) => {
+      const octokit = (await probot.auth(installationId)) as GitHubClient;
+      const { owner, name } = splitFullName(repo);
+      const pulls = await octokit.paginate('GET /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo: name,
+        state: 'open',
+        per_page: 100,
+      });
+      return pulls.map((p) => ({
+        number: p.number,
+        headSha: p.head.sha,
+        baseRef: p.base.ref,
+        headRef: p.head.ref,
+        title: p.title,
+        author: p.user?.login ?? null,
+        draft: p.draft === true,
+      }));
+    },
+  };
+}
+
 /** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */
 export function createScheduler(
   store: Store,
@@ -93,6 +145,7 @@ export function createScheduler(
   log: Logger,
   timers: Timers = systemTimers,
   fetchImpl?: typeof fetch,
+  catchUp: CatchUpGitHub | null = null,
 ): Scheduler {
   const scheduler: Scheduler = new Scheduler({
     store: store.scheduler,
@@ -107,6 +160,7 @@ export function createScheduler(
       productName: config.productName,
       scheduler: () => scheduler,
       fetch: fetchImpl,
+      catchUp,
     }),
   });
   return scheduler;

@@ -28,6 +28,7 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { registerSetupRoutes } from '../setup/routes.js';
 
 import {
+  catchUpGitHubFor,
   createCommandBridge,
   createReviewWorker,
   createScheduler,
@@ -155,7 +156,15 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     clock,
     onReviewQueued: () => reviewWorker?.kick(),
   });
-  const scheduler = createScheduler(store, bridge, config, log, timers);
+  const scheduler = createScheduler(
+    store,
+    bridge,
+    config,
+    log,
+    timers,
+    undefined,
+    catchUpGitHubFor(probot, config),
+  );
   const mounts: Mount[] = [trpcMount(operator)];
   if (config.dashboard.enabled) {
     const local = () => {

@@ -591,7 +591,7 @@ const http = {
 
 const scheduler = {
   VERDICT_SCHEDULER: v(
-    '0: this server runs no scheduled jobs (the command bridge, watchdog, maintenance); run `npm run bridge`.',
+    '0: this server runs no scheduled jobs (the command bridge, watchdog, maintenance, pr-agent-loop); run `npm run bridge`.',
     flag,
     '1',
   ),
