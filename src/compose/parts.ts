@@ -25,6 +25,8 @@ import { hostname } from 'node:os';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
+import { notFound, type RepositoryGitHub } from '../services/operation.js';
+import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { createArtifactStorage } from '../evidence/storage.js';
@@ -83,6 +85,31 @@ export function createCommandBridge(
       onReviewQueued: opts.onReviewQueued,
     }),
   });
+}
+
+/**
+ * GitHub for the operator services (the memory preview): the installation Octokit of a repository, its
+ * installation as the store knows it (installation events, repository sync) or else as GitHub says
+ * (`GET /repos/{owner}/{repo}/installation`). Null without App credentials.
+ */
+export function repositoryGitHubFor(probot: Probot, store: Store, config: Config): RepositoryGitHub | null {
+  if (!config.github.hasCredentials) return null;
+  return async (repo) => {
+    let installationId = (await store.repositories.get(repo))?.installationId ?? null;
+    if (installationId === null) {
+      const app = (await probot.auth()) as GitHubClient;
+      const { owner, name } = splitFullName(repo);
+      try {
+        installationId = (await app.rest.apps.getRepoInstallation({ owner, repo: name })).data.id;
+      } catch (error) {
+        if ((error as { status?: unknown })?.status === 404) {
+          throw notFound(`The GitHub App is not installed on ${repo}`);
+        }
+        throw error;
+      }
+    }
+    return (await probot.auth(installationId)) as GitHubClient;
+  };
 }
 
 /** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */

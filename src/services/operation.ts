@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { randomId } from '../clock.js';
 import type { AccessRule, Principal as CallerPrincipal } from '../http/auth.js';
+import type { GitHubClient } from '../github/client.js';
 import { parseLimit } from '../http/query.js';
 import type { Store } from '../store/index.js';
 import { ReadCache, StampedCache } from './read-cache.js';
@@ -39,7 +40,18 @@ export type ServiceDeps = {
   cache: ReadCache;
   /** Stamp-validated cache of PR-detail reads. */
   prCache: StampedCache;
+  /**
+   * GitHub through the App's installation on a repository (the memory preview reads pull requests with
+   * it); absent or null without App credentials.
+   */
+  github?: RepositoryGitHub | null;
 };
+
+/**
+ * An installation Octokit for `owner/name`. Refuses with 404 `not_found` when the App is not installed on
+ * the repository.
+ */
+export type RepositoryGitHub = (repo: string) => Promise<GitHubClient>;
 
 /**
  * Who asks: a caller authenticated by a network face (a static service token or an API key), or a local
