@@ -94,7 +94,7 @@ export function localContext(
 
 /**
  * Runs an operation for a local face: the input is validated by the operation's own schema (a refusal is
- * 400 `invalid_request`); no access rule is checked, since a process with the store's credentials could
+ * 400 `invalid_request`, worded as REST words it: a field of `{id, body}` input is named without `body.`); no access rule is checked, since a process with the store's credentials could
  * do anything the rule guards.
  */
 export async function runLocally<S extends z.ZodType, O>(
@@ -103,7 +103,7 @@ export async function runLocally<S extends z.ZodType, O>(
   raw: unknown,
 ): Promise<O> {
   const parsed = op.input.safeParse(raw);
-  if (!parsed.success) throw badRequest(describeInput(parsed.error, 'field'));
+  if (!parsed.success) throw badRequest(describeInput(parsed.error, 'field', 'body'));
   return op.run(ctx, parsed.data);
 }
 
