@@ -14,6 +14,7 @@ import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { CliError, type Io } from './io.js';
 import { TESTLAB_HELP } from './testlab-help.js';
+import { MEMORY_HELP, MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
 import { REVIEW_HELP, reviewCommand } from './review.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
@@ -46,6 +47,21 @@ const OPTIONS = {
   payload: { type: 'string' },
   url: { type: 'string' },
   secret: { type: 'string' },
+  repo: { type: 'string' },
+  search: { type: 'string' },
+  title: { type: 'string' },
+  body: { type: 'string' },
+  'body-file': { type: 'string' },
+  path: { type: 'string', multiple: true },
+  revision: { type: 'string' },
+  label: { type: 'string' },
+  category: { type: 'string' },
+  action: { type: 'string' },
+  number: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  workspace: { type: 'boolean' },
+  'all-paths': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -83,6 +99,7 @@ Commands:
   usage                model and chat usage for a UTC date range
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
+  memory <subcommand>  list and edit memory: contexts, clusters, knowledge documents; preview a PR
   testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
   doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
   webhook send <event.action>  sign an example webhook and post it to the running server
@@ -140,6 +157,7 @@ Options:
   --name <name>      a label for the record (default: the review key)
 ${COMMON}`,
   testlab: TESTLAB_HELP,
+  memory: MEMORY_HELP,
   doctor: `Usage: verdict doctor [--offline] [--db <path>] [--json]
 
 Checks the configuration npm start would use (the environment and ./.env) and prints one line per
@@ -220,7 +238,9 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
     return 1;
   }
   if (opts.help) {
-    io.stdout(HELP[command]!);
+    // A command with subcommands answers `--help` for each (`verdict memory add-context --help`).
+    const sub = command === 'memory' && args[0] !== undefined ? MEMORY_SUBCOMMAND_HELP[args[0]] : undefined;
+    io.stdout(sub ?? HELP[command]!);
     return 0;
   }
   try {
@@ -309,6 +329,10 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         return await testLabCommand(args, opts, io, store, config, paint, (message) => {
           throw new CliError(message);
         });
+      }
+      case 'memory': {
+        const { memoryCommand } = await import('./memory.js');
+        return await memoryCommand(args, opts, ctx, config, paint, print);
       }
       case 'harness': {
         expectArgs(1, 'review key');

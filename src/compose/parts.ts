@@ -26,6 +26,7 @@ import { CommandBridge } from '../bridge/command-bridge.js';
 import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
 import type { CatchUpGitHub } from '../scheduler/catch-up.js';
+import { notFound, type RepositoryGitHub } from '../services/operation.js';
 import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
@@ -134,6 +135,31 @@ export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub 
         draft: p.draft === true,
       }));
     },
+  };
+}
+
+/**
+ * GitHub for the operator services (the memory preview): the installation Octokit of a repository, its
+ * installation as the store knows it (installation events, repository sync) or else as GitHub says
+ * (`GET /repos/{owner}/{repo}/installation`). Null without App credentials.
+ */
+export function repositoryGitHubFor(probot: Probot, store: Store, config: Config): RepositoryGitHub | null {
+  if (!config.github.hasCredentials) return null;
+  return async (repo) => {
+    let installationId = (await store.repositories.get(repo))?.installationId ?? null;
+    if (installationId === null) {
+      const app = (await probot.auth()) as GitHubClient;
+      const { owner, name } = splitFullName(repo);
+      try {
+        installationId = (await app.rest.apps.getRepoInstallation({ owner, repo: name })).data.id;
+      } catch (error) {
+        if ((error as { status?: unknown })?.status === 404) {
+          throw notFound(`The GitHub App is not installed on ${repo}`);
+        }
+        throw error;
+      }
+    }
+    return (await probot.auth(installationId)) as GitHubClient;
   };
 }
 

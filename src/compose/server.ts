@@ -34,6 +34,7 @@ import {
   createScheduler,
   createWebhookWorker,
   loadApp,
+  repositoryGitHubFor,
   reviewEngineFor,
 } from './parts.js';
 
@@ -133,6 +134,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     cache: new ReadCache(config.operatorCacheMs, cacheNow),
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
+    github: repositoryGitHubFor(probot, store, config),
   };
   // One listener for both caches: it runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {

@@ -74,7 +74,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     policy: new PolicyStore(db.knex, opts.clock),
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
-    memory: new MemoryStore(db.knex, opts.clock),
+    memory: new MemoryStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),

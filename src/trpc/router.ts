@@ -36,6 +36,7 @@ const STATUS_CODES: Record<number, TRPCError['code']> = {
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   501: 'NOT_IMPLEMENTED',
+  502: 'BAD_GATEWAY',
   503: 'SERVICE_UNAVAILABLE',
 };
 

@@ -19,6 +19,7 @@ import * as m018 from './018-testlab-runs.js';
 import * as m019 from './019-ui-sessions.js';
 import * as m020 from './020-executor-costs.js';
 import * as m021 from './021-installed-enabled.js';
+import * as m022 from './022-memory.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -44,6 +45,7 @@ const migrations: Array<[string, Migration]> = [
   ['019-ui-sessions', m019],
   ['020-executor-costs', m020],
   ['021-installed-enabled', m021],
+  ['022-memory', m022],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -71,13 +71,13 @@ export function Memory() {
       apiGet<{ integrations: unknown[] }>('memory/integrations', {}, signal),
       apiGet<{ contexts: unknown[] }>('memory/contexts', {}, signal),
       apiGet<{ clusters: unknown[] }>('memory/clusters', {}, signal),
-      apiGet<{ knowledge: unknown[] }>('memory/knowledge', {}, signal),
+      apiGet<{ documents: unknown[] }>('memory/knowledge', {}, signal),
     ]);
     return {
       integrations: i.integrations,
       contexts: c.contexts,
       clusters: cl.clusters,
-      knowledge: k.knowledge,
+      knowledge: k.documents,
     } as MemoryLists;
   }, []);
   const [lab, reloadLab] = useAsync((signal) => apiGet<{ runs: LabSummary[] }>('test-lab', {}, signal), []);
