@@ -7,6 +7,7 @@ import type { Config, StoreConfig } from '../config/index.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
+import { AlertStore } from './alerts.js';
 import { MemoryStore } from './memory.js';
 import { CompetitorReviewStore } from './competitors.js';
 import { FindingStore } from './findings.js';
@@ -41,6 +42,7 @@ export type Store = {
   findings: FindingStore;
   traces: TraceStore;
   memory: MemoryStore;
+  alerts: AlertStore;
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
   harness: HarnessStore;
@@ -75,6 +77,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
     memory: new MemoryStore(db.knex, opts.clock, opts.ids),
+    alerts: new AlertStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),
