@@ -126,6 +126,16 @@ async function main(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(opts.tmp ?? scratchParent(), 'verdict-image-'));
   // The image's user must reach the stage directories, as it reaches / in a container.
   fs.chmodSync(tmp, 0o755);
+  // Stopped from outside (a test's time limit, Ctrl-C): the processes started and the stages' files
+  // (over a gigabyte, in memory on /dev/shm) go too.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      for (const child of children) killGroup(child);
+      if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+      say(`build-steps: FAILED: stopped by ${signal}`);
+      process.exit(1);
+    });
+  }
   say(
     `build-steps: ${path.relative(process.cwd(), dockerfilePath) || dockerfilePath}, context ${context}, in ${tmp}`,
   );
@@ -149,7 +159,7 @@ async function main(): Promise<void> {
         if (aborted) return;
         aborted = true;
         firstError = error;
-        for (const child of children) child.kill('SIGKILL');
+        for (const child of children) killGroup(child);
       });
       started.push({ stage, built });
     }
@@ -159,7 +169,7 @@ async function main(): Promise<void> {
     await runImage(image.value, tmp);
     report.ok = true;
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const child of children) killGroup(child);
     if (opts.keep) say(`build-steps: kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -504,7 +514,26 @@ function asUser(user: User, argv: string[]): string[] {
     if (user.uid === process.getuid?.()) return argv;
     throw new StepError(`running as uid ${user.uid} needs root here (the container would switch users)`);
   }
+  if (!onPath('setpriv'))
+    throw new StepError(`running as uid ${user.uid} needs setpriv (util-linux) on PATH`);
   return ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', ...argv];
+}
+
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '').split(':').some((dir) => dir !== '' && fs.existsSync(path.join(dir, name)));
+}
+
+/**
+ * Kills a started process and everything it started: each runs in its own process group (`detached`),
+ * so that `sh -c 'npm ci ...'` takes npm with it.
+ */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
 }
 
 function spawnAs(
@@ -514,7 +543,12 @@ function spawnAs(
 ): Promise<{ exitCode: number | null; signal: string | null; output: string }> {
   const [cmd, ...args] = asUser(user, argv);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd!, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd!, args, {
+      cwd: o.cwd,
+      env: o.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.add(child);
     let output = '';
     const take = (chunk: Buffer) => {
@@ -524,7 +558,7 @@ function spawnAs(
     };
     child.stdout!.on('data', take);
     child.stderr!.on('data', take);
-    const timer = o.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), o.timeoutMs) : null;
+    const timer = o.timeoutMs ? setTimeout(() => killGroup(child), o.timeoutMs) : null;
     child.on('error', reject);
     child.on('close', (exitCode, signal) => {
       if (timer) clearTimeout(timer);
@@ -550,6 +584,7 @@ function startProcess(image: StageState, argv: string[], env: Record<string, str
     cwd: hostPath(image, image.workdir),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   children.add(child);
   let out = '';
@@ -598,7 +633,7 @@ async function stopProcess(
 ): Promise<{ exitCode: number | null; stopMs: number }> {
   const started = Date.now();
   proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
+  const timer = setTimeout(() => killGroup(proc.child), graceMs);
   const { code, signal } = await proc.exited;
   clearTimeout(timer);
   const stopMs = Date.now() - started;
