@@ -90,10 +90,10 @@ export function Clusters() {
     <div class="panel" id="memory-clusters">
       <h2>Clusters</h2>
       <p class="muted small">
-        Findings that look alike, and what reviewers did with them. A new finding like a cluster's is
-        withheld (stored as suppressed, never posted) when the cluster's action is <em>suppress</em>, or when
-        reviewers dismissed at least two and gave none a 👍, unless its action is <em>keep</em>. Verdict
-        counts the findings and the feedback; here an operator sets the action or deletes a cluster.
+        Findings that look alike, and what reviewers did with them. A new finding like a cluster's is withheld
+        (stored as suppressed, never posted) when the cluster's action is <em>suppress</em>, or when reviewers
+        dismissed at least two and gave none a 👍, unless its action is <em>keep</em>. Verdict counts the
+        findings and the feedback; here an operator sets the action or deletes a cluster.
       </p>
       <form
         class="filters"

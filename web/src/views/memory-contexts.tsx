@@ -54,7 +54,8 @@ const FIELD_LABELS: Record<keyof Draft, string> = {
 const scopeOf = (c: Pick<MemoryContext, 'repo'>) => c.repo ?? 'every repository';
 const shown = (key: keyof Draft, value: unknown) => {
   if (key === 'repo') return value === null || value === '' ? 'every repository' : String(value);
-  if (key === 'paths') return (value as string[]).length === 0 ? 'every path' : (value as string[]).join(', ');
+  if (key === 'paths')
+    return (value as string[]).length === 0 ? 'every path' : (value as string[]).join(', ');
   if (key === 'enabled') return value ? 'enabled' : 'disabled';
   const s = String(value);
   return s.length > 120 ? `${s.slice(0, 117)}…` : s;
@@ -384,8 +385,8 @@ export function Contexts() {
           onConfirm={() => remove(deleting)}
         >
           <p>
-            “{deleting.title}” ({scopeOf(deleting)}) is deleted: reviews are no longer given it. This cannot be
-            undone; disable it instead to keep it for later.
+            “{deleting.title}” ({scopeOf(deleting)}) is deleted: reviews are no longer given it. This cannot
+            be undone; disable it instead to keep it for later.
           </p>
         </ConfirmDialog>
       )}
@@ -496,7 +497,9 @@ function ContextForm({
     setBase(conflict.latest);
     setForm(next);
     setConflict(null);
-    setNotice(`Your edits are applied over revision ${conflict.latest.revision}. Review them and save again.`);
+    setNotice(
+      `Your edits are applied over revision ${conflict.latest.revision}. Review them and save again.`,
+    );
   };
 
   const title = editing ? `Edit context “${base.title}”` : 'New context';
@@ -527,9 +530,7 @@ function ContextForm({
               </thead>
               <tbody>
                 {(Object.keys(FIELD_LABELS) as (keyof Draft)[])
-                  .filter(
-                    (k) => conflict.mine.includes(k) || k in changes(base, draftOf(conflict.latest)),
-                  )
+                  .filter((k) => conflict.mine.includes(k) || k in changes(base, draftOf(conflict.latest)))
                   .map((k) => {
                     const latestDraft = draftOf(conflict.latest);
                     const value = (d: Draft) =>
@@ -598,7 +599,12 @@ function ContextForm({
           />
         </Field>
       </div>
-      <Field label="Title" id="ctx-title" error={fieldError('title')} hint={counted(form.title, LIMITS.title)}>
+      <Field
+        label="Title"
+        id="ctx-title"
+        error={fieldError('title')}
+        hint={counted(form.title, LIMITS.title)}
+      >
         <input
           id="ctx-title"
           type="text"

@@ -2,7 +2,13 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
 import { Badge, ErrorState, Field, Show, useAsync } from '../components';
-import { errorAt, REPOS_LIST, type FieldError, type MemoryCluster, type MemoryContext } from './memory-shared';
+import {
+  errorAt,
+  REPOS_LIST,
+  type FieldError,
+  type MemoryCluster,
+  type MemoryContext,
+} from './memory-shared';
 
 type Integration = { id: string; name: string; enabled: boolean; description: string };
 type PreviewAnswer = {
@@ -164,9 +170,9 @@ function PreviewFailure({ error }: { error: unknown }) {
       <div class="state state-error preview-error" role="alert">
         <p>
           <strong>The preview needs the GitHub App's credentials.</strong> It reads the pull request, its
-          changed files and the instruction files from GitHub, and this Verdict has no <code>APP_ID</code>{' '}
-          and <code>PRIVATE_KEY</code>. Set both in the environment of the server that runs the operator API
-          (or <code>.env</code>) and restart it; reviews need them too.
+          changed files and the instruction files from GitHub, and this Verdict has no <code>APP_ID</code> and{' '}
+          <code>PRIVATE_KEY</code>. Set both in the environment of the server that runs the operator API (or{' '}
+          <code>.env</code>) and restart it; reviews need them too.
         </p>
         <p class="small">{describeError(error)}</p>
       </div>
@@ -176,8 +182,8 @@ function PreviewFailure({ error }: { error: unknown }) {
     return (
       <div class="state state-error preview-error" role="alert">
         <p>
-          <strong>Not found on GitHub.</strong> {error.message}. Check the repository and the number, and
-          that the GitHub App is installed on the repository.
+          <strong>Not found on GitHub.</strong> {error.message}. Check the repository and the number, and that
+          the GitHub App is installed on the repository.
         </p>
       </div>
     );

@@ -84,10 +84,7 @@ export const REPOS_LIST = 'memory-repos';
 
 /** The known repositories (`GET /repos`) as suggestions for the repository inputs; typing any other works. */
 export function RepoSuggestions() {
-  const [repos] = useAsync(
-    (signal) => apiGet<{ repos: { fullName: string }[] }>('repos', {}, signal),
-    [],
-  );
+  const [repos] = useAsync((signal) => apiGet<{ repos: { fullName: string }[] }>('repos', {}, signal), []);
   return (
     <datalist id={REPOS_LIST}>
       {(repos.data?.repos ?? []).map((r) => (
@@ -98,4 +95,5 @@ export function RepoSuggestions() {
 }
 
 /** A character counter for a text field with a limit. */
-export const counted = (value: string, max: number) => `${value.length} / ${max.toLocaleString('en')} characters`;
+export const counted = (value: string, max: number) =>
+  `${value.length} / ${max.toLocaleString('en')} characters`;
