@@ -496,7 +496,7 @@ maybe('operator dashboard in a browser', () => {
     const clusters = page.getByRole('table', { name: 'Clusters' });
     const nulls = clusters.locator('tr', { hasText: 'Null checks on lookups' });
     const naming = clusters.locator('tr', { hasText: 'Naming nits' });
-    await nulls.getByText('withheld: dismissed twice, no 👍').waitFor();
+    await nulls.getByText('withheld: dismissed at least twice, no thumbs-up').waitFor();
     const count = (row: typeof nulls, what: string) =>
       row.locator('dl.feedback > div', { hasText: what }).locator('dd').textContent();
     expect([

@@ -92,8 +92,8 @@ export function Clusters() {
       <p class="muted small">
         Findings that look alike, and what reviewers did with them. A new finding like a cluster's is withheld
         (stored as suppressed, never posted) when the cluster's action is <em>suppress</em>, or when reviewers
-        dismissed at least two and gave none a 👍, unless its action is <em>keep</em>. Verdict counts the
-        findings and the feedback; here an operator sets the action or deletes a cluster.
+        dismissed at least two and gave none a thumbs-up, unless its action is <em>keep</em>. Verdict counts
+        the findings and the feedback; here an operator sets the action or deletes a cluster.
       </p>
       <form
         class="filters"
@@ -191,11 +191,11 @@ export function Clusters() {
                             <td data-label="Feedback">
                               <dl class="feedback small" aria-label={`Feedback on “${c.label}”`}>
                                 <div>
-                                  <dt>👍 up</dt>
+                                  <dt title="thumbs-up reactions">up</dt>
                                   <dd>{c.feedback.up}</dd>
                                 </div>
                                 <div>
-                                  <dt>👎 down</dt>
+                                  <dt title="thumbs-down reactions">down</dt>
                                   <dd>{c.feedback.down}</dd>
                                 </div>
                                 <div>
@@ -237,7 +237,7 @@ export function Clusters() {
                                   {withheld
                                     ? c.action === 'suppress'
                                       ? 'findings like these are withheld'
-                                      : 'withheld: dismissed twice, no 👍'
+                                      : 'withheld: dismissed at least twice, no thumbs-up'
                                     : 'findings like these are posted'}
                                 </span>
                               </div>

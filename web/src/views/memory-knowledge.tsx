@@ -67,7 +67,7 @@ export function Knowledge() {
         </button>
       </div>
       <p class="muted small">
-        Notes on a part of a repository. A review of a pull request is given the repository's document at
+        Notes on a part of a repository. A review of a pull request is given the repository's document at{' '}
         <code>/</code> and those whose path is a changed file or a directory above one.
       </p>
       {editing && (
