@@ -602,7 +602,8 @@ maybe('operator dashboard in a browser', () => {
         .getByRole('alert')
         .filter({ hasText: "The preview needs the GitHub App's credentials." });
       await explained.getByText('(503 app_credentials_missing)', { exact: false }).waitFor();
-      await explained.getByText('APP_ID').waitFor();
+      await explained.getByText('APP_ID', { exact: true }).waitFor();
+      await other.screenshot({ path: join(ARTIFACTS, 'memory-preview-no-app.png'), fullPage: true });
     } finally {
       await other.close();
       await bare.stop();
