@@ -104,7 +104,7 @@ Commands:
   doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
   webhook send <event.action>  sign an example webhook and post it to the running server
   review               review a local git change with the configured model (no App, server or store)
-  jobs run <name>      run one scheduled job once (command-bridge, watchdog, maintenance, pr-agent-loop)
+  jobs run <name>      run one scheduled job once (command-bridge, watchdog, maintenance, pr-agent-loop, nightly-audit)
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -198,6 +198,9 @@ Jobs:
   maintenance        expired dedupe markers, old deliveries and dashboard sessions
   pr-agent-loop      redeliver the App's failed webhook deliveries of the last 72 hours (at most 50) and
                      queue a review (trigger catch_up) of every open pull request whose head has no run
+  nightly-audit      the night's consistency checks (unpublished analyses, dead letters, stuck commands,
+                     unprocessed deliveries, failing repositories, the model budget), found ones as alerts;
+                     scheduled at 23:30 Europe/London, run now whatever the time
 
 Options:
 ${COMMON}`,

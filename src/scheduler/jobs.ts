@@ -4,6 +4,7 @@ import type { SchedulerConfig } from '../config/index.js';
 import type { CommandBridge } from '../bridge/command-bridge.js';
 import type { Store } from '../store/index.js';
 import type { ScheduledJob, Scheduler } from './scheduler.js';
+import { NIGHTLY_AUDIT_EXPRESSION, runNightlyAudit } from './audit.js';
 import { runCatchUp, type CatchUpGitHub } from './catch-up.js';
 import { watchdogMessages } from './watchdog.js';
 
@@ -13,6 +14,7 @@ export const SCHEDULE = {
   watchdog: '3-59/15 * * * *',
   maintenance: '17 * * * *',
   prAgentLoop: '2-59/15 * * * *',
+  nightlyAudit: NIGHTLY_AUDIT_EXPRESSION,
 } as const;
 
 /** A command running longer than this is reported by the watchdog. */
@@ -23,6 +25,7 @@ export const JOB_NAMES = {
   watchdog: 'watchdog',
   maintenance: 'maintenance',
   prAgentLoop: 'pr-agent-loop',
+  nightlyAudit: 'nightly-audit',
 } as const;
 
 export type JobDeps = {
@@ -79,6 +82,20 @@ export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
           log: deps.log,
           alerts: { store: deps.store, log: deps.log, config: deps.config, fetch: deps.fetch },
         }),
+    },
+    {
+      name: JOB_NAMES.nightlyAudit,
+      expression: SCHEDULE.nightlyAudit,
+      run: ({ manual }) =>
+        runNightlyAudit(
+          {
+            store: deps.store,
+            clock: deps.clock,
+            log: deps.log,
+            alerts: { store: deps.store, log: deps.log, config: deps.config, fetch: deps.fetch },
+          },
+          { manual },
+        ),
     },
     {
       name: JOB_NAMES.maintenance,

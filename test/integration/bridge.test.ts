@@ -341,6 +341,7 @@ describe('bridge authority and the scheduler in the server', () => {
       { name: 'command-bridge', expression: '* * * * *' },
       { name: 'watchdog', expression: '3-59/15 * * * *' },
       { name: 'pr-agent-loop', expression: '2-59/15 * * * *' },
+      { name: 'nightly-audit', expression: '30 22,23 * * *' },
       { name: 'maintenance', expression: '17 * * * *' },
     ]);
     await store.repositories.upsertInstalled('acme/web', 9);

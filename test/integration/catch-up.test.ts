@@ -357,7 +357,7 @@ describe('verdict jobs run pr-agent-loop (the CLI, against a local fake GitHub)'
     });
     expect(code).toBe(1);
     expect(err.join('\n')).toMatch(
-      /no job named "nightly" \(jobs: command-bridge, watchdog, maintenance, pr-agent-loop\)/,
+      /no job named "nightly" \(jobs: command-bridge, watchdog, maintenance, pr-agent-loop, nightly-audit\)/,
     );
   });
 });
