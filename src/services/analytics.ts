@@ -36,6 +36,8 @@ export async function analytics(store: Store, now: number) {
       reason: f.reason.length > 500 ? `${f.reason.slice(0, 500)}…` : f.reason,
     })),
     scheduler: await schedulerProjection(store),
+    // Open SCM alerts by severity (GET /scm lists them; DELETE /scm/alerts/:id dismisses one).
+    alerts: { open: await store.alerts.openCounts() },
   };
 }
 

@@ -353,6 +353,27 @@ maybe('operator dashboard in a browser', () => {
     await shot('analytics');
   });
 
+  test('an open alert shows as a badge and in the Alerts panel, and is dismissed there', async () => {
+    const { store } = app.verdict;
+    const { alert } = await store.alerts.raise({
+      kind: 'reviews_failing',
+      repo: 'acme/api',
+      severity: 'critical',
+      message: 'The last 3 reviews of acme/api failed',
+    });
+    await page.goto(`${ui.url}/operator/analytics`);
+    const badge = page.getByRole('link', { name: '1 open alert' });
+    await badge.waitFor();
+    const panel = page.locator('#alerts');
+    await panel.getByText('The last 3 reviews of acme/api failed').waitFor();
+    await panel.getByRole('button', { name: 'Dismiss' }).click();
+    await panel.getByText('No open alert.').waitFor();
+    expect((await store.alerts.get(alert.id))?.dismissedAt).toEqual(expect.any(String));
+    await page.reload();
+    await page.locator('#alerts').getByText('No open alert.').waitFor();
+    expect(await page.getByRole('link', { name: /open alert/ }).count()).toBe(0);
+  });
+
   test('memory: creates a context (a bad glob refused at its field), edits it through a revision conflict, disables and enables it, filters', async () => {
     const { store } = app.verdict;
     await page.getByRole('link', { name: 'Memory & Test Lab' }).click();

@@ -203,6 +203,8 @@ describe('alerts: GET /scm and DELETE /scm/alerts/:id', () => {
         dismissedAt: null,
       }),
     ]);
+    const analytics = await callApi(app.baseUrl, 'GET', '/operator/api/analytics', 'read-secret');
+    expect(analytics.body.analytics.alerts).toEqual({ open: { info: 0, warning: 0, critical: 1 } });
     const path = `/operator/api/scm/alerts/${alert.id}`;
     expect((await callApi(app.baseUrl, 'DELETE', path, 'read-secret', { revision: 2 })).status).toBe(401);
     const stale = await callApi(app.baseUrl, 'DELETE', path, 'admin-secret', { revision: 1 });

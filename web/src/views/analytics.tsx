@@ -1,6 +1,8 @@
-import { apiGet } from '../api';
+import { apiGet, apiSend, describeError } from '../api';
 import { ChartView, COLORS } from '../chart';
+import { useState } from 'preact/hooks';
 import {
+  Badge,
   count,
   Empty,
   ErrorState,
@@ -332,6 +334,8 @@ export function Analytics() {
         )}
       </div>
 
+      <AlertsPanel />
+
       <Show value={analytics} what="the scheduler" retry={reloadAnalytics}>
         {({ analytics: a }) =>
           a.scheduler ? (
@@ -442,5 +446,62 @@ function SpendChart({
         }}
       />
     </>
+  );
+}
+
+type ScmAlert = {
+  id: string;
+  kind: string;
+  repo: string | null;
+  severity: 'info' | 'warning' | 'critical';
+  message: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  count: number;
+  revision: number;
+  dismissedAt: string | null;
+};
+
+/** The open SCM alerts (GET /scm), each with a Dismiss button (DELETE /scm/alerts/:id at its revision). */
+function AlertsPanel() {
+  const [alerts, reload] = useAsync((signal) => apiGet<{ alerts: ScmAlert[] }>('scm', {}, signal), []);
+  const [failure, setFailure] = useState<string | null>(null);
+  const dismiss = async (alert: ScmAlert) => {
+    setFailure(null);
+    try {
+      await apiSend('DELETE', `scm/alerts/${encodeURIComponent(alert.id)}`, { revision: alert.revision });
+    } catch (err) {
+      setFailure(describeError(err));
+    }
+    reload();
+  };
+  return (
+    <div class="panel" id="alerts">
+      <h2>Alerts</h2>
+      {failure && <p class="error-text">{failure}</p>}
+      <Show value={alerts} what="the alerts" retry={reload}>
+        {({ alerts: list }) => {
+          const open = list.filter((a) => a.dismissedAt === null);
+          return open.length === 0 ? (
+            <Empty>No open alert.</Empty>
+          ) : (
+            <ul class="plain">
+              {open.map((a) => (
+                <li key={a.id}>
+                  <Badge value={a.severity} /> <strong>{a.kind}</strong>
+                  {a.repo ? ` · ${a.repo}` : ''} — {a.message}{' '}
+                  <span class="muted small">
+                    {a.count > 1 ? `${a.count} times, ` : ''}last {formatTime(a.lastSeenAt)}
+                  </span>{' '}
+                  <button type="button" class="secondary small" onClick={() => void dismiss(a)}>
+                    Dismiss
+                  </button>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Show>
+    </div>
   );
 }
