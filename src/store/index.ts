@@ -8,6 +8,7 @@ import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
 import { MemoryStore } from './memory.js';
+import { FeedbackStore } from './feedback.js';
 import { CompetitorReviewStore } from './competitors.js';
 import { FindingStore } from './findings.js';
 import { TraceStore } from './traces.js';
@@ -41,6 +42,8 @@ export type Store = {
   findings: FindingStore;
   traces: TraceStore;
   memory: MemoryStore;
+  /** Feedback on Verdict's line comments, folded into memory clusters. */
+  feedback: FeedbackStore;
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
   harness: HarnessStore;
@@ -75,6 +78,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
     memory: new MemoryStore(db.knex, opts.clock, opts.ids),
+    feedback: new FeedbackStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),

@@ -49,7 +49,7 @@ export function memoryStoreSuite(dialect: TestDialect): void {
       exemplar: { title: 't', body: 'b' },
       actor: 'x',
     });
-    await knex.migrate.down({ migrationSource });
+    await migrateDownTo(knex, '021-installed-enabled');
     expect(await knex.schema.hasTable('memory_clusters')).toBe(false);
     expect(await knex.schema.hasTable('memory_knowledge')).toBe(false);
     const rows = await knex('memory_contexts').orderBy('id').select('id', 'path_glob');

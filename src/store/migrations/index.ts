@@ -20,6 +20,7 @@ import * as m019 from './019-ui-sessions.js';
 import * as m020 from './020-executor-costs.js';
 import * as m021 from './021-installed-enabled.js';
 import * as m022 from './022-memory.js';
+import * as m023 from './023-feedback.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -46,6 +47,7 @@ const migrations: Array<[string, Migration]> = [
   ['020-executor-costs', m020],
   ['021-installed-enabled', m021],
   ['022-memory', m022],
+  ['023-feedback', m023],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
