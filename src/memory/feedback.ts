@@ -318,8 +318,9 @@ export class FeedbackRecorder {
 
 /**
  * The review flow's feedback steps: before the analysis, the reactions on the PR's posted line comments
- * and the resolutions waiting for this head (GitHub reads: skipped when `readGitHub` is false, in shadow
- * mode without App credentials); after it, the findings its accepted dispositions resolved.
+ * and the resolutions waiting for a later head (GitHub reads: none when `readGitHub` is false, in shadow
+ * mode without App credentials; nothing to do when the PR has no posted line comment); after it, the
+ * findings its accepted dispositions resolved (when there are any).
  */
 export function feedbackCollection(
   store: Store,
@@ -328,19 +329,25 @@ export function feedbackCollection(
 ): FeedbackCollection {
   const recorder = new FeedbackRecorder({ store, log });
   return {
-    async beforeAnalysis(gh, run) {
-      if (!opts.readGitHub) return;
-      const reactions = await recorder.collectReactions(gh, run);
-      const resolutions = await recorder.settleResolutions(gh, run);
-      if (reactions + resolutions > 0) {
+    async beforeAnalysis(run) {
+      if (!opts.readGitHub) return null;
+      const posted = await store.reviewThreads.postedForPr(run.repo, run.prNumber, 1);
+      if (posted.length === 0) return null;
+      return async (gh) => {
+        const reactions = await recorder.collectReactions(gh, run);
+        const resolutions = await recorder.settleResolutions(gh, run);
         log.info(
           { event: 'feedback-collected', runId: run.id, repo: run.repo, reactions, resolutions },
           `feedback on ${run.repo}#${run.prNumber}: ${reactions} reaction(s), ${resolutions} resolution(s)`,
         );
-      }
+      };
     },
     async afterAnalysis(run) {
-      await recorder.addressedByRun(run);
+      const resolved = (run.result as RunResult | null)?.priorFindings?.resolved ?? [];
+      if (!resolved.some((r) => r.disposition === 'resolved')) return null;
+      return async () => {
+        await recorder.addressedByRun(run);
+      };
     },
   };
 }

@@ -17,11 +17,12 @@ export type Publication = {
 /**
  * What the flow asks of feedback (src/memory/feedback.ts in production): before the analysis, the
  * reactions on the PR's line comments and the resolutions waiting for a later head; after it, the findings
- * its accepted dispositions resolved.
+ * its accepted dispositions resolved. Each answers the work to do, or null when there is none (a first
+ * review of a pull request has nothing to read, and no span).
  */
 export type FeedbackCollection = {
-  beforeAnalysis(gh: GitHubClient, run: RunRecord): Promise<unknown>;
-  afterAnalysis(run: RunRecord): Promise<unknown>;
+  beforeAnalysis(run: RunRecord): Promise<((gh: GitHubClient) => Promise<unknown>) | null>;
+  afterAnalysis(run: RunRecord): Promise<(() => Promise<unknown>) | null>;
 };
 
 /**
@@ -74,11 +75,12 @@ export function reviewFlow(deps: {
         await ctx.assertLease();
         await p.startCheck(gh, await stored(), headSha);
       });
-      if (feedback) await session.step('feedback', () => feedback.beforeAnalysis(gh, run));
+      const collect = feedback ? await feedback.beforeAnalysis(run) : null;
+      if (collect) await session.step('feedback', () => collect(gh));
       const execution = await session.analyse();
-      if (execution.status === 'completed' && feedback) {
-        await session.step('feedback-addressed', async () => feedback.afterAnalysis(await stored()));
-      }
+      const counted =
+        feedback && execution.status === 'completed' ? await feedback.afterAnalysis(await stored()) : null;
+      if (counted) await session.step('feedback-addressed', counted);
       if (execution.status === 'completed') {
         // Its failures are recorded on the run and in the ledger, never on the analysis.
         await publish(gh, 'publish', async (p) => p.publish(gh, await stored(), () => ctx.assertLease()));
