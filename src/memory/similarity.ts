@@ -11,7 +11,10 @@
  * 3. **Shingle**: the set of these stems (1-token shingles) of the title and body together. Longer
  *    shingles (adjacent pairs) were tried and dropped: a rewording reorders a sentence, so pairs lower
  *    the score of real rewordings about as much as that of different findings.
- * 4. **Compare**: the Jaccard index of the two sets, |A ∩ B| / |A ∪ B|, from 0 (nothing shared) to 1.
+ * 4. **Compare**: the Jaccard index of the two sets, |A ∩ B| / |A ∪ B|, from 0 (nothing shared) to 1 —
+ *    and 0 when the two titles share no stem. A finding's title names its issue: two findings whose
+ *    titles have no word in common are different issues, whatever their bodies share (short findings
+ *    with a stock body such as "Why it matters." would otherwise be joined by the body alone).
  *
  * Two findings are alike when the index is at least `ALIKE_THRESHOLD` (0.25). On the pairs of
  * test/unit/memory-similarity.test.ts (real rewordings of one issue, against different issues of the
@@ -92,6 +95,22 @@ export function shingles(finding: SimilarText): Set<string> {
   return new Set(tokens(`${finding.title}\n${finding.body ?? ''}`));
 }
 
+/** What similarity reads of a finding: the stems of its title, and of its title and body. */
+type Prepared = { title: Set<string>; all: Set<string> };
+
+function prepare(finding: SimilarText): Prepared {
+  return { title: new Set(tokens(finding.title)), all: shingles(finding) };
+}
+
+function shareAny(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const s of a) if (b.has(s)) return true;
+  return false;
+}
+
+function score(a: Prepared, b: Prepared): number {
+  return shareAny(a.title, b.title) ? jaccard(a.all, b.all) : 0;
+}
+
 /** The Jaccard index of two shingle sets (0 when both are empty). */
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 0;
@@ -101,9 +120,9 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
   return shared / (a.size + b.size - shared);
 }
 
-/** How alike two findings are, from 0 to 1. */
+/** How alike two findings are, from 0 to 1 (0 when their titles share no stem). */
 export function similarity(a: SimilarText, b: SimilarText): number {
-  return jaccard(shingles(a), shingles(b));
+  return score(prepare(a), prepare(b));
 }
 
 /**
@@ -115,11 +134,12 @@ export function mostAlike<T extends SimilarText>(
   candidates: Iterable<T>,
   threshold: number = ALIKE_THRESHOLD,
 ): { match: T; score: number } | null {
-  const mine = shingles(finding);
+  const mine = prepare(finding);
   let best: { match: T; score: number } | null = null;
   for (const candidate of candidates) {
-    const score = jaccard(mine, shingles(candidate));
-    if (score >= threshold && (best === null || score > best.score)) best = { match: candidate, score };
+    const value = score(mine, prepare(candidate));
+    if (value >= threshold && (best === null || value > best.score))
+      best = { match: candidate, score: value };
   }
   return best;
 }

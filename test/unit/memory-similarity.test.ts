@@ -95,6 +95,11 @@ const DIFFERENT: Array<[typeof RACE, typeof RACE]> = [
     { title: 'set() ignores a ttl', body: 'The ttl argument is accepted but never passed to store.set.' },
     RACE,
   ],
+  // Short findings with the same stock body: the titles share no word, so they are different issues.
+  [
+    { title: 'Eviction races with writes', body: 'Why it matters.' },
+    { title: 'Hits are never revalidated', body: 'Why it matters.' },
+  ],
 ];
 
 describe('finding similarity (normalised stems, Jaccard)', () => {
@@ -154,5 +159,11 @@ describe('finding similarity (normalised stems, Jaccard)', () => {
     // A text identical to a candidate scores 1.
     expect(mostAlike(LODASH, [LODASH])?.score).toBe(1);
     expect(shingles({ title: 'a b' }).size).toBe(0);
+  });
+
+  test('titles that share no word are different issues whatever the bodies share', () => {
+    const body = 'evict() runs between get() and set(), so a concurrent write can be lost.';
+    expect(similarity({ title: 'Eviction races', body }, { title: 'Lost update', body })).toBe(0);
+    expect(similarity({ title: 'Eviction races', body }, { title: 'Races on eviction', body })).toBe(1);
   });
 });
