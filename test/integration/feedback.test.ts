@@ -468,6 +468,23 @@ describe('feedback from webhooks', () => {
         feedback: { posted: 1, addressed: 0, dismissed: 0, up: 0, down: 0, addressedRate: 0 },
       },
     ]);
+    // Reports count them: the line comments posted in the period and what reviewers did with them since.
+    const report = async (query: string) =>
+      (await (
+        await fetch(`${app.baseUrl}/operator/api/reports?${query}`, {
+          headers: { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_READ_TOKEN}` },
+        })
+      ).json()) as any;
+    expect((await report('')).summary.feedback).toEqual(analytics.feedback);
+    expect((await report(`repo=${REPO}`)).summary.feedback).toEqual(analytics.repositories[0].feedback);
+    expect((await report('from=2001-01-01&to=2001-01-31')).summary.feedback).toEqual({
+      posted: 0,
+      addressed: 0,
+      dismissed: 0,
+      up: 0,
+      down: 0,
+      addressedRate: 0,
+    });
     // The snapshot's analytics view is the same projection.
     const snap = await fetch(`${app.baseUrl}/operator/api/snapshot?view=analytics`, {
       headers: { authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_READ_TOKEN}` },
