@@ -3,6 +3,7 @@ import type { ClusterTarget, NewFeedbackEvent } from '../../src/store/feedback.j
 import { migrationSource } from '../../src/store/migrations/index.js';
 import type { ReviewThreadRecord } from '../../src/store/review-threads.js';
 import { createLogger } from '../../src/logger.js';
+import { DEFAULT_REPORT_LIMITS } from '../../src/reports/limits.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
 const REPO = 'Octo/Demo';
@@ -213,6 +214,17 @@ export function feedbackStoreSuite(dialect: TestDialect): void {
     expect(await t.store.feedback.totalsByRepo()).toEqual([
       { repo: 'acme/api', posted: 1, up: 0, down: 0, dismissed: 0, addressed: 0 },
       { repo: 'Octo/Demo', posted: 3, up: 1, down: 1, dismissed: 1, addressed: 1 },
+    ]);
+    // The report's source: each posted line comment with what was counted on it.
+    const source = await t.store.reads.reportSource({ repo: null }, DEFAULT_REPORT_LIMITS);
+    const rows = source.lineComments
+      .map((c) => [c.repo, c.commentId, c.up, c.down, c.dismissed, c.addressed])
+      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+    expect(rows).toEqual([
+      [REPO, '700', 1, 1, 1, 0],
+      [REPO, '701', 0, 0, 0, 1],
+      [REPO, '702', 0, 0, 0, 0],
+      ['acme/api', '800', 0, 0, 0, 0],
     ]);
   });
 
