@@ -83,6 +83,7 @@ export function createCommandBridge(
           ? async (installationId) => (await probot.auth(installationId)) as GitHubClient
           : async () => ({}) as GitHubClient,
       app,
+      alerts: config.scheduler,
       dispatchDelivery: (deliveryId) => dispatchStoredDelivery(store, probot, deliveryId),
       onReviewQueued: opts.onReviewQueued,
     }),

@@ -606,8 +606,17 @@ const scheduler = {
     '30',
   ),
   VERDICT_WATCHDOG_ALERT_URL: v(
-    'Where watchdog messages are POSTed as JSON (unset: no alert delivery, log and analytics only).',
+    'Where watchdog messages and every alert are POSTed as JSON (unset: no delivery, log, analytics and the SCM view only).',
     httpUrl,
+  ),
+  VERDICT_TELEGRAM_BOT_TOKEN: v(
+    'Telegram bot token: alerts of a repository whose configuration sets alerts.telegram and alerts.target (a chat id) are sent there.',
+    trimmed,
+  ),
+  VERDICT_TELEGRAM_API_URL: v(
+    'Telegram Bot API base URL (a local fake in tests).',
+    baseUrl,
+    'https://api.telegram.org',
   ),
 };
 

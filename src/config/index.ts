@@ -179,6 +179,9 @@ export type SchedulerConfig = {
   authority: 'live' | 'shadow';
   deliveryRetentionDays: number;
   alertUrl: string | null;
+  /** Telegram delivery of alerts (`alerts.telegram` repositories): the bot token, or null. */
+  telegramBotToken: string | null;
+  telegramApiUrl: string;
 };
 
 /** How a review runs (review-engine 8; the context budget of the review issue). */
@@ -291,6 +294,8 @@ export function loadConfig(
       authority: s.VERDICT_CRON_AUTHORITY,
       deliveryRetentionDays: s.VERDICT_DELIVERY_RETENTION_DAYS,
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
+      telegramBotToken: s.VERDICT_TELEGRAM_BOT_TOKEN ?? null,
+      telegramApiUrl: s.VERDICT_TELEGRAM_API_URL,
     },
     validation: {
       enabled: s.VERDICT_VALIDATION_ENABLED,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { requestReview } from '../review/request.js';
 import type { Store } from '../store/index.js';
@@ -48,6 +49,8 @@ export type CatchUpGitHub = {
 
 export type CatchUpDeps = {
   store: Store;
+  /** Where the pass's alerts go (`webhook_deliveries_failed`, `redelivery_failed`); absent: none raised. */
+  alerts?: AlertDeps;
   /** Null without App credentials: the pass then does nothing and says why. */
   github: CatchUpGitHub | null;
   clock: Clock;
@@ -173,5 +176,24 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
     );
   }
   for (const error of artifact.errors) log.warn({ event: 'catch-up-error' }, `pr-agent-loop: ${error}`);
+  if (deps.alerts && failed.length > 0) {
+    await raiseAlertQuietly(deps.alerts, {
+      kind: 'webhook_deliveries_failed',
+      repo: null,
+      severity: 'warning',
+      message: `${failed.length} webhook deliveries of the last 72 hours never reached Verdict; ${artifact.redelivered.length} were redelivered${artifact.deferred > 0 ? `, ${artifact.deferred} wait for the next pass` : ''}`,
+    });
+  }
+  const refused = artifact.errors.filter(
+    (e) => e.startsWith('redelivery of ') || e.startsWith('listing the App'),
+  );
+  if (deps.alerts && refused.length > 0) {
+    await raiseAlertQuietly(deps.alerts, {
+      kind: 'redelivery_failed',
+      repo: null,
+      severity: 'critical',
+      message: `pr-agent-loop could not recover missed webhooks: ${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}`,
+    });
+  }
   return artifact;
 }

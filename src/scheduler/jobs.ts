@@ -72,7 +72,13 @@ export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
       name: JOB_NAMES.prAgentLoop,
       expression: SCHEDULE.prAgentLoop,
       run: () =>
-        runCatchUp({ store: deps.store, github: deps.catchUp ?? null, clock: deps.clock, log: deps.log }),
+        runCatchUp({
+          store: deps.store,
+          github: deps.catchUp ?? null,
+          clock: deps.clock,
+          log: deps.log,
+          alerts: { store: deps.store, log: deps.log, config: deps.config, fetch: deps.fetch },
+        }),
     },
     {
       name: JOB_NAMES.maintenance,

@@ -4,7 +4,7 @@ import { toBool, writeTransaction } from './db.js';
 
 /**
  * Feedback on Verdict's line comments (NAMES.md "Memory", "Feedback and learning"), one row per GitHub
- * event (`memory_feedback`, migration 023), each stored once: its `key` is the event's GitHub identity,
+ * event (`memory_feedback`, migration 024), each stored once: its `key` is the event's GitHub identity,
  * unique, so the same delivery handled twice (a redelivery, a replay) counts once.
  *
  * An event is folded into a cluster of its repository in the same transaction: the cluster's feedback

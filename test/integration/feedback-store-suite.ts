@@ -339,10 +339,10 @@ export function feedbackStoreSuite(dialect: TestDialect): void {
     expect(await t.store.memory.listContexts({ limit: 10 })).toHaveLength(1);
   });
 
-  test('migration 023 goes down and up', async () => {
+  test('migration 024 goes down and up', async () => {
     const knex = t.store.db.knex;
     await t.store.feedback.record(event());
-    await migrateDownTo(knex, '022-memory');
+    await migrateDownTo(knex, '023-alerts');
     expect(await knex.schema.hasTable('memory_feedback')).toBe(false);
     await knex.migrate.latest({ migrationSource });
     expect(await t.store.feedback.get('reaction:1')).toBeNull();

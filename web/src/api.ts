@@ -104,6 +104,16 @@ export const auth = {
   logout: () => request<unknown>('POST', '/operator/auth/logout', {}, { quiet401: true }),
 };
 
+/**
+ * The field or parameter a 400 `invalid_request` names (`Invalid field paths.1: …`, `Invalid parameter
+ * repo: …`, operator-api section 7), with the API's message; null for any other failure.
+ */
+export function invalidField(err: unknown): { path: string; message: string } | null {
+  if (!(err instanceof ApiError) || err.status !== 400) return null;
+  const named = /^Invalid (?:field|parameter) ([\w.-]+):/.exec(err.message);
+  return named ? { path: named[1]!, message: err.message } : null;
+}
+
 /** The message to show for a failed call, with the code the proxy or the API gave. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {

@@ -20,7 +20,8 @@ import * as m019 from './019-ui-sessions.js';
 import * as m020 from './020-executor-costs.js';
 import * as m021 from './021-installed-enabled.js';
 import * as m022 from './022-memory.js';
-import * as m023 from './023-feedback.js';
+import * as m023 from './023-alerts.js';
+import * as m024 from './024-feedback.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -47,7 +48,8 @@ const migrations: Array<[string, Migration]> = [
   ['020-executor-costs', m020],
   ['021-installed-enabled', m021],
   ['022-memory', m022],
-  ['023-feedback', m023],
+  ['023-alerts', m023],
+  ['024-feedback', m024],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
