@@ -383,7 +383,7 @@ export function Analytics() {
 
 const rate = (f: Feedback) => (f.posted === 0 ? '—' : `${Math.round(f.addressedRate * 100)}%`);
 
-/** Per repository: line comments posted, findings addressed and dismissed, 👍 and 👎, the addressed rate. */
+/** Per repository: line comments posted, findings addressed and dismissed, thumbs up and down, the addressed rate. */
 function FeedbackTable({
   total,
   repositories,
@@ -414,12 +414,8 @@ function FeedbackTable({
               <th scope="col">Posted</th>
               <th scope="col">Addressed</th>
               <th scope="col">Dismissed</th>
-              <th scope="col">
-                <span aria-hidden="true">👍</span> Up
-              </th>
-              <th scope="col">
-                <span aria-hidden="true">👎</span> Down
-              </th>
+              <th scope="col">Thumbs up</th>
+              <th scope="col">Thumbs down</th>
               <th scope="col">Addressed rate</th>
             </tr>
           </thead>
@@ -443,8 +439,8 @@ function FeedbackTable({
       </div>
       <p class="muted small">
         Addressed: the code fixed the finding (an accepted disposition, or its lines changed and its thread
-        was resolved). Dismissed: a 👎, <code>@verdict ignore</code>, or a thread resolved with its lines
-        unchanged. The addressed rate is addressed findings over posted line comments.
+        was resolved). Dismissed: a thumbs down, <code>@verdict ignore</code>, or a thread resolved with its
+        lines unchanged. The addressed rate is addressed findings over posted line comments.
       </p>
     </>
   );
