@@ -16,6 +16,7 @@ import { REVIEW_QUEUE } from '../review/request.js';
 import type { QueueBackend } from '../queue/types.js';
 import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
 import { reviewFlow } from '../worker/review-flow.js';
+import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
 import { selectProviders } from '../review/providers/index.js';
@@ -226,7 +227,15 @@ export function reviewEngineFor(
       storage: config.evidence.enabled ? createArtifactStorage(config.evidence) : null,
     },
   });
-  return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
+  return reviewFlow({
+    engine,
+    publication: reviewPublisherFor(store, config, log),
+    store,
+    log,
+    feedback: feedbackCollection(store, log.child({ name: 'feedback' }), {
+      readGitHub: config.github.hasCredentials,
+    }),
+  });
 }
 
 /** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { parseCommand } from '../comment-commands/parse.js';
+import { parseCommand, parseThreadCommand } from '../comment-commands/parse.js';
 import {
   BodyBudgetExceededError,
   BodyTooLargeError,
@@ -81,6 +81,12 @@ export function classifyDelivery(
       return competitors.includes(result.pr.author.toLowerCase())
         ? answer(true, 'enqueued')
         : answer(false, 'not_competitor');
+    case 'thread_reply':
+      // Only `@verdict ignore` and `@verdict learn` replies ask for work; whether the thread is one of
+      // Verdict's is looked up by the handler.
+      return parseThreadCommand(result.reply.body, handles).kind === 'no_command'
+        ? answer(false, 'no_command')
+        : answer(true, 'enqueued');
     case 'update_metadata':
     case 'installation':
       // Kept only to update stored state (NAMES.md): nothing that reviews or replies is queued.

@@ -350,6 +350,10 @@ maybe('operator dashboard in a browser', () => {
     });
     expect(painted).toBeGreaterThan(500);
     await page.getByText('the model did not answer in 600 s').waitFor();
+    // Feedback on line comments, per repository: posted, addressed, dismissed, 👍, 👎, addressed rate.
+    const feedback = page.getByRole('row', { name: /^acme\/api / });
+    await feedback.waitFor();
+    expect(await feedback.locator('td').allTextContents()).toEqual(['4', '1', '1', '1', '1', '25%']);
     await shot('analytics');
   });
 

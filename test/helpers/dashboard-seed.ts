@@ -245,6 +245,37 @@ export async function seedDashboard(
     actor: 'cli:test',
   });
 
+  // Feedback on the traced run's line comments: four posted, one addressed, one dismissed (👎), one 👍.
+  await store.reviewThreads.recordMany(
+    [701, 702, 703, 704].map((id) => ({
+      repo: 'acme/api',
+      prNumber: 7,
+      fingerprint: `fp_${id}`,
+      runId: run.id,
+      reviewId: '5555',
+      commentId: String(id),
+      commentNodeId: null,
+      path: 'src/flux.ts',
+      line: 3,
+      url: null,
+    })),
+  );
+  const event = (key: string, commentId: string, kind: 'up' | 'down' | 'addressed', counts: object) =>
+    store.feedback.record({
+      key,
+      repo: 'acme/api',
+      prNumber: 7,
+      commentId,
+      fingerprint: `fp_${commentId}`,
+      kind,
+      counts,
+      actor: 'github:doc',
+      cluster: null,
+    });
+  await event('reaction:1', '701', 'up', { up: 1 });
+  await event('reaction:2', '702', 'down', { down: 1, dismissed: 1 });
+  await event('addressed:703', '703', 'addressed', { addressed: 1 });
+
   // Two clusters of acme/api with feedback. Verdict counts the size and the feedback itself (no route
   // writes them), so the seed sets those columns directly: reviewers dismissed "Null checks on lookups"
   // twice and never gave it a 👍 (withheld by the feedback rule); "Naming nits" got 👍 (posted).

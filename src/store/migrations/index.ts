@@ -21,6 +21,7 @@ import * as m020 from './020-executor-costs.js';
 import * as m021 from './021-installed-enabled.js';
 import * as m022 from './022-memory.js';
 import * as m023 from './023-alerts.js';
+import * as m024 from './024-feedback.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -48,6 +49,7 @@ const migrations: Array<[string, Migration]> = [
   ['021-installed-enabled', m021],
   ['022-memory', m022],
   ['023-alerts', m023],
+  ['024-feedback', m024],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
