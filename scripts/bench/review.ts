@@ -3,8 +3,10 @@
  * local fake GitHub API (`GHE_HOST`, every page of the file list with its `Link` header) and a local fake
  * OpenAI-compatible model that answers each call after a fixed 2 s. With the default budget the PR is
  * split into 12 parts (the rest listed as not reviewed), reviewed `VERDICT_REVIEW_CONCURRENCY` (4) at a
- * time, then one synthesis call. The figure is the review's wall time as a ratio of the critical path:
- * ceil(parts / concurrency) × 2 s plus the synthesis call's 2 s. Target: at most 1.25. It also prints the
+ * time; each part raises one finding, so verification (on, as for every HTTP provider) checks the 12
+ * candidates in batches of at most 8, all batches at once: one verification round; then one synthesis
+ * call. The figure is the review's wall time as a ratio of the critical path: ceil(parts / concurrency)
+ * × 2 s, plus one verification round's 2 s, plus the synthesis call's 2 s. Target: at most 1.25. It also prints the
  * peak RSS (target under 400 MB) and checks, with the engine's own tokenizer and budget, that no request
  * the fake model received was over the model's input budget.
  *
@@ -14,6 +16,7 @@ import { resourceUsage } from 'node:process';
 import { callTokens, inputBudget, modelWindow } from '../../src/review/budget.js';
 import type { ChangedFile } from '../../src/review/context.js';
 import { defaultCompetitorComparison } from '../../src/review/output.schema.js';
+import { confirmingAnswer } from '../../src/review/verification.js';
 import { benchVerdict, listen, portOf, readBody, sendCompletion } from './review-fixture.js';
 
 const FILES = 3000;
@@ -58,8 +61,26 @@ function syntheticFiles(): ChangedFile[] {
   return files;
 }
 
-function answer(synthesis: boolean): string {
-  if (synthesis) {
+/** One finding per part, on the first line of the part's first file (its path is named in the prompt). */
+function partFinding(prompt: string) {
+  const path = /^### (\S+) \(/m.exec(prompt)?.[1] ?? 'services/svc0/module0.ts';
+  return {
+    severity: 'medium',
+    category: 'correctness',
+    path,
+    title: 'The result of the call is ignored',
+    body: 'The value returned on line 1 is dropped; check it or remove the call.',
+    contextIds: [],
+    line: 1,
+    endLine: 1,
+    suggestion: null,
+    confidence: 0.8,
+  };
+}
+
+function answer(kind: 'part' | 'synthesis' | 'verification', prompt: string): string {
+  if (kind === 'verification') return confirmingAnswer(prompt);
+  if (kind === 'synthesis') {
     return JSON.stringify({
       overview: 'A large change across forty services.',
       summary: 'Reviewed in parts.',
@@ -80,13 +101,19 @@ function answer(synthesis: boolean): string {
     reasoning: 'Read the part.',
     mergeVerdict: 'Nothing blocks in this part.',
     importantFiles: [],
-    findings: [],
+    findings: [partFinding(prompt)],
     priorFindingDispositions: [],
     missingValidations: [],
     crossRepoImpact: [],
     sequenceDiagram: '',
     competitorComparison: defaultCompetitorComparison(),
   });
+}
+
+/** What a request to the fake model is: a part, the synthesis, or a verification call (by its schema's name). */
+function kindOf(body: any): 'part' | 'synthesis' | 'verification' {
+  if (body?.response_format?.json_schema?.name === 'verification') return 'verification';
+  return String(body.messages[0].content).includes('was reviewed in several parts') ? 'synthesis' : 'part';
 }
 
 async function main() {
@@ -137,9 +164,9 @@ async function main() {
   const model = await listen(async (req, res) => {
     const body = await readBody(req);
     received.push(body);
-    const synthesis = String(body.messages[0].content).includes('was reviewed in several parts');
+    const kind = kindOf(body);
     await new Promise((r) => setTimeout(r, ANSWER_MS));
-    sendCompletion(res, MODEL, answer(synthesis));
+    sendCompletion(res, MODEL, answer(kind, String(body.messages.at(-1).content)));
   });
   const bench = await benchVerdict({
     github,
@@ -164,7 +191,7 @@ async function main() {
           body.response_format?.json_schema?.schema,
           messages.map((m) => ({ role: m.role as 'user', content: m.content })),
         ),
-        synthesis: system!.content.includes('was reviewed in several parts'),
+        kind: kindOf(body),
       };
     });
     const trace = await store.traces.get(
@@ -182,9 +209,18 @@ async function main() {
       throw new Error(`the review ended ${finished.analysisStatus}: ${finished.error ?? ''}`);
     }
     const parts = result?.chunks?.total ?? 0;
-    const partCalls = requests.filter((r) => !r.synthesis).length;
-    const synthesisCalls = requests.filter((r) => r.synthesis).length;
-    const critical = Math.ceil(parts / CONCURRENCY) * ANSWER_MS + synthesisCalls * ANSWER_MS;
+    const partCalls = requests.filter((r) => r.kind === 'part').length;
+    const synthesisCalls = requests.filter((r) => r.kind === 'synthesis').length;
+    const verificationCalls = requests.filter((r) => r.kind === 'verification').length;
+    const verification = (finished.result as { verification?: { status: string; published: number } })
+      .verification;
+    if (verificationCalls === 0 || verificationCalls > CONCURRENCY || verification?.status !== 'verified') {
+      throw new Error(
+        `expected one round of verification calls (at most ${CONCURRENCY}), got ${verificationCalls} (${verification?.status})`,
+      );
+    }
+    // The parts' rounds, one verification round (its calls run at once), the synthesis call.
+    const critical = Math.ceil(parts / CONCURRENCY) * ANSWER_MS + ANSWER_MS + synthesisCalls * ANSWER_MS;
     const ratio = wallMs / critical;
     const peakMb = resourceUsage().maxRSS / 1024;
     const over = requests.filter((r) => r.tokens > budget);
@@ -193,10 +229,10 @@ async function main() {
       `review benchmark: ${FILES} files, ${changed} changed lines; fake model answering after ${ANSWER_MS / 1000} s; concurrency ${CONCURRENCY}`,
     );
     console.log(
-      `  parts ${parts} (${partCalls} part calls, ${synthesisCalls} synthesis call, synthesis ${result?.synthesis?.status ?? 'none'}); files reviewed ${result?.coverage?.analysed}, not reviewed ${result?.coverage?.skipped}`,
+      `  parts ${parts} (${partCalls} part calls, ${verificationCalls} verification calls for ${verification.published} findings confirmed, ${synthesisCalls} synthesis call, synthesis ${result?.synthesis?.status ?? 'none'}); files reviewed ${result?.coverage?.analysed}, not reviewed ${result?.coverage?.skipped}`,
     );
     console.log(
-      `  wall ${(wallMs / 1000).toFixed(2)} s, critical path ${(critical / 1000).toFixed(0)} s (ceil(${parts}/${CONCURRENCY}) x 2 s + synthesis), peak RSS ${peakMb.toFixed(0)} MB`,
+      `  wall ${(wallMs / 1000).toFixed(2)} s, critical path ${(critical / 1000).toFixed(0)} s (ceil(${parts}/${CONCURRENCY}) x 2 s + one verification round + synthesis), peak RSS ${peakMb.toFixed(0)} MB`,
     );
     console.log(`  stages: ${stages.join(', ')}`);
     console.log(

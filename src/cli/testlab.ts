@@ -7,7 +7,13 @@ import { FINDING_SEVERITIES } from '../review/output.schema.js';
 import type { Store } from '../store/index.js';
 import { capturePullRequest, parseBugSpec, type BugSpec } from '../testlab/capture.js';
 import { CASE_LANGUAGES } from '../testlab/case.js';
-import { compareRecords, percent as pct, saveTestLabRun, scoreLine } from '../testlab/record.js';
+import {
+  compareRecords,
+  percent as pct,
+  saveTestLabRun,
+  scoreLine,
+  verificationLine,
+} from '../testlab/record.js';
 import { runTestLab, type TestLabRun } from '../testlab/runner.js';
 import type { CaseResult } from '../testlab/score.js';
 import { table, type Painter } from './table.js';
@@ -57,6 +63,8 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
     '',
     `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
+    verificationLine(run.scores),
+    `median review prompt per case: ${run.scores.medianPromptTokens ?? '-'} tokens sent, ${run.scores.medianMessageTokens ?? '-'} of them the request (without the system prompt and schema)`,
   ].join('\n');
 }
 

@@ -537,6 +537,19 @@ const budget = {
     flag,
     '0',
   ),
+  VERDICT_VERIFICATION: v(
+    'Verification of the findings before they are posted: 0 turns it off; unset: on for openrouter, openai and anthropic, off for codex (1 turns it on there).',
+    flag,
+  ),
+  VERDICT_VERIFICATION_THRESHOLD: v(
+    'A verified finding is posted at or above this score of 100 (review.verification.threshold in .github/verdict.yml wins).',
+    integer(0, 100),
+    '70',
+  ),
+  VERDICT_VERIFIER_MODEL: v(
+    "The model of the verification calls, of the primary's provider (unset: VERDICT_RUNNER_MODEL).",
+    trimmed,
+  ),
 };
 
 const queue = {

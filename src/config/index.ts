@@ -199,6 +199,11 @@ export type ReviewConfig = {
   contextTokens: number | null;
   /** The model providers `selectProviders` (src/review/providers) builds when the review engine is built. */
   providers: ProviderConfig;
+  /**
+   * Verification of the findings (NAMES.md): `enabled` is `VERDICT_VERIFICATION` (null when unset: on for
+   * the HTTP providers, off for codex), `threshold` the score a finding needs (`.github/verdict.yml` wins).
+   */
+  verification: { enabled: boolean | null; threshold: number };
 };
 
 /** A provider and model; `modelVariable` names the variable a missing or refused model is blamed on. */
@@ -215,6 +220,8 @@ export type HttpProviderConfig = { apiKey: string | null; apiKeyVariable: string
 export type ProviderConfig = {
   primary: ModelChoice;
   shadow: ModelChoice | null;
+  /** `VERDICT_VERIFIER_MODEL`: the verification calls' model, of the primary's provider (null: the primary). */
+  verifier: ModelChoice | null;
   /** `VERDICT_OPENROUTER_MAX_TOKENS`: `max_tokens` of every HTTP provider when set. */
   maxTokens: number | null;
   openrouter: HttpProviderConfig & {
@@ -288,6 +295,10 @@ export function loadConfig(
       concurrency: s.VERDICT_REVIEW_CONCURRENCY,
       contextTokens: s.VERDICT_MODEL_CONTEXT_TOKENS ?? null,
       providers: providerConfig(s, env),
+      verification: {
+        enabled: s.VERDICT_VERIFICATION ?? null,
+        threshold: s.VERDICT_VERIFICATION_THRESHOLD,
+      },
     },
     scheduler: {
       enabled: s.VERDICT_SCHEDULER,
@@ -417,6 +428,7 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
   });
   const provider = s.VERDICT_RUNNER_PROVIDER;
   const shadowModel = s.VERDICT_RUNNER_SHADOW_MODEL;
+  const verifierModel = s.VERDICT_VERIFIER_MODEL;
   return {
     primary: {
       provider,
@@ -431,6 +443,10 @@ function providerConfig(s: Settings, env: ProcessEnv): ProviderConfig {
             model: shadowModel,
             modelVariable: lookup(env, 'VERDICT_RUNNER_SHADOW_MODEL').variable,
           },
+    verifier:
+      verifierModel === undefined
+        ? null
+        : { provider, model: verifierModel, modelVariable: lookup(env, 'VERDICT_VERIFIER_MODEL').variable },
     maxTokens: s.VERDICT_OPENROUTER_MAX_TOKENS ?? null,
     openrouter: {
       ...http('OPENROUTER'),

@@ -109,7 +109,7 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
     env: { ...opts.env, VERDICT_RUNNER_SHADOW_MODEL: undefined },
     concurrency: 1,
     log: opts.log,
-    providers: (config) => ({ primary: selectProviders(config.review.providers).primary, shadow: null }),
+    providers: (config) => ({ ...selectProviders(config.review.providers), shadow: null }),
     fileLinks: false,
   });
   try {

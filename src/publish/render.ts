@@ -82,7 +82,32 @@ export type RenderInput = PublishableAnalysis & {
   fileLink?: (path: string, line?: number | null, endLine?: number | null) => string | null;
   /** Repository instruction files the review followed (named in the footer). */
   instructionFiles?: string[];
+  /** What verification withheld and what it could not check (absent or null: nothing to say). */
+  verification?: VerificationView | null;
+  /** Agreement across samples (absent or null: one sample). */
+  samples?: SamplesView | null;
 };
+
+/** A finding withheld after verification, as the body lists it. */
+export type WithheldItem = {
+  severity: string;
+  title: string;
+  path: string | null;
+  line: number | null;
+  reason: string;
+};
+
+/** Verification as the body shows it: the withheld findings, and the findings posted unverified. */
+export type VerificationView = {
+  withheld: WithheldItem[];
+  /** Findings posted unverified because their verification call failed or answered unusably. */
+  unverified: number;
+  /** Why (the first failed call's error). */
+  unverifiedReason: string | null;
+};
+
+/** Agreement across samples, as the body says it. */
+export type SamplesView = { count: number; required: number; kept: number; dropped: number };
 
 /** More low findings than this fold into a `<details>` block. */
 export const LOW_FINDINGS_FOLD = 10;
@@ -199,6 +224,25 @@ function inlineLines(findings: RenderFinding[]): string {
     .join('\n');
 }
 
+/** The withheld findings: severity, title, where, and the verifier's reason (cut short at detail 2 and up). */
+function withheldLines(items: WithheldItem[], detail: Detail): string {
+  return bySeverity(items)
+    .map((i) => {
+      const reason = detail >= 2 && i.reason.length > 200 ? `${i.reason.slice(0, 200)}…` : i.reason;
+      return `- **${i.severity.toUpperCase()}** ${escapeInline(i.title)}${i.path ? ` — ${location(i.path, i.line)}` : ''}: ${escapeInline(reason)}`;
+    })
+    .join('\n');
+}
+
+/** One line on the samples that agreed, when the review took more than one. */
+function samplesNote(s: SamplesView | null): string | null {
+  if (!s || s.count <= 1) return null;
+  const kept = `${s.kept} finding${s.kept === 1 ? '' : 's'} recurred in at least ${s.required} of them and ${s.kept === 1 ? 'was' : 'were'} kept`;
+  const dropped =
+    s.dropped > 0 ? `; ${s.dropped} seen in fewer ${s.dropped === 1 ? 'was' : 'were'} dropped` : '';
+  return `_Reviewed in ${s.count} independent samples: ${kept}${dropped}._`;
+}
+
 function stillOpenLines(items: StillOpenItem[]): string {
   return items
     .map(
@@ -275,6 +319,15 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
     ].join('\n'),
   );
   if (input.reviewNote) parts.push(`_${escapeInline(input.reviewNote)}_`);
+  const samples = samplesNote(input.samples ?? null);
+  if (samples) parts.push(samples);
+  const unverified = input.verification?.unverified ?? 0;
+  if (unverified > 0) {
+    const why = input.verification?.unverifiedReason;
+    parts.push(
+      `_${unverified} finding${unverified === 1 ? ' was' : 's were'} posted unverified: ${why ? escapeInline(why).replace(/[.\s]+$/, '') : 'the verification call failed'}._`,
+    );
+  }
 
   const overview = [escapeText(output.overview.trim())];
   if (output.bulletHighlights.length > 0) {
@@ -332,6 +385,12 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
         findingLines(outside, detail, bodyChars, input.fileLink),
         policy.summary.outsideDiff,
       ),
+    );
+  }
+  const withheld = input.verification?.withheld ?? [];
+  if (withheld.length > 0) {
+    parts.push(
+      `<details>\n<summary>Withheld after verification (${withheld.length})</summary>\n\n${withheldLines(withheld, detail)}\n\n</details>`,
     );
   }
 

@@ -5,6 +5,7 @@ import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schem
 import type { PrFacts } from '../policy/matcher.js';
 import type { RunResult } from '../review/run-result.js';
 import { findingFingerprint, normaliseFindingPath } from '../review/fingerprint.js';
+import { withheldReason } from '../review/verification.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { PublicationKind } from '../store/publications.js';
@@ -22,6 +23,7 @@ import {
   type RenderInput,
   type ResolvedItem,
   type StillOpenItem,
+  type VerificationView,
 } from './render.js';
 import {
   annotationBatches,
@@ -343,6 +345,8 @@ export class ReviewPublisher {
       stillOpen: plan.stillOpen,
       resolved: plan.resolved,
       reviewNote: reviewNote(result),
+      verification: verificationView(result),
+      samples: result.samples ?? null,
       instructionFiles: result.instructions?.files ?? [],
       fileLink:
         commitId && this.deps.fileLinks !== false
@@ -813,6 +817,25 @@ export class ReviewPublisher {
 }
 
 /** The one line saying what the run reviewed (absent on a first review and on older runs). */
+/** What the body says of verification: the withheld findings with their reasons, and the unverified ones. */
+export function verificationView(result: RunResult): VerificationView | null {
+  const v = result.verification;
+  if (!v || v.status === 'off' || v.status === 'none') return null;
+  return {
+    withheld: v.results
+      .filter((r) => r.outcome === 'withheld')
+      .map((r) => ({
+        severity: r.severity,
+        title: r.title,
+        path: r.path || null,
+        line: r.line,
+        reason: withheldReason(r),
+      })),
+    unverified: v.unverified,
+    unverifiedReason: v.errors[0] ?? v.results.find((r) => r.outcome === 'unverified')?.reason ?? null,
+  };
+}
+
 export function reviewNote(result: RunResult): string | null {
   const r = result.review;
   if (!r || !r.sinceSha) return null;

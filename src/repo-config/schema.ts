@@ -28,6 +28,21 @@ export const GITHUB_AUTHOR_ASSOCIATIONS = [
 
 const branchPattern = z.string().min(1);
 
+/** The most independent review passes `review.samples` may ask for (each costs a whole review). */
+export const MAX_REVIEW_SAMPLES = 5;
+
+/**
+ * `review.verification` (NAMES.md "Verification of findings"): `false` turns the stage off for the
+ * repository, `true` on (also for codex, where it is off by default); a mapping sets `enabled` and the
+ * `threshold` (0-100) a verified finding needs to be posted.
+ */
+const verificationSchema = z
+  .object({
+    enabled: z.boolean().optional(),
+    threshold: z.number().int().min(0).max(100).optional(),
+  })
+  .strict();
+
 const reviewSchema = z
   .object({
     auto: z.boolean().default(true),
@@ -36,6 +51,12 @@ const reviewSchema = z
     incremental: z.boolean().default(true),
     /** Hide earlier Verdict review bodies on the PR as outdated when a new review is posted. */
     hideOutdated: z.boolean().default(true),
+    verification: z.union([z.boolean(), verificationSchema]).optional(),
+    /**
+     * Independent review passes (1 to 5, default 1): a finding is kept when it recurs in at least half of
+     * them, rounded up (docs/review-engine.md, "Agreement across samples").
+     */
+    samples: z.number().int().min(1).max(MAX_REVIEW_SAMPLES).default(1),
   })
   .strict();
 
@@ -122,6 +143,7 @@ export type RepoConfigResult =
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': Object.keys(repoConfigSchema.shape),
   review: Object.keys(reviewSchema.shape),
+  'review.verification': Object.keys(verificationSchema.shape),
   branches: Object.keys(branchesSchema.shape),
   manual: Object.keys(manualSchema.shape),
 };

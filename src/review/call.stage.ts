@@ -1,6 +1,6 @@
 import type { ReviewConfig } from '../config/index.js';
 import { mapConcurrent } from './concurrency.js';
-import { splitChunk, type ReviewChunk, type ReviewInput } from './context.js';
+import { splitChunk, type ChangedFile, type ReviewChunk, type ReviewInput } from './context.js';
 import { mergeOutputs } from './merge.js';
 import { callModel, type ModelCallEnv } from './model-call.js';
 import type { ReviewOutput } from './output.schema.js';
@@ -8,6 +8,8 @@ import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-o
 import { chunkPrompt, type PromptContext } from './prompt.js';
 import type { ReviewPrompt } from './prompt.stage.js';
 import type { ModelMessage, ModelProvider, ProviderSelection } from './providers/index.js';
+import type { SamplesReport } from './run-result.js';
+import { agreeAcrossSamples } from './samples.js';
 import { errorText, type Stage } from './stage.js';
 
 /**
@@ -26,6 +28,10 @@ export type CallInput = {
   budgeted: { context: PromptContext; input: Pick<ReviewInput, 'chunks'> };
   config: Pick<ReviewConfig, 'timeoutMs' | 'shadowTimeoutMs' | 'concurrency'>;
   env: ModelCallEnv;
+  /** `review.samples`: independent primary passes that must agree (samples.ts); absent or 1: one pass. */
+  samples?: number;
+  /** The changed files, whose diffs check the anchors samples are matched by. */
+  gathered?: { changed: ChangedFile[] };
 };
 
 /** One usable answer of a part (a part split in two has two or more). */
@@ -53,9 +59,12 @@ export type ShadowReview = {
 };
 
 export type Called = {
+  /** The primary pass, or with several samples the findings they agreed on (samples.ts). */
   primary: PassResult;
   /** Absent without a shadow model. */
   shadow: ShadowReview | undefined;
+  /** With more than one sample: how many passes and what they agreed on. */
+  samples?: SamplesReport;
 };
 
 /** What every call of one pass sends and how it is traced. */
@@ -86,10 +95,14 @@ async function call(input: CallInput): Promise<Called> {
     concurrency: settings.concurrency,
     env,
   };
-  const primary = await pass(
+  const count = Math.max(1, input.samples ?? 1);
+  const passes = await samplePasses(
     { ...setup, provider: providers.primary, spanName: 'model', timeoutMs: settings.timeoutMs },
     parts.chunks,
+    count,
   );
+  const agreed = count > 1 ? agreeAcrossSamples(passes, input.gathered?.changed ?? []) : null;
+  const primary = agreed?.pass ?? passes[0]!;
   const shadow = providers.shadow
     ? await shadowPass(
         {
@@ -101,25 +114,43 @@ async function call(input: CallInput): Promise<Called> {
         parts.chunks,
       )
     : undefined;
-  return { primary, shadow };
+  return { primary, shadow, ...(agreed ? { samples: agreed.report } : {}) };
 }
 
 /** One model pass over every part, concurrently; outputs are kept in part order. */
 async function pass(setup: PassSetup, parts: ReviewChunk[]): Promise<PassResult> {
-  const result: PassResult = { outputs: [], failed: new Map(), retryable: false, splits: 0 };
+  return (await samplePasses(setup, parts, 1))[0]!;
+}
+
+/**
+ * `count` independent passes over every part: every (pass, part) call through one pool of
+ * `concurrency`, the first pass's parts first. Each pass's outputs are kept in part order.
+ */
+async function samplePasses(setup: PassSetup, parts: ReviewChunk[], count: number): Promise<PassResult[]> {
   const chunks: Array<ReviewChunk | null> = parts.length > 0 ? parts : [null];
   const run = { ...setup, total: chunks.length };
-  const done = await mapConcurrent(chunks, setup.concurrency, async (chunk, index) => {
+  const calls = Array.from({ length: count }, (_, sample) =>
+    chunks.map((chunk, index) => ({ sample, chunk, index })),
+  ).flat();
+  const done = await mapConcurrent(calls, setup.concurrency, async ({ sample, chunk, index }) => {
     if (setup.env.signal.aborted) throw new Error('aborted');
-    return reviewPart(run, chunk, index, 0);
+    return reviewPart({ ...run, sample: count > 1 ? sample + 1 : null }, chunk, index, 0);
   });
-  for (const [index, part] of done.entries()) {
+  const results = Array.from({ length: count }, (): PassResult => ({
+    outputs: [],
+    failed: new Map(),
+    retryable: false,
+    splits: 0,
+  }));
+  done.forEach((part, i) => {
+    const { sample, index } = calls[i]!;
+    const result = results[sample]!;
     for (const output of part.outputs) result.outputs.push({ chunk: index, ...output });
     if (part.error !== null) result.failed.set(index, part.error);
     if (part.retryable) result.retryable = true;
     result.splits += part.splits;
-  }
-  return result;
+  });
+  return results;
 }
 
 /**
@@ -127,7 +158,7 @@ async function pass(setup: PassSetup, parts: ReviewChunk[]): Promise<PassResult>
  * the output token limit, no repair: the part is split in two and both halves are reviewed.
  */
 async function reviewPart(
-  run: PassSetup & { total: number },
+  run: PassSetup & { total: number; sample?: number | null },
   chunk: ReviewChunk | null,
   index: number,
   depth: number,
@@ -146,6 +177,7 @@ async function reviewPart(
       timeoutMs: run.timeoutMs,
       attributes: {
         chunk: index,
+        ...(run.sample ? { sample: run.sample } : {}),
         attempt,
         ...(depth > 0 ? { split: depth } : {}),
         files: chunk?.files.length ?? 0,
@@ -193,7 +225,7 @@ async function reviewPart(
 
 /** Both halves of a part whose answer was cut, reviewed at once; the first output says why. */
 async function reviewHalves(
-  run: PassSetup & { total: number },
+  run: PassSetup & { total: number; sample?: number | null },
   halves: [ReviewChunk, ReviewChunk],
   index: number,
   depth: number,
@@ -230,12 +262,20 @@ async function shadowPass(setup: PassSetup, parts: ReviewChunk[]): Promise<Shado
 export const callStage: Stage<CallInput, Called> = {
   name: 'call',
   run: call,
-  counts: ({ primary, shadow }, input) => ({
+  counts: (called, input) => ({
     parts: Math.max(1, input.budgeted.input.chunks.length),
-    answers: primary.outputs.length,
-    failedParts: primary.failed.size,
-    splits: primary.splits,
-    retryable: primary.retryable,
-    ...(shadow ? { shadow: shadow.status } : {}),
+    answers: called.primary.outputs.length,
+    failedParts: called.primary.failed.size,
+    splits: called.primary.splits,
+    retryable: called.primary.retryable,
+    ...(called.shadow ? { shadow: called.shadow.status } : {}),
+    ...(called.samples
+      ? {
+          samples: called.samples.count,
+          samplesRequired: called.samples.required,
+          samplesKept: called.samples.kept,
+          samplesDropped: called.samples.dropped,
+        }
+      : {}),
   }),
 };

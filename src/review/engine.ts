@@ -36,6 +36,8 @@ import { RunTrace } from './run-trace.js';
 import { errorText, type RunScope } from './stage.js';
 import { gatherSpan, postProcessSpan } from './summary-spans.js';
 import { joinValidation, settledWithin, startValidation } from './validate.js';
+import { verificationSettings } from './verification.js';
+import { verifyStage } from './verify.stage.js';
 
 export type ReviewEngineDeps = {
   store: Store;
@@ -226,8 +228,8 @@ class ReviewJob implements ReviewSession {
   /**
    * The analysis: the review's stages, in order. Each reads what it needs of the run and of the earlier
    * stages' outputs (its input type names it) and runs as a `stage:<name>` span; `gather` and
-   * `post-process` are summary spans over several stages. Verification of the candidates against the
-   * code, when it comes, is a stage between parse and merge.
+   * `post-process` are summary spans over several stages. `verify` checks the candidates against the
+   * code they cite before they are merged; the ones it withholds are recorded, never posted.
    */
   private async analysis(a: Admitted, validationSignal: AbortSignal): Promise<ReviewExecution> {
     const { deps, trace } = this;
@@ -257,7 +259,8 @@ class ReviewJob implements ReviewSession {
     const prompt = await trace.stage(promptStage, { ...s, gathered, plan, validationEvidence });
     const budgeted = await trace.stage(budgetStage, { ...s, plan, prompt });
     await trace.span(gatherSpan(a, { gathered, plan, budgeted }, clock.now()));
-    const called = await trace.stage(callStage, { ...s, prompt, budgeted });
+    const samples = a.standalone.review.samples;
+    const called = await trace.stage(callStage, { ...s, prompt, budgeted, samples, gathered });
     // The validation's results (it is bounded by its own time limit and the job's lease).
     const validated = await validating;
     const postStart = clock.now();
@@ -265,12 +268,22 @@ class ReviewJob implements ReviewSession {
     const failed = this.unusable(parsed, called);
     if (failed !== null) return this.failedAnalysis(failed, called, budgeted.input);
     const validation = validated ? joinValidation(validated, early !== null) : null;
-    const merged = await trace.stage(mergeStage, { ...s, gathered, plan, budgeted, parsed, validation });
+    const settings = verificationSettings(
+      deps.config.verification,
+      a.standalone.review.verification,
+      deps.providers.primary.name,
+    );
+    const verified = await trace.stage(verifyStage, { ...s, gathered, parsed, settings });
+    const candidates = { ...parsed, outputs: verified.outputs };
+    const merged = await trace.stage(mergeStage, {
+      ...{ ...s, gathered, plan, budgeted, validation },
+      parsed: candidates,
+    });
     const filtered = await trace.stage(filterStage, { ...s, gathered, merged });
     const anchored = await trace.stage(anchorStage, { gathered, filtered, validation });
     const recorded = await trace.stage(recordStage, {
       ...s,
-      ...{ gathered, plan, budgeted, called, parsed, merged, filtered, anchored, validation },
+      ...{ gathered, plan, budgeted, called, parsed, verified, merged, filtered, anchored, validation },
       ...{ ...this.records, notes: a.notes, evidence: deps.evidence, log: this.log },
     });
     await trace.span(
@@ -327,7 +340,7 @@ class ReviewJob implements ReviewSession {
 
   private analysed({ result, findings: stored, degraded }: Recorded, coverageComplete: boolean) {
     const verdict = result.output.verdict;
-    const findings = stored.length;
+    const findings = stored.filter((f) => f.status !== 'withheld').length;
     this.log.info(
       { event: 'review-analysed', verdict, findings, degraded, coverageComplete },
       `review ${this.run.reviewKey} analysed: ${verdict}, ${findings} finding(s)${degraded ? ' (degraded)' : ''}`,

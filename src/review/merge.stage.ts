@@ -159,6 +159,7 @@ async function combineParts(
     timeoutMs: input.config.timeoutMs,
     attributes: { parts: outputs.length },
     jsonSchema: SYNTHESIS_SCHEMA,
+    schemaName: 'synthesis',
   });
   const parsed = called.ok
     ? called.truncated

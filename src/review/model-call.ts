@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
-import { callTokens, inputBudget, modelWindow } from './budget.js';
+import { callTokens, estimateTokens, inputBudget, modelWindow } from './budget.js';
 import { reviewOutputJsonSchema } from './output.schema.js';
-import { ModelCallError, type ModelMessage, type ModelProvider } from './providers/index.js';
+import { ModelCallError, type ModelMessage, type ModelProvider, type SchemaName } from './providers/index.js';
 import { errorText, type RecordSpan } from './stage.js';
 
 /** The strict-compatible review output schema, the same object first in every call (prompt caching). */
@@ -26,6 +26,8 @@ export type ModelCall = {
   /** The span's attributes besides those of the call (part, attempt, files...). */
   attributes: Record<string, unknown>;
   jsonSchema?: Record<string, unknown>;
+  /** The structured output's name (`review` unless said): `synthesis`, `verification`. */
+  schemaName?: SchemaName;
 };
 
 export type ModelAnswer =
@@ -47,6 +49,9 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
   const startedAt = env.clock.now();
   // No call is sent over the model's window: the budget is checked on what the call really sends.
   const promptTokens = callTokens(provider.name, system, jsonSchema, messages);
+  // The messages alone (the request: the pull request, its context and diff), without the system
+  // prompt and schema every call repeats.
+  const messageTokens = estimateTokens(provider.name, messages.map((m) => m.content).join('\n'));
   const limit = inputBudget(modelWindow(provider.model, env.contextTokens), provider.maxTokens ?? null);
   if (promptTokens > limit) {
     const error = `the prompt is ${promptTokens} tokens, over the input budget of ${limit} tokens of ${provider.model}; not sent`;
@@ -60,7 +65,14 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
     return { ok: false, error, retryable: false };
   }
   try {
-    const response = await provider.complete({ system, messages, jsonSchema, timeoutMs, signal: env.signal });
+    const response = await provider.complete({
+      system,
+      messages,
+      jsonSchema,
+      schemaName: call.schemaName ?? 'review',
+      timeoutMs,
+      signal: env.signal,
+    });
     const { cachedInputTokens, cacheWriteTokens } = response.usage;
     const { structuredOutput, structuredOutputFallback, truncated } = response;
     const extras = {
@@ -81,7 +93,7 @@ export async function callModel(env: ModelCallEnv, call: ModelCall): Promise<Mod
       costUsd: response.costUsd,
       startedAt,
       endedAt: env.clock.now(),
-      attributes: { ...attributes, promptTokens, ...present(extras) },
+      attributes: { ...attributes, promptTokens, messageTokens, ...present(extras) },
     });
     return { ok: true, text: response.text, truncated: response.truncated === true };
   } catch (error) {

@@ -14,6 +14,9 @@ import type { Merged } from './merge.stage.js';
 import type { ReviewOutput } from './output.schema.js';
 import type { Parsed } from './parse.stage.js';
 import type { Plan } from './plan.stage.js';
+import type { Verified } from './verify.stage.js';
+import { checkFindingAnchors } from './anchors.js';
+import { withheldReason } from './verification.js';
 import { runResultSchema, type RunResult } from './run-result.js';
 import type { RunScope, Stage } from './stage.js';
 import type { Strictness } from './strictness.js';
@@ -56,6 +59,8 @@ export type RecordInput = RecordTarget & {
   budgeted: Pick<Budgeted, 'context' | 'input'>;
   called: Called;
   parsed: Pick<Parsed, 'unreadable' | 'warnings'>;
+  /** Verification: its report, and the candidates it withheld (stored, never posted). */
+  verified: Pick<Verified, 'withheld' | 'report'>;
   merged: Pick<Merged, 'coverage' | 'synthesis' | 'warnings'>;
   filtered: Filtered;
   anchored: Anchored;
@@ -155,7 +160,7 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
       .map((f) => f.fingerprint),
   );
   const changedPaths = new Set(input.gathered.changed.map((f) => normaliseFindingPath(f.filename)));
-  return input.anchored.report.findings.map((f) => {
+  const published = input.anchored.report.findings.map((f) => {
     const fingerprint = findingFingerprint(f);
     return {
       severity: f.severity,
@@ -172,6 +177,28 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
       stillOpen: earlier.has(fingerprint),
     };
   });
+  // Withheld after verification: stored with the verifier's reason (their anchors checked as any), never posted.
+  const { withheld } = input.verified;
+  const checked = checkFindingAnchors(
+    withheld.map((w) => w.finding),
+    input.gathered.changed,
+  ).findings;
+  const held = checked.map((f, i): NewFinding => ({
+    severity: f.severity,
+    category: f.category,
+    path: f.path.trim() === '' ? null : f.path,
+    line: f.line,
+    endLine: f.endLine,
+    suggestion: f.suggestion,
+    lineText: f.lineText,
+    title: f.title,
+    body: f.body,
+    fingerprint: findingFingerprint(f),
+    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+    status: 'withheld',
+    statusReason: withheldReason(withheld[i]!),
+  }));
+  return [...published, ...held];
 }
 
 type Built = {
@@ -228,6 +255,8 @@ function resultOf(input: RecordInput, built: Built): RunResult {
         .map((r) => ({ path: r.path, title: r.title, reason: r.reason })),
     },
     degraded: built.degraded,
+    verification: input.verified.report,
+    ...(input.called.samples ? { samples: input.called.samples } : {}),
     ...(validation ? { validation: { ...validation.report, seenByModel: validation.seenByModel } } : {}),
     ...(built.evidence ? { evidence: built.evidence } : {}),
   };
@@ -279,7 +308,8 @@ export const recordStage: Stage<RecordInput, Recorded> = {
   name: 'record',
   run: record,
   counts: ({ result, findings, degraded }) => ({
-    findings: findings.length,
+    findings: findings.filter((f) => f.status !== 'withheld').length,
+    withheld: findings.filter((f) => f.status === 'withheld').length,
     stillOpen: findings.filter((f) => f.stillOpen).length,
     verdict: result.output.verdict,
     coverageComplete: result.coverage.complete,

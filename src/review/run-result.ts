@@ -68,6 +68,50 @@ export const priorFindingSchema = z.object({
   headSha: z.string().nullable(),
 });
 
+/** Verification of the findings (NAMES.md; verify.stage.ts): what it did, and each candidate's fate. */
+export const verificationReportSchema = z.object({
+  status: z.enum(['off', 'none', 'verified', 'partial', 'failed']),
+  reason: z.string().nullable(),
+  provider: z.string(),
+  model: z.string(),
+  threshold: z.number().int(),
+  candidates: z.number().int(),
+  published: z.number().int(),
+  withheld: z.number().int(),
+  unverified: z.number().int(),
+  calls: z.number().int(),
+  failedCalls: z.number().int(),
+  errors: z.array(z.string()),
+  results: z.array(
+    z.object({
+      id: z.string(),
+      severity: z.string(),
+      path: z.string(),
+      /** The candidate's anchor where it holds on the diff, else null. */
+      line: z.number().int().nullable(),
+      title: z.string(),
+      outcome: z.enum(['published', 'withheld', 'unverified']),
+      verdict: z.enum(['confirmed', 'refuted', 'uncertain']).nullable(),
+      score: z.number().int().nullable(),
+      reason: z.string(),
+    }),
+  ),
+});
+
+/** Agreement across samples (`review.samples`; samples.ts): how many passes, and what they agreed on. */
+export const samplesReportSchema = z.object({
+  /** Independent review passes asked for. */
+  count: z.number().int(),
+  /** Passes a finding had to recur in (half of those that answered its part, rounded up). */
+  required: z.number().int(),
+  /** Distinct findings over all passes, kept (recurring often enough) and dropped. */
+  candidates: z.number().int(),
+  kept: z.number().int(),
+  dropped: z.number().int(),
+  /** The kept findings, each with the number of passes that raised it. */
+  agreement: z.array(z.object({ path: z.string(), title: z.string(), samples: z.number().int() })),
+});
+
 export const runResultSchema = z.object({
   headSha: z.string(),
   provider: z.string(),
@@ -131,6 +175,10 @@ export const runResultSchema = z.object({
     problems: z.array(z.object({ path: z.string(), title: z.string(), reason: z.string() })),
   }),
   degraded: z.boolean(),
+  /** Verification of the findings; absent on runs recorded before it existed. */
+  verification: verificationReportSchema.optional(),
+  /** Agreement across samples; absent with one sample (the default). */
+  samples: samplesReportSchema.optional(),
   /**
    * The validation run beside the review (docs/validation.md), with `seenByModel`: whether its results
    * arrived in time to be the model's evidence. Absent when validation is off.
@@ -161,3 +209,5 @@ export type FileCoverage = z.infer<typeof fileCoverageSchema>;
 export type SemanticCoverage = z.infer<typeof semanticCoverageSchema>;
 export type PriorFinding = z.infer<typeof priorFindingSchema>;
 export type RunResult = z.infer<typeof runResultSchema>;
+export type VerificationReportRecord = z.infer<typeof verificationReportSchema>;
+export type SamplesReport = z.infer<typeof samplesReportSchema>;

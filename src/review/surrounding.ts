@@ -90,7 +90,8 @@ async function treeFinder(path: string, source: string): Promise<Finder | null> 
         { row: from - 1, column: Math.max(0, indent) },
         { row: to - 1, column: Math.max(0, (lines[to - 1] ?? '').length - 1) },
       );
-      while (node) {
+      // The root (a Python `module`, a Ruby `program`) is the whole file, not an enclosing block.
+      while (node && node.parent) {
         // `export function f` wraps the definition: the export is its first line.
         const inner = node.type === 'export_statement' ? node.childForFieldName('declaration') : null;
         const kind = ENCLOSING.test(node.type)
@@ -154,27 +155,44 @@ export function textBlock(lines: readonly string[], from: number, to: number): B
   return { start, end, kind: 'indented block' };
 }
 
-/** A block's lines, numbered as in the diff; a long block shows its head and tail. */
-function showBlock(lines: readonly string[], block: Block): string {
+/**
+ * A block's lines that the prompt does not already show (`shown`: the diff's new-side lines and the
+ * earlier blocks'), numbered as in the diff; each run of lines left out because the diff shows them is one
+ * marker line. A block with more than 80 such lines shows its first 30 and last 10. Null when the block
+ * adds no line.
+ */
+function showBlock(lines: readonly string[], block: Block, shown: ReadonlySet<number>): string | null {
   const width = String(block.end).length;
+  const pad = ' '.repeat(width);
   const row = (n: number) => `${String(n).padStart(width)}  ${lines[n - 1] ?? ''}`;
+  const added: number[] = [];
+  for (let n = block.start; n <= block.end; n++) if (!shown.has(n)) added.push(n);
+  if (added.length === 0) return null;
+  const kept =
+    added.length <= MAX_BLOCK_LINES
+      ? added
+      : [...added.slice(0, HEAD_LINES), ...added.slice(added.length - TAIL_LINES)];
+  const inDiff = (from: number, to: number) =>
+    `${pad}  … ${from === to ? `line ${from}` : `lines ${from}-${to}`}: in the diff`;
   const out: string[] = [];
-  if (block.end - block.start + 1 <= MAX_BLOCK_LINES) {
-    for (let n = block.start; n <= block.end; n++) out.push(row(n));
-  } else {
-    for (let n = block.start; n < block.start + HEAD_LINES; n++) out.push(row(n));
-    out.push(
-      `${' '.repeat(width)}  … [${block.end - block.start + 1 - HEAD_LINES - TAIL_LINES} lines not shown]`,
-    );
-    for (let n = block.end - TAIL_LINES + 1; n <= block.end; n++) out.push(row(n));
+  let previous = block.start - 1;
+  for (const n of kept) {
+    if (n > previous + 1) {
+      const gap = added.filter((m) => m > previous && m < n).length;
+      out.push(gap === 0 ? inDiff(previous + 1, n - 1) : `${pad}  … [${gap} lines not shown]`);
+    }
+    out.push(row(n));
+    previous = n;
   }
+  if (previous < block.end) out.push(inDiff(previous + 1, block.end));
   return out.join('\n');
 }
 
 /**
  * The surrounding code of a file's hunks at the head: the enclosing block of each hunk with new-side
- * lines (deletion-only hunks have none), each block once, in file order. Empty when there is nothing
- * to add (a new file is shown whole by its diff).
+ * lines (deletion-only hunks have none), each block once, in file order, showing only the lines the diff
+ * does not (a run of lines the diff shows is one marker line naming them). Empty when there is nothing
+ * to add (a new file is shown whole by its diff; a block the diff shows whole adds no line).
  */
 export async function surroundingCode(path: string, patch: string, source: string): Promise<string> {
   const lines = source.replace(/\r\n/g, '\n').split('\n');
@@ -200,5 +218,17 @@ export async function surroundingCode(path: string, patch: string, source: strin
   }
   if (blocks.length === 0) return '';
   blocks.sort((a, b) => a.start - b.start);
-  return blocks.map((b) => `(${b.kind}, lines ${b.start}-${b.end})\n${showBlock(lines, b)}`).join('\n\n');
+  // The lines the diff shows (its hunks' new side), then those of the blocks already shown.
+  const shown = new Set<number>();
+  for (const hunk of parsePatch(patch)) {
+    for (const line of hunk.lines) if (line.newLine !== null) shown.add(line.newLine);
+  }
+  const out: string[] = [];
+  for (const b of blocks) {
+    const text = showBlock(lines, b, shown);
+    if (text === null) continue;
+    out.push(`(${b.kind}, lines ${b.start}-${b.end})\n${text}`);
+    for (let n = b.start; n <= b.end; n++) shown.add(n);
+  }
+  return out.join('\n\n');
 }

@@ -26,8 +26,19 @@ export type FindingRecord = {
   outsideDiff: boolean;
   /** Raised by an earlier review of the PR too (same fingerprint): still open, not new. */
   stillOpen: boolean;
+  /** `published`, or `withheld` (verification refuted it or scored it under the threshold: never posted). */
+  status: FindingStatus;
+  /** Why it was withheld, in the verifier's words (null when published). */
+  statusReason: string | null;
   createdAt: number;
 };
+
+/** What became of a finding: posted with the review, or withheld after verification (NAMES.md). */
+export const FINDING_STATUSES = ['published', 'withheld'] as const;
+export type FindingStatus = (typeof FINDING_STATUSES)[number];
+
+/** Which findings a read returns: the published ones (the default: what the review posted), or all. */
+export type FindingFilter = { include?: 'published' | 'all' };
 
 export type FindingOwner = {
   runId: string;
@@ -40,7 +51,9 @@ export type NewFinding = Pick<
   FindingRecord,
   'severity' | 'category' | 'path' | 'line' | 'title' | 'body' | 'fingerprint' | 'outsideDiff'
 > &
-  Partial<Pick<FindingRecord, 'endLine' | 'suggestion' | 'lineText'>> & { stillOpen?: boolean };
+  Partial<Pick<FindingRecord, 'endLine' | 'suggestion' | 'lineText' | 'status' | 'statusReason'>> & {
+    stillOpen?: boolean;
+  };
 
 /** Most findings one pull request detail returns (operator-api 8: 2,000 per PR). */
 export const MAX_FINDINGS_PER_PR = 2000;
@@ -66,6 +79,8 @@ function mapFinding(r: Record<string, unknown>): FindingRecord {
     fingerprint: String(r.fingerprint),
     outsideDiff: toBool(r.outside_diff),
     stillOpen: toBool(r.still_open),
+    status: r.status === 'withheld' ? 'withheld' : 'published',
+    statusReason: (r.status_reason as string | null | undefined) ?? null,
     createdAt: Number(r.created_at),
   };
 }
@@ -102,6 +117,8 @@ export class FindingStore {
       fingerprint: f.fingerprint,
       outside_diff: f.outsideDiff,
       still_open: f.stillOpen ?? false,
+      status: f.status ?? 'published',
+      status_reason: f.status === 'withheld' ? (f.statusReason ?? null) : null,
       created_at: now,
     }));
     const write = async (t: Knex.Transaction) => {
@@ -112,18 +129,27 @@ export class FindingStore {
     else await this.knex.transaction(write);
   }
 
-  async listForRun(runId: string): Promise<FindingRecord[]> {
-    const rows = await this.knex('findings').where({ run_id: runId }).orderBy('id');
+  /** A run's findings: the published ones, or with `include: 'all'` the withheld ones too. */
+  async listForRun(runId: string, filter: FindingFilter = {}): Promise<FindingRecord[]> {
+    const query = this.knex('findings').where({ run_id: runId });
+    if (filter.include !== 'all') query.where({ status: 'published' });
+    const rows = await query.orderBy('id');
     return rows.map(mapFinding);
   }
 
-  /** The newest findings of a pull request (at most `limit`, default 2,000), newest run first. */
-  async listForPr(repo: string, prNumber: number, limit = MAX_FINDINGS_PER_PR): Promise<FindingRecord[]> {
-    const rows = await this.knex('findings')
-      .where({ repo, pr_number: prNumber })
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'asc')
-      .limit(limit);
+  /**
+   * The newest findings of a pull request (at most `limit`, default 2,000), newest run first: the
+   * published ones, or with `include: 'all'` the withheld ones too.
+   */
+  async listForPr(
+    repo: string,
+    prNumber: number,
+    limit = MAX_FINDINGS_PER_PR,
+    filter: FindingFilter = {},
+  ): Promise<FindingRecord[]> {
+    const query = this.knex('findings').where({ repo, pr_number: prNumber });
+    if (filter.include !== 'all') query.where({ status: 'published' });
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'asc').limit(limit);
     return rows.map(mapFinding);
   }
 }

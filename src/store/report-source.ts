@@ -45,7 +45,7 @@ export type SourceRun = {
 /** A stored finding as the report reads it (the store's record without key, head and still-open flag). */
 export type SourceFinding = Omit<
   FindingRecord,
-  'reviewKey' | 'headSha' | 'stillOpen' | 'endLine' | 'suggestion' | 'lineText'
+  'reviewKey' | 'headSha' | 'stillOpen' | 'endLine' | 'suggestion' | 'lineText' | 'status' | 'statusReason'
 >;
 
 export type SourcePr = {
@@ -210,6 +210,8 @@ export async function loadReportSource(
 ): Promise<ReportSource> {
   const repo = scope.repo;
   const byRepo = (q: Knex.QueryBuilder, column = 'repo') => (repo ? q.where(column, repo) : q);
+  // Reports count the findings that were posted: one withheld after verification never reached the PR.
+  const postedFindings = () => byRepo(knex('findings')).where('status', 'published');
   const check = (bound: keyof ReportLimits, found: number) => {
     if (found > limits[bound]) throw tooLarge(bound, found, limits[bound], scope);
   };
@@ -249,7 +251,7 @@ export async function loadReportSource(
   counts.ledgerRows = ledger + commands;
   check('ledgerRows', counts.ledgerRows);
   await count('traces', byRepo(knex('traces')).count({ n: '*' }).first());
-  const findingTotals = await byRepo(knex('findings'))
+  const findingTotals = await postedFindings()
     .count({ n: '*' })
     .select(
       knex.raw(
@@ -260,7 +262,7 @@ export async function loadReportSource(
   counts.findings = n(findingTotals);
   check('findings', counts.findings);
   const largestGroup = (...columns: string[]) =>
-    byRepo(knex('findings'))
+    postedFindings()
       .select(...columns)
       .count({ n: '*' })
       .groupBy(columns)
@@ -308,7 +310,7 @@ export async function loadReportSource(
 
   // Columns aliased to the record's names and normalised in place: one object per row, not two (30,000
   // rows at the bound).
-  const findingRows: Raw[] = await byRepo(knex('findings')).select({
+  const findingRows: Raw[] = await postedFindings().select({
     id: 'id',
     runId: 'run_id',
     repo: 'repo',

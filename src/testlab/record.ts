@@ -117,3 +117,15 @@ export function scoreLine(scores: TestLabRun['scores']): string {
     `${scores.failedCases} failed`,
   ].join(' · ');
 }
+
+/** Recall and precision with and without verification, and what it withheld, as the CLI prints it. */
+export function verificationLine(scores: TestLabRun['scores']): string {
+  const v = scores.verification;
+  const w = scores.withoutVerification;
+  if (!v || !w) return 'verification: not recorded';
+  return [
+    `with verification: recall ${percent(scores.recall)}, precision ${percent(scores.precision)}`,
+    `without: recall ${percent(w.recall)}, precision ${percent(w.precision)}`,
+    `${v.candidates} candidates, ${v.withheld} withheld, ${v.unverified} unverified, ${v.calls} calls`,
+  ].join(' · ');
+}

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYNTHESIS_SYSTEM } from '../review/synthesis.js';
+import { confirmingAnswer, VERIFICATION_SYSTEM } from '../review/verification.js';
 import {
   ModelCallError,
   type ModelProvider,
@@ -50,6 +51,8 @@ export class RecordingProvider implements ModelProvider {
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const res = await this.inner.complete(req);
+    // Verification answers are not recorded: replay does not measure verification (docs/testlab.md).
+    if (isVerificationCall(req)) return res;
     const { caseName, file } = answerFileOf(req);
     const c = caseName === null ? undefined : this.cases.get(caseName);
     if (c) {
@@ -60,6 +63,13 @@ export class RecordingProvider implements ModelProvider {
     return res;
   }
 }
+
+/** Whether a call is a verification call (its structured output is named `verification`). */
+export function isVerificationCall(req: ModelRequest): boolean {
+  return req.schemaName === 'verification' || req.system === VERIFICATION_SYSTEM;
+}
+
+const lastMessage = (req: ModelRequest) => req.messages.at(-1)?.content ?? '';
 
 /** The model name the replay provider reports. */
 export const REPLAY_MODEL = 'recorded';
@@ -78,18 +88,25 @@ export class ReplayProvider implements ModelProvider {
   private readonly cases: Map<string, TestLabCase>;
   /** Calls answered, by `case/file`. */
   readonly served: string[] = [];
+  /** Verification calls answered (each confirming every candidate). */
+  verifications = 0;
 
   constructor(cases: readonly TestLabCase[]) {
     this.cases = new Map(cases.map((c) => [c.name, c]));
   }
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
+    if (isVerificationCall(req)) {
+      // Verification is not replayed from recordings: every candidate is confirmed (score 90), so replay
+      // passes the parts' findings through it unchanged; only a live run measures verification.
+      this.verifications++;
+      return this.answer(req, confirmingAnswer(lastMessage(req)));
+    }
     const { caseName, file } = answerFileOf(req);
     const c = caseName === null ? undefined : this.cases.get(caseName);
     if (!c) {
       throw new ModelCallError('empty', 'replay: the prompt names no Test Lab case', { retryable: false });
     }
-    const prompt = req.messages.map((m) => m.content).join('\n');
     const text = c.answers.get(file);
     if (text === undefined) {
       throw new ModelCallError('empty', `replay: no recorded answer ${c.name}/answers/${file}`, {
@@ -97,6 +114,11 @@ export class ReplayProvider implements ModelProvider {
       });
     }
     this.served.push(`${c.name}/${file}`);
+    return this.answer(req, text);
+  }
+
+  private answer(req: ModelRequest, text: string): ModelResponse {
+    const prompt = req.messages.map((m) => m.content).join('\n');
     return {
       text,
       usage: {

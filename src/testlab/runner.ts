@@ -2,13 +2,21 @@ import type { Logger } from 'pino';
 import { loadConfig } from '../config/index.js';
 import { ScratchReview, TERMINAL_RUN_STATUSES } from '../compose/scratch-review.js';
 import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
+import type { VerificationReportRecord } from '../review/run-result.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { loadCorpus, type TestLabCase } from './case.js';
 import { caseSource, TESTLAB_OWNER } from './github-server.js';
 import { modelJudge } from './judge.js';
 import { RecordingProvider, ReplayProvider } from './replay-provider.js';
-import { overallScores, scoreCase, type CaseResult, type Judge, type Scores } from './score.js';
+import {
+  overallScores,
+  reviewPromptTokens,
+  scoreCase,
+  type CaseResult,
+  type Judge,
+  type Scores,
+} from './score.js';
 
 /** An environment as the configuration reads it. */
 export type Env = Record<string, string | undefined>;
@@ -93,7 +101,7 @@ export async function runTestLab(opts: TestLabRunOptions): Promise<TestLabRun> {
     providers: (config) => {
       const providers: ProviderSelection = replay
         ? { primary: new ReplayProvider(cases), shadow: null }
-        : { primary: selectProviders(config.review.providers).primary, shadow: null };
+        : { ...selectProviders(config.review.providers), shadow: null };
       if (opts.record) {
         if (replay) throw new Error('--record needs a real provider (replay answers from the recordings)');
         providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
@@ -171,6 +179,7 @@ async function caseResult(
     tokens: { input: 0, output: 0 },
     costUsd: null,
     wallMs: 0,
+    promptTokens: 0,
     parts: 0,
   };
   if (!run) return { ...base, error: 'the review run disappeared' };
@@ -192,6 +201,8 @@ async function caseResult(
         ? null
         : costs.reduce<number>((n, x) => n + (x ?? 0), 0),
     wallMs: trace?.durationMs ?? 0,
+    promptTokens: reviewPromptTokens(spans),
+    messageTokens: reviewPromptTokens(spans, 'messageTokens'),
     parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
   };
   if (!TERMINAL_RUN_STATUSES.has(run.status)) {
@@ -202,8 +213,10 @@ async function caseResult(
       error: `not finished within ${Math.round(timeoutMs / 1000)} s`,
     };
   }
-  const stored = await store.findings.listForRun(run.id);
-  const findings = stored.map((f) => ({
+  // Scored twice: what was published (with verification) and every candidate it saw (without: the
+  // published findings and those it withheld).
+  const stored = await store.findings.listForRun(run.id, { include: 'all' });
+  const scored = (f: (typeof stored)[number]) => ({
     severity: f.severity,
     category: f.category,
     path: f.path,
@@ -211,8 +224,12 @@ async function caseResult(
     endLine: f.endLine,
     title: f.title,
     body: f.body,
-  }));
+  });
+  const findings = stored.filter((f) => f.status === 'published').map(scored);
   const score = await scoreCase(c, findings, judge);
+  const withheld = stored.filter((f) => f.status === 'withheld');
+  const all = withheld.length === 0 ? null : await scoreCase(c, stored.map(scored), judge);
+  const report = (run.result as { verification?: VerificationReportRecord } | null)?.verification;
   return {
     ...base,
     ...usage,
@@ -225,5 +242,25 @@ async function caseResult(
     findings: findings.map((f, i) => ({ ...f, caught: score.matches[i] ?? null })),
     bugs: score.bugs,
     falseFindings: score.falseFindings,
+    verification: report
+      ? {
+          status: report.status,
+          candidates: report.candidates,
+          withheld: report.withheld,
+          unverified: report.unverified,
+          calls: report.calls,
+        }
+      : null,
+    withoutVerification: all
+      ? {
+          caught: all.bugs.filter((b) => b.finding !== null).length,
+          truePositives: all.matches.filter((m) => m !== null).length,
+          falseFindings: all.falseFindings,
+        }
+      : {
+          caught: score.bugs.filter((b) => b.finding !== null).length,
+          truePositives: score.matches.filter((m) => m !== null).length,
+          falseFindings: score.falseFindings,
+        },
   };
 }

@@ -157,7 +157,24 @@ export type CaseResult = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
+  /** Prompt tokens of the case's review calls, system prompt and schema included (`reviewPromptTokens`). */
+  promptTokens: number;
+  /** The same without the system prompt and schema: the review's messages (the PR, its context, the diff). */
+  messageTokens?: number;
   parts: number;
+  /** What verification did in this case (null: the run recorded none). */
+  verification?: {
+    status: string;
+    candidates: number;
+    withheld: number;
+    unverified: number;
+    calls: number;
+  } | null;
+  /**
+   * The same case scored over every candidate verification saw (the published findings and those it
+   * withheld): what the review would have scored without verification.
+   */
+  withoutVerification?: { caught: number; truePositives: number; falseFindings: number };
 };
 
 /** The scores of a run over all its cases. */
@@ -183,6 +200,19 @@ export type Scores = {
   tokens: { input: number; output: number };
   costUsd: number | null;
   wallMs: number;
+  /** The median case's review prompt tokens (the size of a typical review prompt), everything sent. */
+  medianPromptTokens: number | null;
+  /** The median case's review message tokens: the request without the system prompt and schema. */
+  medianMessageTokens: number | null;
+  /** Verification over the run: candidates, withheld, posted unverified, calls. */
+  verification: { candidates: number; withheld: number; unverified: number; calls: number };
+  /** Recall and precision over every candidate verification saw: the scores without it. */
+  withoutVerification: {
+    caught: number;
+    recall: number | null;
+    precision: number | null;
+    falseFindingsPerCleanCase: number | null;
+  };
 };
 
 const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1000) / 1000);
@@ -218,5 +248,66 @@ export function overallScores(results: readonly CaseResult[]): Scores {
       ? null
       : Math.round(costs.reduce<number>((n, c) => n + (c ?? 0), 0) * 1e6) / 1e6,
     wallMs: results.reduce((n, r) => Math.max(n, r.wallMs), 0),
+    medianPromptTokens: median(results.filter((r) => r.promptTokens > 0).map((r) => r.promptTokens)),
+    medianMessageTokens: median(
+      results.filter((r) => (r.messageTokens ?? 0) > 0).map((r) => r.messageTokens ?? 0),
+    ),
+    verification: {
+      candidates: sum(results, (r) => r.verification?.candidates ?? 0),
+      withheld: sum(results, (r) => r.verification?.withheld ?? 0),
+      unverified: sum(results, (r) => r.verification?.unverified ?? 0),
+      calls: sum(results, (r) => r.verification?.calls ?? 0),
+    },
+    withoutVerification: withoutVerification(results, bugs.length),
   };
+}
+
+const sum = <T>(items: readonly T[], f: (item: T) => number) => items.reduce((n, i) => n + f(i), 0);
+
+/** The scores over every candidate verification saw (a case without the figures counts as published). */
+function withoutVerification(results: readonly CaseResult[], bugs: number): Scores['withoutVerification'] {
+  const of = (r: CaseResult) =>
+    r.withoutVerification ?? {
+      caught: r.bugs.filter((b) => b.finding !== null).length,
+      truePositives: r.findings.filter((f) => f.caught !== null).length,
+      falseFindings: r.falseFindings,
+    };
+  const caught = sum(results, (r) => of(r).caught);
+  const truePositives = sum(results, (r) => of(r).truePositives);
+  const falseFindings = sum(results, (r) => of(r).falseFindings);
+  const clean = results.filter((r) => r.clean);
+  return {
+    caught,
+    recall: ratio(caught, bugs),
+    precision: ratio(truePositives, truePositives + falseFindings),
+    falseFindingsPerCleanCase: ratio(
+      sum(clean, (r) => of(r).falseFindings),
+      clean.length,
+    ),
+  };
+}
+
+/**
+ * The prompt tokens of a case's review calls: the `promptTokens` (system prompt, schema and messages, as
+ * the engine counts what it sends) of its `model` spans, the parts' first attempts and their repairs.
+ * Synthesis and verification calls are not counted: this is the size of the review prompt itself.
+ */
+export function reviewPromptTokens(
+  spans: ReadonlyArray<{ name: string; attributes?: Record<string, unknown> | null }>,
+  attribute: 'promptTokens' | 'messageTokens' = 'promptTokens',
+): number {
+  return spans
+    .filter((s) => s.name === 'model')
+    .reduce((n, s) => {
+      const value = s.attributes?.[attribute];
+      return n + (typeof value === 'number' ? value : 0);
+    }, 0);
+}
+
+/** The median of some numbers (the mean of the middle two for an even count), null for none. */
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
 }

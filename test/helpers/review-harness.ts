@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { requestReview } from '../../src/review/request.js';
+import { candidatesOf } from '../../src/review/verification.js';
 import type { RunRecord } from '../../src/store/runs.js';
 import { TOKENS } from './operator.js';
 import { startVerdict, type RunningVerdict } from './verdict.js';
@@ -93,8 +94,55 @@ export function completion(content: string, usage = { prompt_tokens: 1200, compl
 /** One model call, answered with `review(over)`; `seen` is given the request body. */
 export function modelAnswer(over: Record<string, unknown> = {}, seen?: (body: any) => void) {
   return nock(OPENAI)
-    .post('/v1/chat/completions', (body) => (seen?.(body), true))
+    .post('/v1/chat/completions', (body) => !isVerification(body) && (seen?.(body), true))
     .reply(200, completion(JSON.stringify(review(over))));
+}
+
+/** Whether a chat completion request is a verification call (NAMES.md: its structured output's name). */
+export function isVerification(body: any): boolean {
+  return body?.response_format?.json_schema?.name === 'verification';
+}
+
+/** The candidates of a verification request, as its user message lists them. */
+export function verificationCandidates(body: any): Array<{ id: string; title: string; severity: string }> {
+  return candidatesOf(String(body?.messages?.at(-1)?.content ?? '')) ?? [];
+}
+
+/**
+ * How the fake model answers verification calls: a result per candidate (default: every candidate
+ * confirmed with score 90), or a status and body to fail with. `seen` keeps every verification request.
+ */
+export type Verifier = (
+  candidates: ReturnType<typeof verificationCandidates>,
+  body: any,
+) => { results: unknown[] } | { status: number; body: unknown } | string;
+
+export const CONFIRM_ALL: Verifier = (candidates) => ({
+  results: candidates.map((c) => ({
+    id: c.id,
+    verdict: 'confirmed',
+    score: 90,
+    reason: 'The code shows it.',
+  })),
+});
+
+/**
+ * The verification calls of the fake OpenAI model, answered by `verifier()` for as long as the test runs
+ * (persisted and optional: a review without findings makes none).
+ */
+export function verificationAnswers(verifier: () => Verifier, seen: any[]) {
+  return nock(OPENAI)
+    .persist()
+    .post('/v1/chat/completions', (body) => isVerification(body))
+    .optionally()
+    .reply((_uri, body) => {
+      seen.push(body);
+      const answer = verifier()(verificationCandidates(body), body);
+      if (typeof answer === 'string')
+        return [200, completion(answer, { prompt_tokens: 800, completion_tokens: 60 })];
+      if ('status' in answer) return [answer.status, answer.body];
+      return [200, completion(JSON.stringify(answer), { prompt_tokens: 800, completion_tokens: 60 })];
+    });
 }
 
 /** GitHub's compare answer from HEAD to HEAD2, an ancestor of it: the one hunk that fixes `evict`. */
@@ -167,7 +215,13 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     nock.cleanAll();
   });
 
+  let verifier: Verifier = CONFIRM_ALL;
+  const verifications: any[] = [];
+
   async function start(env: Record<string, string> = {}) {
+    verifier = CONFIRM_ALL;
+    verifications.length = 0;
+    verificationAnswers(() => verifier, verifications);
     app = await startVerdict({ ...baseEnv, ...env }, { reviewExecutor: undefined });
     const store = app.verdict.store;
     await store.repositories.upsertInstalled(REPO, 77);
@@ -210,6 +264,12 @@ export function reviewHarness(baseEnv: Record<string, string> = BASE_ENV) {
     get app() {
       return app;
     },
+    /** How the fake model answers the verification calls from now on (default: confirms everything). */
+    verifyWith(next: Verifier) {
+      verifier = next;
+    },
+    /** The verification requests the fake model received. */
+    verifications,
     start,
     setPolicy,
     requestRun,

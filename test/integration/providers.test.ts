@@ -8,6 +8,7 @@ import {
   type ModelProvider,
   type ModelRequest,
 } from '../../src/review/providers/index.js';
+import { acceptsTemperature } from '../../src/review/providers/anthropic.js';
 import { providersFor } from '../helpers/providers.js';
 
 /**
@@ -153,6 +154,40 @@ describe('openai', () => {
     // gpt-4o: 2.5 / 10 USD per million tokens.
     expect(res.costUsd).toBeCloseTo((1000 * 2.5 + 500 * 10) / 1e6, 12);
     expect(res.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  test('the structured output is named after the call: review, synthesis, verification (NAMES.md)', async () => {
+    const names: string[] = [];
+    nock(OPENAI)
+      .post('/v1/chat/completions', (body) => (names.push(body.response_format.json_schema.name), true))
+      .times(3)
+      .reply(200, completion(ANSWER));
+    const { primary } = providersFor(env);
+    await primary.complete(request());
+    await primary.complete(request({ schemaName: 'synthesis' }));
+    await primary.complete(request({ schemaName: 'verification' }));
+    expect(names).toEqual(['review', 'synthesis', 'verification']);
+  });
+
+  test('a model that refuses the temperature is asked again without one, and not sent one again', async () => {
+    const temperatures: unknown[] = [];
+    nock(OPENAI)
+      .post('/v1/chat/completions', (body) => (temperatures.push(body.temperature), true))
+      .reply(400, {
+        error: {
+          message: "Unsupported value: 'temperature' does not support 0.1 with this model.",
+          type: 'invalid_request_error',
+          param: 'temperature',
+          code: 'unsupported_value',
+        },
+      })
+      .post('/v1/chat/completions', (body) => (temperatures.push(body.temperature), true))
+      .times(2)
+      .reply(200, completion(ANSWER));
+    const { primary } = providersFor({ ...env, VERDICT_RUNNER_MODEL: 'my-finetune' });
+    expect((await primary.complete(request())).text).toBe(ANSWER);
+    expect((await primary.complete(request())).text).toBe(ANSWER);
+    expect(temperatures).toEqual([0.1, undefined, undefined]);
   });
 
   test('no response_format without a schema; VERDICT_OPENROUTER_MAX_TOKENS caps it; base URL and key alias', async () => {
@@ -530,10 +565,10 @@ describe('anthropic', () => {
     expect(sent.system).toEqual([
       { type: 'text', text: 'You review pull requests.', cache_control: { type: 'ephemeral' } },
     ]);
-    expect(sent.tools).toEqual([
-      { name: 'submit_review', description: expect.any(String), input_schema: SCHEMA },
-    ]);
-    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'submit_review' });
+    expect(sent.tools).toEqual([{ name: 'review', description: expect.any(String), input_schema: SCHEMA }]);
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'review' });
+    // The same low, fixed temperature as the other providers.
+    expect(sent.temperature).toBe(0.1);
     expect(res).toMatchObject({
       text: '{"overview": "Looks fine."}',
       usage: { inputTokens: 1000, outputTokens: 200 },
@@ -542,6 +577,53 @@ describe('anthropic', () => {
     });
     // claude-sonnet-4 (dated id): 3 / 15 USD per million tokens.
     expect(res.costUsd).toBeCloseTo((1000 * 3 + 200 * 15) / 1e6, 12);
+  });
+
+  test('a verification call forces the tool named `verification` and reads its input', async () => {
+    let sent: any = null;
+    const input = { results: [{ id: 'c1', verdict: 'refuted', score: 5, reason: 'Handled on line 3.' }] };
+    nock(ANTHROPIC)
+      .post('/v1/messages', (body) => ((sent = body), true))
+      .reply(200, {
+        ...message([]),
+        content: [{ type: 'tool_use', id: 'toolu_01', name: 'verification', input }],
+        stop_reason: 'tool_use',
+      });
+    const res = await providersFor(env).primary.complete(request({ schemaName: 'verification' }));
+    expect(sent.tools[0].name).toBe('verification');
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'verification' });
+    expect(JSON.parse(res.text)).toEqual(input);
+  });
+
+  test('a model that refuses the temperature is asked again without one, and not sent one again', async () => {
+    const temperatures: unknown[] = [];
+    nock(ANTHROPIC)
+      .post('/v1/messages', (body) => (temperatures.push(body.temperature), true))
+      .reply(400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'temperature is not supported for this model' },
+      })
+      .post('/v1/messages', (body) => (temperatures.push(body.temperature), true))
+      .times(2)
+      .reply(200, message([ANSWER]));
+    const { primary } = providersFor(env);
+    expect((await primary.complete(request())).text).toBe(ANSWER);
+    expect((await primary.complete(request())).text).toBe(ANSWER);
+    expect(temperatures).toEqual([0.1, undefined, undefined]);
+  });
+
+  test('no temperature where it is refused: Opus 4.7 and later, generation 5 models, API version 2026-10-21', () => {
+    const v = '2023-06-01';
+    expect(acceptsTemperature('claude-sonnet-4-20250514', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-20250514', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-1', v)).toBe(true);
+    expect(acceptsTemperature('claude-3-5-haiku-latest', v)).toBe(true);
+    expect(acceptsTemperature('claude-sonnet-4-5', v)).toBe(true);
+    expect(acceptsTemperature('claude-opus-4-7', v)).toBe(false);
+    expect(acceptsTemperature('anthropic.claude-opus-4-8', v)).toBe(false);
+    expect(acceptsTemperature('claude-sonnet-5', v)).toBe(false);
+    expect(acceptsTemperature('claude-haiku-5-5', v)).toBe(false);
+    expect(acceptsTemperature('claude-sonnet-4-20250514', '2026-10-21')).toBe(false);
   });
 
   test('base URL without /v1, version, max tokens and the key alias', async () => {

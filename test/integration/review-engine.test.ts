@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { runResultSchema } from '../../src/review/run-result.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
+import { confirmingAnswer } from '../../src/review/verification.js';
 import {
   API,
   COMPARE_AHEAD,
@@ -109,14 +110,35 @@ describe('the review engine', () => {
       'stage:plan',
       'stage:prompt',
       'stage:record',
+      'stage:verify',
       'start-check',
+      'verification',
     ]);
     // One span per stage of the pipeline, in the order the engine runs them, each with its counts.
     expect(spans.filter((s) => s.name.startsWith('stage:')).map((s) => s.name)).toEqual(
-      ['gather', 'plan', 'prompt', 'budget', 'call', 'parse', 'merge', 'filter', 'anchor', 'record'].map(
-        (name) => `stage:${name}`,
-      ),
+      [
+        ...['gather', 'plan', 'prompt', 'budget', 'call', 'parse', 'verify'],
+        ...['merge', 'filter', 'anchor', 'record'],
+      ].map((name) => `stage:${name}`),
     );
+    // The candidate was verified (the fake model confirms it with score 90) in one call of its own,
+    // traced like the others with its tokens and cost.
+    expect(byName['stage:verify']!.attributes).toMatchObject({
+      status: 'verified',
+      candidates: 1,
+      published: 1,
+      withheld: 0,
+      calls: 1,
+      threshold: 70,
+    });
+    expect(byName.verification).toMatchObject({
+      kind: 'model',
+      provider: 'openai',
+      inputTokens: 800,
+      outputTokens: 60,
+    });
+    expect(byName.verification!.costUsd).toBeGreaterThan(0);
+    expect(byName.verification!.attributes).toMatchObject({ candidates: 1, files: 1 });
     expect(byName['stage:gather']).toMatchObject({
       kind: 'stage',
       status: 'ok',
@@ -548,7 +570,7 @@ describe('the review engine', () => {
         type: 'message',
         role: 'assistant',
         model: 'claude-sonnet-4-20250514',
-        content: [{ type: 'tool_use', id: 'toolu_01', name: 'submit_review', input: review() }],
+        content: [{ type: 'tool_use', id: 'toolu_01', name: 'review', input: review() }],
         stop_reason: 'tool_use',
         stop_sequence: null,
         usage: {
@@ -557,14 +579,39 @@ describe('the review engine', () => {
           cache_read_input_tokens: 1800,
           output_tokens: 500,
         },
-      });
+      })
+      // The verification call: its answer forced through the tool named `verification` (NAMES.md).
+      .post('/v1/messages', (b) => ((verification = b), b.tool_choice?.name === 'verification'))
+      .reply(200, (_uri, body: any) => ({
+        id: 'msg_02',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-20250514',
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_02',
+            name: 'verification',
+            input: JSON.parse(confirmingAnswer(body.messages.at(-1).content, 95)),
+          },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: 900, output_tokens: 40 },
+      }));
+    let verification: any = null;
     const run = await reviewRun();
     expect(scope.pendingMocks()).toEqual([]);
     expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
     expect(sent.max_tokens).toBe(8192);
+    // The same low, fixed temperature as the other providers.
+    expect(sent.temperature).toBe(0.1);
     // The schema is the tool's input schema, and the tool is forced; the system block is cached.
-    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'submit_review' });
-    expect(sent.tools[0].name).toBe('submit_review');
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'review' });
+    expect(sent.tools[0].name).toBe('review');
+    expect(verification.tools[0].name).toBe('verification');
+    expect(Object.keys(verification.tools[0].input_schema.properties)).toEqual(['results']);
+    expect((run.result as any).verification).toMatchObject({ status: 'verified', published: 1 });
     expect(Object.keys(sent.tools[0].input_schema.properties)).toContain('findings');
     expect(sent.system).toEqual([
       expect.objectContaining({ type: 'text', cache_control: { type: 'ephemeral' } }),
@@ -572,7 +619,7 @@ describe('the review engine', () => {
     expect(sent.system[0].text).toContain('fourteen fields');
     expect((run.result as any).output.findings[0].title).toBe('Eviction races with concurrent writes');
     const { spans } = await spansOf(run);
-    const model = spans.find((s) => s.kind === 'model')!;
+    const model = spans.find((s) => s.name === 'model')!;
     // Input counts every token, cached ones included.
     expect(model).toMatchObject({ provider: 'anthropic', inputTokens: 2000, outputTokens: 500 });
     expect(model.attributes).toMatchObject({ cachedInputTokens: 1800, structuredOutput: 'tool' });

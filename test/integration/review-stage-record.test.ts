@@ -12,6 +12,7 @@ import {
   type RecordInput,
 } from '../../src/review/record.stage.js';
 import { runResultSchema, type PriorFinding } from '../../src/review/run-result.js';
+import type { VerificationReport } from '../../src/review/verify.stage.js';
 import type { Store } from '../../src/store/index.js';
 import { fullCoverage, reviewOutput } from '../helpers/review-output.js';
 import { HEAD, changedFile, runScope } from '../helpers/stages.js';
@@ -45,6 +46,22 @@ const CONTEXT = { instructions: [{ path: 'AGENTS.md', appliesTo: 'every file', t
   PromptContext,
   'instructions'
 >;
+
+const verificationOff: VerificationReport = {
+  status: 'off',
+  reason: 'VERDICT_VERIFICATION=0',
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  threshold: 70,
+  candidates: 0,
+  published: 0,
+  withheld: 0,
+  unverified: 0,
+  calls: 0,
+  failedCalls: 0,
+  errors: [],
+  results: [],
+};
 
 describe('stage record', () => {
   let t: TestStore;
@@ -114,6 +131,7 @@ describe('stage record', () => {
       budgeted: { context: CONTEXT as PromptContext, input: buildReviewInput(changed) },
       called,
       parsed: { unreadable: 0, warnings: ['removed trailing commas from the JSON'] },
+      verified: { withheld: [], report: verificationOff },
       merged: {
         coverage: fullCoverage({ headSha: HEAD }),
         synthesis: null,
@@ -194,11 +212,49 @@ describe('stage record', () => {
     });
     expect(recordStage.counts(out, i)).toEqual({
       findings: 3,
+      withheld: 0,
       stillOpen: 1,
       verdict: 'needs-attention',
       coverageComplete: true,
       degraded: false,
     });
+  });
+
+  test('findings withheld after verification are stored as withheld with the reason, and the report kept', async () => {
+    const { store } = t;
+    const i = await input(store, [finding('src/a.ts', 'Kept', { line: 2 })], {
+      verified: {
+        withheld: [
+          {
+            finding: finding('src/a.ts', 'Refuted one', { line: 3 }),
+            chunk: 0,
+            verdict: 'refuted',
+            score: 15,
+            reason: 'The value is checked on line 1.',
+          },
+        ],
+        report: {
+          ...verificationOff,
+          status: 'verified',
+          reason: null,
+          candidates: 2,
+          published: 1,
+          withheld: 1,
+        },
+      },
+    });
+    const out = await recordStage.run(i);
+    expect((await store.findings.listForRun(i.run.runId)).map((f) => f.title)).toEqual(['Kept']);
+    const all = await store.findings.listForRun(i.run.runId, { include: 'all' });
+    expect(all.map((f) => [f.title, f.status, f.statusReason, f.line])).toEqual([
+      ['Kept', 'published', null, 2],
+      ['Refuted one', 'withheld', 'refuted (score 15): The value is checked on line 1.', 3],
+    ]);
+    expect(out.result.verification).toMatchObject({ status: 'verified', withheld: 1 });
+    expect(out.result.output.findings.map((f) => f.title)).toEqual(['Kept']);
+    expect(recordStage.counts(out, i)).toMatchObject({ findings: 1, withheld: 1 });
+    // A withheld finding is no prior finding of the next review: only the published are listed for the PR.
+    expect((await store.findings.listForPr(REPO, 7)).map((f) => f.title)).toEqual(['Kept']);
   });
 
   test('a failed part degrades the analysis; without the lease nothing is recorded', async () => {

@@ -9,8 +9,8 @@ import {
   type RepoConfig,
 } from '../../src/repo-config/schema.js';
 
-/** The spec's table plus Verdict's two review switches (NAMES.md extensions, on by default). */
-const VERDICT_REVIEW = { incremental: true, hideOutdated: true };
+/** The spec's table plus Verdict's review switches (NAMES.md extensions) and one sample by default. */
+const VERDICT_REVIEW = { incremental: true, hideOutdated: true, samples: 1 };
 const SPEC_DEFAULTS = {
   enabled: true,
   review: { auto: true, onDraft: false, ...VERDICT_REVIEW },
@@ -95,19 +95,50 @@ describe('partial files merge with the defaults', () => {
       'a full file',
       {
         enabled: true,
-        review: { auto: false, onDraft: true, incremental: false, hideOutdated: false },
+        review: {
+          auto: false,
+          onDraft: true,
+          incremental: false,
+          hideOutdated: false,
+          verification: { threshold: 80 },
+          samples: 3,
+        },
         branches: { include: ['release/*'], exclude: ['release/old'] },
         manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
       },
       {
         enabled: true,
-        review: { auto: false, onDraft: true, incremental: false, hideOutdated: false },
+        review: {
+          auto: false,
+          onDraft: true,
+          incremental: false,
+          hideOutdated: false,
+          verification: { threshold: 80 },
+          samples: 3,
+        },
         branches: { include: ['release/*'], exclude: ['release/old'] },
         manual: { enabled: false, allowAssociations: ['OWNER'], allowUsers: ['a'] },
       },
     ],
   ])('%s', (_label, raw, expected) => {
     expect(resolveRepoConfig(raw)).toEqual({ config: expected, error: null });
+  });
+
+  test('review.verification: false, true, or {enabled, threshold}; review.samples: 1 to 5', () => {
+    expect(configOf({ review: { verification: false } }).review.verification).toBe(false);
+    expect(configOf({ review: { verification: true } }).review.verification).toBe(true);
+    expect(configOf({ review: { verification: { threshold: 90 } } }).review.verification).toEqual({
+      threshold: 90,
+    });
+    expect(configOf({}).review.verification).toBeUndefined();
+    expect(resolveRepoConfig({ review: { verification: { threshold: 101 } } }).error).toMatch(
+      /^review\.verification/,
+    );
+    expect(resolveRepoConfig({ review: { verification: 'off' } }).error).toMatch(/^review\.verification/);
+    expect(configOf({ review: { samples: 5 } }).review.samples).toBe(5);
+    expect(resolveRepoConfig({ review: { samples: 6 } }).error).toMatch(/^review\.samples: /);
+    expect(resolveRepoConfig({ review: { samples: 0 } }).error).toMatch(/^review\.samples: /);
+    expect(resolveRepoConfig({ review: { samples: 2.5 } }).error).toMatch(/^review\.samples: /);
   });
 
   test("validation.commands: the repository's own checks, each an argv (absent: none)", () => {

@@ -60,11 +60,35 @@ describe('surrounding code', () => {
         '(method_definition, lines 4-8)',
         '4    get(key: string) {',
         '5      const hit = store.get(key);',
-        '6      if (!hit) return undefined;',
+        '   … line 6: in the diff',
         '7      return hit.value;',
         '8    }',
       ].join('\n'),
     );
+  });
+
+  test('only the lines the diff does not show: runs the diff shows are one marker, blocks do not repeat lines', async () => {
+    // A hunk of lines 5-7 (with context) inside get(): the block adds lines 4 and 8 only.
+    const patch =
+      '@@ -5,3 +5,3 @@\n     const hit = store.get(key);\n-    if (hit === null) return undefined;\n+    if (!hit) return undefined;\n     return hit.value;';
+    expect(await surroundingCode('src/cache.ts', patch, TS)).toBe(
+      [
+        '(method_definition, lines 4-8)',
+        '4    get(key: string) {',
+        '   … lines 5-7: in the diff',
+        '8    }',
+      ].join('\n'),
+    );
+    // A hunk that shows the whole method (lines 4-8 with context) adds nothing.
+    const whole =
+      '@@ -4,5 +4,5 @@\n   get(key: string) {\n     const hit = store.get(key);\n-    if (hit === null) return undefined;\n+    if (!hit) return undefined;\n     return hit.value;\n   }';
+    expect(await surroundingCode('src/cache.ts', whole, TS)).toBe('');
+    // Two hunks whose blocks overlap (the class, then a method in it): the method's lines are not repeated.
+    const two =
+      '@@ -7,5 +7,5 @@\n     return hit.value;\n   }\n \n-  drop(key: string) {\n+  evict(key: string) {\n     store.delete(key);';
+    const out = await surroundingCode('src/cache.ts', two, TS);
+    expect(out.match(/store\.get\(key\)/g)).toHaveLength(1);
+    expect(out).not.toContain('11      store.delete(key);');
   });
 
   test('an exported top-level function is its own block: a hunk over all of it adds nothing', async () => {
@@ -92,7 +116,7 @@ describe('surrounding code', () => {
     const source = ['function big() {', ...body, '}'].join('\n');
     const out = await surroundingCode('big.js', '@@ -60,1 +60,1 @@\n-  x\n+  const v58 = 58;', source);
     expect(out).toContain('(function_declaration, lines 1-122)');
-    expect(out).toContain('[82 lines not shown]');
+    expect(out).toContain('[81 lines not shown]');
     expect(out.split('\n')).toHaveLength(1 + 30 + 1 + 10);
   });
 });

@@ -1,5 +1,12 @@
 import type { TestLabCase } from '../../src/testlab/case.js';
-import { overallScores, scoreCase, type CaseResult, type ScoredFinding } from '../../src/testlab/score.js';
+import {
+  median,
+  overallScores,
+  reviewPromptTokens,
+  scoreCase,
+  type CaseResult,
+  type ScoredFinding,
+} from '../../src/testlab/score.js';
 
 const bugCase = (bugs: TestLabCase['bugs']): TestLabCase => ({
   name: 'x',
@@ -104,6 +111,8 @@ describe('Test Lab scoring rules', () => {
       tokens: { input: 10, output: 5 },
       costUsd: 0.5,
       wallMs: 100,
+      promptTokens: 1000,
+      messageTokens: 400,
       parts: 1,
       ...over,
     });
@@ -122,7 +131,7 @@ describe('Test Lab scoring rules', () => {
         ],
         findings: [{ ...finding({}), caught: 'a' }],
       }),
-      result({ clean: true, falseFindings: 3, findings: [], costUsd: null }),
+      result({ clean: true, falseFindings: 3, findings: [], costUsd: null, promptTokens: 3000 }),
     ]);
     expect(scores).toMatchObject({
       cases: 2,
@@ -135,6 +144,23 @@ describe('Test Lab scoring rules', () => {
       anchorAccuracy: 1,
       costUsd: null,
       tokens: { input: 20, output: 10 },
+      medianPromptTokens: 2000,
+      medianMessageTokens: 400,
     });
+  });
+
+  test('the median review prompt of the cases, and what counts as review prompt tokens', () => {
+    expect(median([])).toBeNull();
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 10])).toBe(4);
+    const spans = [
+      { name: 'model', attributes: { promptTokens: 1200, messageTokens: 400 } },
+      { name: 'model', attributes: { promptTokens: 300, messageTokens: 100, attempt: 2 } },
+      { name: 'synthesis', attributes: { promptTokens: 900 } },
+      { name: 'verification', attributes: { promptTokens: 700 } },
+      { name: 'stage:call', attributes: {} },
+    ];
+    expect(reviewPromptTokens(spans)).toBe(1500);
+    expect(reviewPromptTokens(spans, 'messageTokens')).toBe(500);
   });
 });

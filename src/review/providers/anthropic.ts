@@ -1,9 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { sdkError } from './openai-compatible.js';
+import { refusesTemperature, sdkError } from './openai-compatible.js';
 import { priced } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
+  REVIEW_TEMPERATURE,
   missingKeyError,
   missingModelError,
   withDeadline,
@@ -11,6 +12,7 @@ import {
   type ModelRequest,
   type ModelResponse,
   type PriceTable,
+  type SchemaName,
 } from './types.js';
 
 /**
@@ -47,8 +49,30 @@ type SdkMessage = {
   } | null;
 };
 
-/** The tool a review answer is forced through: its input schema is the review output schema. */
-export const REVIEW_TOOL = 'submit_review';
+/**
+ * The tool an answer is forced through is named after its structured output (NAMES.md): `review` for a
+ * review part, `synthesis`, `verification`; its input schema is that output's schema.
+ */
+export const REVIEW_TOOL = 'review';
+
+/**
+ * Anthropic models that refuse a sampling temperature ("`temperature` is deprecated for this model"):
+ * Opus 4.7 and later 4.x, and generation 5 and later. They get none; so does every model under API version
+ * 2026-10-21 or later, which refuses the parameter altogether. Any other refusal is caught at run time.
+ */
+const FIXED_TEMPERATURE_MODELS = /claude-(?:opus-4-(?:[7-9]|1\d)|[a-z]+-(?:[5-9]|[1-9]\d))(?![0-9])/i;
+const SAMPLING_REMOVED_VERSION = '2026-10-21';
+
+/** Whether calls of this model under this `anthropic-version` may carry the review temperature. */
+export function acceptsTemperature(model: string, version: string): boolean {
+  return version < SAMPLING_REMOVED_VERSION && !FIXED_TEMPERATURE_MODELS.test(model);
+}
+
+const TOOL_DESCRIPTIONS: Record<SchemaName, string> = {
+  review: 'Submit the review of the pull request as one object.',
+  synthesis: 'Submit the combined review of the parts as one object.',
+  verification: 'Submit the verdict on each candidate finding as one object.',
+};
 
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -69,9 +93,12 @@ export class AnthropicProvider implements ModelProvider {
   readonly name = 'anthropic' as const;
   readonly model: string;
   private client: Anthropic | null = null;
+  /** Set once the model refused the temperature: later calls send none. */
+  private temperatureRefused: boolean;
 
   constructor(private readonly opts: AnthropicOptions) {
     this.model = opts.model;
+    this.temperatureRefused = !acceptsTemperature(opts.model, opts.version);
   }
 
   get maxTokens(): number {
@@ -84,12 +111,14 @@ export class AnthropicProvider implements ModelProvider {
     if (this.model.trim() === '') throw missingModelError(this.name, this.opts.modelVariable);
     return withDeadline(req, this.name, async (signal) => {
       const client = this.sdk();
-      let message: SdkMessage;
-      try {
-        message = (await client.messages.create(
+      const tool = req.schemaName ?? REVIEW_TOOL;
+      const create = (temperature: boolean) =>
+        client.messages.create(
           {
             model: this.model,
             max_tokens: this.opts.maxTokens,
+            // The same low, fixed temperature as the other providers' review calls.
+            ...(temperature ? { temperature: REVIEW_TEMPERATURE } : {}),
             // The same system block first in every call, marked for the prompt cache (tools come
             // before it in the cached prefix, so the schema is cached too).
             system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
@@ -97,28 +126,38 @@ export class AnthropicProvider implements ModelProvider {
               ? {
                   tools: [
                     {
-                      name: REVIEW_TOOL,
-                      description: 'Submit the review of the pull request as one object.',
+                      name: tool,
+                      description: TOOL_DESCRIPTIONS[tool],
                       input_schema: req.jsonSchema as { type: 'object'; [key: string]: unknown },
                     },
                   ],
-                  tool_choice: { type: 'tool' as const, name: REVIEW_TOOL },
+                  tool_choice: { type: 'tool' as const, name: tool },
                 }
               : {}),
             messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
           },
           { signal, timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000, maxRetries: 0 },
-        )) as unknown as SdkMessage;
+        ) as unknown as Promise<SdkMessage>;
+      let message: SdkMessage;
+      try {
+        try {
+          message = await create(!this.temperatureRefused);
+        } catch (error) {
+          // A model that accepts only its default temperature: once more without one, remembered.
+          if (this.temperatureRefused || refusesTemperature(error) === null) throw error;
+          this.temperatureRefused = true;
+          message = await create(false);
+        }
       } catch (error) {
         // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
         throw sdkError('anthropic', error);
       }
       const blocks = Array.isArray(message?.content) ? message.content : [];
       // The forced tool call carries the answer as its input; a plain text answer is read as before.
-      const tool = blocks.find((block) => block?.type === 'tool_use' && block.name === REVIEW_TOOL);
+      const used = blocks.find((block) => block?.type === 'tool_use' && block.name === tool);
       const text =
-        tool && tool.input !== undefined
-          ? JSON.stringify(tool.input)
+        used && used.input !== undefined
+          ? JSON.stringify(used.input)
           : blocks
               .filter((block) => block?.type === 'text' && typeof block.text === 'string')
               .map((block) => block.text as string)

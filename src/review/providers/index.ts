@@ -6,6 +6,7 @@ export {
   type ModelRequest,
   type ModelResponse,
   type ProviderSelection,
+  type SchemaName,
 } from './types.js';
 export { BUILTIN_PRICES, costOf, mergePrices, priceFor } from './prices.js';
 export { OpenAICompatibleProvider } from './openai-compatible.js';

@@ -62,6 +62,17 @@ type SdkCompletion = {
 const FIXED_TEMPERATURE_MODELS = /^(?:openai\/)?(?:o\d|gpt-5)/i;
 
 /**
+ * A 400 that refuses the temperature (a model that accepts only its default): answered by sending the
+ * call again without one, once, and remembered for the provider's later calls. Shared with anthropic.ts.
+ */
+export function refusesTemperature(error: unknown): string | null {
+  const status = (error as { status?: unknown } | null)?.status;
+  const message = (error as Error | null)?.message ?? '';
+  if (status !== 400 && status !== 422) return null;
+  return /temperature/i.test(message) ? message : null;
+}
+
+/**
  * A 400 that refuses the strict JSON schema (the model or the route has no structured outputs, or a
  * schema feature): answered by asking for a JSON object instead, once.
  */
@@ -99,6 +110,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
   private client: OpenAI | null = null;
   /** Set once the model or route refused a strict schema: later calls ask for a JSON object at once. */
   private strictRefused: string | null = null;
+  /** Set once the model refused the temperature: later calls send none. */
+  private temperatureRefused = false;
 
   constructor(private readonly opts: OpenAICompatibleOptions) {
     this.name = opts.name;
@@ -126,7 +139,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
           ...req.messages.map((m) => ({ role: m.role, content: m.content })),
         ],
       };
-      if (!FIXED_TEMPERATURE_MODELS.test(this.model)) body.temperature = REVIEW_TEMPERATURE;
+      if (!FIXED_TEMPERATURE_MODELS.test(this.model) && !this.temperatureRefused) {
+        body.temperature = REVIEW_TEMPERATURE;
+      }
       let structuredOutput: string | undefined;
       let fallback: string | undefined;
       if (req.jsonSchema) {
@@ -135,7 +150,10 @@ export class OpenAICompatibleProvider implements ModelProvider {
         structuredOutput = this.strictRefused ? 'json_object' : 'json_schema';
         body.response_format = this.strictRefused
           ? { type: 'json_object' }
-          : { type: 'json_schema', json_schema: { name: 'review', schema: req.jsonSchema, strict: true } };
+          : {
+              type: 'json_schema',
+              json_schema: { name: req.schemaName ?? 'review', schema: req.jsonSchema, strict: true },
+            };
         if (this.strictRefused) fallback = this.strictRefused;
       }
       const maxTokens = this.opts.maxTokens ?? null;
@@ -151,9 +169,20 @@ export class OpenAICompatibleProvider implements ModelProvider {
           timeout: Math.max(1, Math.ceil(req.timeoutMs)) + 1000,
           maxRetries: 0,
         })) as unknown as SdkCompletion;
+      // A model that refuses the temperature is asked once more without one (remembered).
+      const sendTemperate = async () => {
+        try {
+          return await send();
+        } catch (error) {
+          if (body.temperature === undefined || refusesTemperature(error) === null) throw error;
+          this.temperatureRefused = true;
+          delete body.temperature;
+          return send();
+        }
+      };
       let completion: SdkCompletion;
       try {
-        completion = await send();
+        completion = await sendTemperate();
       } catch (error) {
         const refusal = structuredOutput === 'json_schema' ? refusesStrictSchema(error) : null;
         if (refusal === null) throw sdkError(this.name, error);
@@ -163,7 +192,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
         structuredOutput = 'json_object';
         body.response_format = { type: 'json_object' };
         try {
-          completion = await send();
+          completion = await sendTemperate();
         } catch (retryError) {
           throw sdkError(this.name, retryError);
         }

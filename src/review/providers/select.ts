@@ -91,11 +91,12 @@ export function createProvider(
   }
 }
 
-/** The primary and (optional) shadow provider the config chose. */
+/** The primary, the (optional) shadow and the (optional) verifier provider the config chose. */
 export function selectProviders(config: ProviderConfig, opts: SelectOptions = {}): ProviderSelection {
   const prices = opts.prices ?? mergePrices(config.priceOverrides);
   return {
     primary: createProvider(config, config.primary, { ...opts, prices }),
     shadow: config.shadow && createProvider(config, config.shadow, { ...opts, prices }),
+    verifier: config.verifier && createProvider(config, config.verifier, { ...opts, prices }),
   };
 }

@@ -16,9 +16,19 @@ export type ModelRequest = {
   messages: ModelMessage[];
   /** JSON schema of the expected answer (structured outputs where the provider supports it). */
   jsonSchema?: Record<string, unknown>;
+  /**
+   * The name of that structured output (NAMES.md "Verification of findings"): `review` for a review part
+   * (the default), `synthesis`, `verification`. OpenAI-compatible requests send it as
+   * `response_format.json_schema.name`, Anthropic as the name of the tool the answer is forced through.
+   */
+  schemaName?: SchemaName;
   timeoutMs: number;
   signal?: AbortSignal;
 };
+
+/** The structured outputs a review asks for, by name. */
+export const SCHEMA_NAMES = ['review', 'synthesis', 'verification'] as const;
+export type SchemaName = (typeof SCHEMA_NAMES)[number];
 
 export type ModelUsage = {
   /** Every input token of the call, cached ones included. */
@@ -62,6 +72,8 @@ export type ProviderSelection = {
   primary: ModelProvider;
   /** Only when `VERDICT_RUNNER_SHADOW_MODEL` is set. */
   shadow: ModelProvider | null;
+  /** The verification calls' model (`VERDICT_VERIFIER_MODEL`); absent or null: the primary answers them. */
+  verifier?: ModelProvider | null;
   shadowTimeoutMs?: never;
 };
 

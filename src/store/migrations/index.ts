@@ -22,6 +22,7 @@ import * as m021 from './021-installed-enabled.js';
 import * as m022 from './022-memory.js';
 import * as m023 from './023-alerts.js';
 import * as m024 from './024-feedback.js';
+import * as m025 from './025-finding-status.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -50,6 +51,7 @@ const migrations: Array<[string, Migration]> = [
   ['022-memory', m022],
   ['023-alerts', m023],
   ['024-feedback', m024],
+  ['025-finding-status', m025],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
