@@ -143,7 +143,7 @@ describe('line comments', () => {
 
     // The model saw numbered lines and was asked for anchors.
     expect(prompt).toContain('__new hunk__\n 1 +export function evict(key) {\n 2 +  store.delete(key);');
-    expect(system).toMatch(/`line`, the line number printed before that line/);
+    expect(system).toMatch(/gets `line`, the number printed before that line/);
 
     const comments = captured.review.comments;
     expect(comments).toHaveLength(3);

@@ -233,6 +233,7 @@ describe('provider and model selection', () => {
     expect(loadConfig({}, noFile).review.providers).toEqual({
       primary: { provider: 'codex', model: null, modelVariable: 'VERDICT_RUNNER_MODEL' },
       shadow: null,
+      verifier: null,
       maxTokens: null,
       openrouter: {
         apiKey: null,
