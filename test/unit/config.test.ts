@@ -228,6 +228,32 @@ describe('JSON depth', () => {
   });
 });
 
+describe('verification settings', () => {
+  test('VERDICT_VERIFICATION unset leaves it to the provider; the threshold defaults to 70; the verifier is of the primary provider', () => {
+    expect(loadConfig({}, noFile).review.verification).toEqual({ enabled: null, threshold: 70 });
+    const on = loadConfig(
+      {
+        VERDICT_VERIFICATION: '1',
+        VERDICT_VERIFICATION_THRESHOLD: '85',
+        VERDICT_RUNNER_PROVIDER: 'anthropic',
+        VERDICT_VERIFIER_MODEL: ' claude-haiku-4-5 ',
+      },
+      noFile,
+    ).review;
+    expect(on.verification).toEqual({ enabled: true, threshold: 85 });
+    expect(on.providers.verifier).toEqual({
+      provider: 'anthropic',
+      model: 'claude-haiku-4-5',
+      modelVariable: 'VERDICT_VERIFIER_MODEL',
+    });
+    expect(loadConfig({ VERDICT_VERIFICATION: '0' }, noFile).review.verification.enabled).toBe(false);
+    expect(() => loadConfig({ VERDICT_VERIFICATION_THRESHOLD: '101' }, noFile)).toThrow(
+      /VERDICT_VERIFICATION_THRESHOLD must be an integer from 0 to 100/,
+    );
+    expect(() => loadConfig({ VERDICT_VERIFICATION: 'maybe' }, noFile)).toThrow(/VERDICT_VERIFICATION /);
+  });
+});
+
 describe('provider and model selection', () => {
   test('is part of the typed config: defaults, key aliases and the variable a model is blamed on', () => {
     expect(loadConfig({}, noFile).review.providers).toEqual({
