@@ -1,4 +1,20 @@
-/** Jest runs TypeScript as native ESM (Probot 14 is ESM-only). */
+import { spawnSync } from 'node:child_process';
+
+/**
+ * Jest runs TypeScript as native ESM (Probot 14 is ESM-only), which needs Node's
+ * `--experimental-vm-modules`. `npm test` sets it; so that a bare `npx jest …` works the same, a Jest
+ * started without it runs itself again with it (the same arguments, output and exit code).
+ */
+const VM_MODULES = '--experimental-vm-modules';
+const nodeOptions = process.env.NODE_OPTIONS ?? '';
+if (!process.execArgv.includes(VM_MODULES) && !nodeOptions.split(/\s+/).includes(VM_MODULES)) {
+  const again = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_OPTIONS: `${nodeOptions} ${VM_MODULES}`.trim() },
+  });
+  process.exit(again.status ?? 1);
+}
+
 const base = {
   preset: 'ts-jest/presets/default-esm',
   testEnvironment: 'node',

@@ -1,15 +1,22 @@
 /**
  * Lists the pull requests whose latest review run failed, through the typed tRPC facade.
  *
- *   VERDICT_URL=http://127.0.0.1:3000 VERDICT_OPERATOR_READ_TOKEN=... npx tsx scripts/failed-runs.ts [--json]
+ *   VERDICT_OPERATOR_READ_TOKEN=... npx tsx scripts/failed-runs.ts [--json]
  *
+ * It calls the server at `VERDICT_URL`, by default this machine on the server's own port (`PORT`, 8787 unless set).
  * A read-scoped API key (`vdt_…`) works as the token too. Exits 1 with one line on stderr when the call
  * is refused or the server cannot be reached.
  */
+import { VARIABLES } from '../src/config/env.js';
 import { createVerdictClient, operatorCodeOf } from '../src/trpc/client.js';
 
+/** Where the server listens when `VERDICT_URL` is not set: this machine, on the server's own port. */
+function defaultServerUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return `http://127.0.0.1:${env.PORT ?? VARIABLES.PORT.default}`;
+}
+
 async function main(): Promise<void> {
-  const baseUrl = process.env.VERDICT_URL ?? `http://127.0.0.1:${process.env.PORT ?? '3000'}`;
+  const baseUrl = process.env.VERDICT_URL ?? defaultServerUrl();
   const token = process.env.VERDICT_OPERATOR_READ_TOKEN ?? process.env.REVIEWBOT_OPERATOR_READ_TOKEN;
   if (!token)
     throw new Error('set VERDICT_OPERATOR_READ_TOKEN (or a read-scoped API key) to call the operator API');

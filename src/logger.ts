@@ -1,7 +1,36 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
-/** Structured logs, one JSON line per event (pino, as Probot uses). Secrets are redacted. */
-export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+/** `auto`: human-readable when the output is a terminal, one JSON line per event otherwise. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** Whether `format` writes human-readable lines to `destination` (a terminal, under `auto`). */
+export function isPretty(format: LogFormat, destination: NodeJS.WritableStream): boolean {
+  if (format === 'auto') return (destination as NodeJS.WriteStream).isTTY === true;
+  return format === 'pretty';
+}
+
+/**
+ * Structured logs (pino, as Probot uses). Secrets are redacted. One JSON line per event, or, when
+ * `format` says so (a terminal under `auto`, the default), the same events made readable by pino-pretty
+ * in this process (no worker thread), as Probot does.
+ */
+export function createLogger(
+  level: string,
+  destination?: NodeJS.WritableStream,
+  format: LogFormat = 'auto',
+): Logger {
+  const out = destination ?? process.stdout;
+  // JSON: pino's own fast writer to standard output unless a destination is given.
+  const stream: DestinationStream | NodeJS.WritableStream | undefined = isPretty(format, out)
+    ? pretty({
+        destination: out,
+        sync: true,
+        colorize: (out as NodeJS.WriteStream).isTTY === true,
+        ignore: 'pid,hostname,service',
+        translateTime: 'SYS:HH:MM:ss.l',
+      })
+    : destination;
   return pino(
     {
       level,
@@ -11,7 +40,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
         censor: '[redacted]',
       },
     },
-    destination as any,
+    stream as DestinationStream | undefined,
   );
 }
 

@@ -11,7 +11,7 @@ import { logStartupChecks } from './doctor/index.js';
 async function main(): Promise<void> {
   loadDotEnv('.env');
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   const verdict = await createVerdict(config, { log });
   const port = await verdict.listen();
   const base = `http://localhost:${port}`;

@@ -3,6 +3,7 @@ import { randomId, type Clock } from '../clock.js';
 import { RetryPublishError, retryPublish, type ReviewPublisher } from '../publish/review-publisher.js';
 import type { GitHubClient } from '../github/client.js';
 import { OperatorError, type ServiceContext } from '../services/operation.js';
+import type { AlertDeps } from '../alerts/raise.js';
 import { syncRepositories, type AppGitHub } from '../services/repos.js';
 import { requeue } from '../services/requeue.js';
 import { replayDelivery } from '../services/webhooks.js';
@@ -19,6 +20,8 @@ export type ExecutorDeps = {
   github: (installationId: number) => Promise<GitHubClient>;
   /** Null without App credentials: repository sync then fails with `app_credentials_missing`. */
   app: AppGitHub | null;
+  /** Where alerts go (repository sync raises `repository_access_lost`); absent: recorded, not delivered. */
+  alerts?: AlertDeps['config'];
   /** Dispatches a stored delivery into the Probot app again (what the webhooks lane does). */
   dispatchDelivery: (deliveryId: string) => Promise<void>;
   /** Wakes the review lane after a requeue. */
@@ -110,6 +113,6 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
       );
     },
 
-    'sync-repositories': (command) => asCommand(syncRepositories(context(command), deps.app)),
+    'sync-repositories': (command) => asCommand(syncRepositories(context(command), deps.app, deps.alerts)),
   };
 }

@@ -1,7 +1,7 @@
 import { loadConfigOrExit } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
 import { createLogger, stopOnSignals } from '../logger.js';
-import { createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';
+import { catchUpGitHubFor, createCommandBridge, createScheduler, loadApp } from '../compose/parts.js';
 import { openConfiguredStore } from '../store/index.js';
 
 /**
@@ -13,7 +13,7 @@ import { openConfiguredStore } from '../store/index.js';
 async function main(): Promise<void> {
   const once = process.argv.includes('--once');
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   const store = await openConfiguredStore(config);
   const probot = createProbot(config.github, log);
   await loadApp(probot, store, config, log);
@@ -26,7 +26,15 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const scheduler = createScheduler(store, bridge, config, log);
+  const scheduler = createScheduler(
+    store,
+    bridge,
+    config,
+    log,
+    undefined,
+    undefined,
+    catchUpGitHubFor(probot, config),
+  );
   scheduler.start();
   stopOnSignals(log, 'bridge stopping: finishing the job in flight', async () => {
     await scheduler.stop();

@@ -14,6 +14,7 @@ import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { CliError, type Io } from './io.js';
 import { TESTLAB_HELP } from './testlab-help.js';
+import { MEMORY_HELP, MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
 import { REVIEW_HELP, reviewCommand } from './review.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
@@ -46,6 +47,21 @@ const OPTIONS = {
   payload: { type: 'string' },
   url: { type: 'string' },
   secret: { type: 'string' },
+  repo: { type: 'string' },
+  search: { type: 'string' },
+  title: { type: 'string' },
+  body: { type: 'string' },
+  'body-file': { type: 'string' },
+  path: { type: 'string', multiple: true },
+  revision: { type: 'string' },
+  label: { type: 'string' },
+  category: { type: 'string' },
+  action: { type: 'string' },
+  number: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  workspace: { type: 'boolean' },
+  'all-paths': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -64,6 +80,7 @@ export type StandaloneCommand = (args: string[], opts: Options, io: Io) => Promi
 const STANDALONE: Record<string, () => Promise<{ run: StandaloneCommand }>> = {
   doctor: () => import('./doctor.js'),
   webhook: () => import('./webhook.js'),
+  jobs: () => import('./jobs.js'),
 };
 
 const COMMON = `  --db <path>        the SQLite store (default VERDICT_DB_PATH, ./data/verdict.sqlite; DATABASE_URL selects PostgreSQL)
@@ -82,10 +99,12 @@ Commands:
   usage                model and chat usage for a UTC date range
   requeue <reviewKey>  queue a new review of a stored head (a new variant)
   harness <reviewKey>  save a run's analysis as a harness record (Test Lab)
+  memory <subcommand>  list and edit memory: contexts, clusters, knowledge documents; preview a PR
   testlab run|compare|add  score the Test Lab corpus; compare two records; capture a PR as a case
   doctor [--offline]   check the configuration: store, webhook secret, GitHub App, model provider, ...
   webhook send <event.action>  sign an example webhook and post it to the running server
   review               review a local git change with the configured model (no App, server or store)
+  jobs run <name>      run one scheduled job once (command-bridge, watchdog, maintenance, pr-agent-loop, nightly-audit)
   worker               run a worker process (the review and webhook lanes)
   serve                run the server (webhooks, operator API, inline worker, scheduled jobs)
 
@@ -138,6 +157,7 @@ Options:
   --name <name>      a label for the record (default: the review key)
 ${COMMON}`,
   testlab: TESTLAB_HELP,
+  memory: MEMORY_HELP,
   doctor: `Usage: verdict doctor [--offline] [--db <path>] [--json]
 
 Checks the configuration npm start would use (the environment and ./.env) and prints one line per
@@ -166,6 +186,24 @@ Options:
   --json             print {url, event, deliveryId, status, body}
   -h, --help         this help`,
   review: REVIEW_HELP,
+  jobs: `Usage: verdict jobs run <name> [--db <path>] [--init]
+
+Runs one scheduled job once against the configured store (and GitHub App), records its heartbeat and
+artifact as a scheduled run does, and prints {job, status, artifact} as JSON. Exit 0 when it ran, 1 when
+it failed.
+
+Jobs:
+  command-bridge     one pass of the command bridge (operator commands)
+  watchdog           the heartbeat and artifact checks of the other jobs
+  maintenance        expired dedupe markers, old deliveries and dashboard sessions
+  pr-agent-loop      redeliver the App's failed webhook deliveries of the last 72 hours (at most 50) and
+                     queue a review (trigger catch_up) of every open pull request whose head has no run
+  nightly-audit      the night's consistency checks (unpublished analyses, dead letters, stuck commands,
+                     unprocessed deliveries, failing repositories, the model budget), found ones as alerts;
+                     scheduled at 23:30 Europe/London, run now whatever the time
+
+Options:
+${COMMON}`,
   worker: `Usage: verdict worker [--db <path>] [--queue-db <path>] [--init]
 
 Runs a worker process against the store (what "npm run worker" runs). SIGTERM stops it gracefully.
@@ -203,7 +241,9 @@ export async function runCli(argv: string[], io: Io): Promise<number | null> {
     return 1;
   }
   if (opts.help) {
-    io.stdout(HELP[command]!);
+    // A command with subcommands answers `--help` for each (`verdict memory add-context --help`).
+    const sub = command === 'memory' && args[0] !== undefined ? MEMORY_SUBCOMMAND_HELP[args[0]] : undefined;
+    io.stdout(sub ?? HELP[command]!);
     return 0;
   }
   try {
@@ -243,7 +283,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
     io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
-    { store, log: createLogger(config.logLevel, process.stderr) },
+    { store, log: createLogger(config.logLevel, process.stderr, config.logFormat) },
     `cli:${io.env.USER ?? 'operator'}`,
   );
   try {
@@ -292,6 +332,10 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
         return await testLabCommand(args, opts, io, store, config, paint, (message) => {
           throw new CliError(message);
         });
+      }
+      case 'memory': {
+        const { memoryCommand } = await import('./memory.js');
+        return await memoryCommand(args, opts, ctx, config, paint, print);
       }
       case 'harness': {
         expectArgs(1, 'review key');

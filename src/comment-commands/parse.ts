@@ -81,3 +81,35 @@ export function commandHelpText(handles: readonly string[] = DEFAULT_BOT_HANDLES
   if (others.length > 0) lines.push(`${others.join(', ')} ${others.length > 1 ? 'work' : 'works'} too.`);
   return lines.join('\n');
 }
+
+/** What a reply in one of Verdict's line-comment threads asks (NAMES.md "Feedback and learning"). */
+export type ThreadCommand =
+  | { kind: 'thread_command'; verb: 'ignore'; handle: string }
+  | { kind: 'thread_command'; verb: 'learn'; handle: string; text: string }
+  | { kind: 'no_command' };
+
+const THREAD_VERBS: ReadonlySet<string> = new Set(['ignore', 'learn']);
+const NO_THREAD_COMMAND: ThreadCommand = Object.freeze({ kind: 'no_command' });
+
+/**
+ * Parses a reply in a line-comment thread: after leading whitespace, `@<handle>` (as `parseCommand`
+ * reads it), whitespace and `ignore` or `learn` (case-insensitive; trailing `.`, `,`, `!`, `:` or `;`
+ * glued to the verb is dropped). For `learn` the rest of the body, trimmed, with its line breaks, is the
+ * text to learn (it may be empty: the handler answers how to use it). Text after `ignore` is a reason
+ * for people and is not read. Anything else, the top-level verbs included, is `no_command`: those are
+ * commands of top-level comments only (`parseCommand`), and these two verbs are replies only.
+ */
+export function parseThreadCommand(
+  body: string | null | undefined,
+  handles: readonly string[] = DEFAULT_BOT_HANDLES,
+): ThreadCommand {
+  if (typeof body !== 'string') return NO_THREAD_COMMAND;
+  const m = /^\s*@(\S+)\s+(\S+)/u.exec(body);
+  if (!m) return NO_THREAD_COMMAND;
+  const handle = m[1]!.toLowerCase();
+  if (!handles.some((h) => normalizeHandle(h) === handle)) return NO_THREAD_COMMAND;
+  const verb = m[2]!.toLowerCase().replace(VERB_TRAILING_PUNCTUATION, '');
+  if (!THREAD_VERBS.has(verb)) return NO_THREAD_COMMAND;
+  if (verb === 'ignore') return { kind: 'thread_command', verb, handle };
+  return { kind: 'thread_command', verb: 'learn', handle, text: body.slice(m[0].length).trim() };
+}

@@ -16,6 +16,7 @@ import { REVIEW_QUEUE } from '../review/request.js';
 import type { QueueBackend } from '../queue/types.js';
 import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
 import { reviewFlow } from '../worker/review-flow.js';
+import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
 import { selectProviders } from '../review/providers/index.js';
@@ -25,6 +26,9 @@ import { hostname } from 'node:os';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
+import type { CatchUpGitHub } from '../scheduler/catch-up.js';
+import { notFound, type RepositoryGitHub } from '../services/operation.js';
+import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { createArtifactStorage } from '../evidence/storage.js';
@@ -79,10 +83,86 @@ export function createCommandBridge(
           ? async (installationId) => (await probot.auth(installationId)) as GitHubClient
           : async () => ({}) as GitHubClient,
       app,
+      alerts: config.scheduler,
       dispatchDelivery: (deliveryId) => dispatchStoredDelivery(store, probot, deliveryId),
       onReviewQueued: opts.onReviewQueued,
     }),
   });
+}
+
+/**
+ * The GitHub calls of `pr-agent-loop`: the App's webhook deliveries with the App's JWT (newest first, cursor
+ * pagination followed through the `link` header until an attempt older than the window), their
+ * redelivery, and a repository's open pull requests with its installation's token. Null without App
+ * credentials.
+ */
+export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub | null {
+  if (!config.github.hasCredentials) return null;
+  return {
+    deliveries: async (since) => {
+      const octokit = (await probot.auth()) as GitHubClient;
+      return octokit.paginate('GET /app/hook/deliveries', { per_page: 100 }, (response, done) => {
+        const attempts = response.data.map((d) => ({
+          id: d.id,
+          guid: d.guid,
+          deliveredAt: Date.parse(d.delivered_at),
+          statusCode: d.status_code ?? null,
+          event: d.event,
+          action: d.action ?? null,
+        }));
+        if (attempts.some((a) => a.deliveredAt < since)) done();
+        return attempts;
+      });
+    },
+    redeliver: async (id) => {
+      const octokit = (await probot.auth()) as GitHubClient;
+      await octokit.request('POST /app/hook/deliveries/{delivery_id}/attempts', { delivery_id: id });
+    },
+    openPullRequests: async (repo, installationId) => {
+      const octokit = (await probot.auth(installationId)) as GitHubClient;
+      const { owner, name } = splitFullName(repo);
+      const pulls = await octokit.paginate('GET /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo: name,
+        state: 'open',
+        per_page: 100,
+      });
+      return pulls.map((p) => ({
+        number: p.number,
+        headSha: p.head.sha,
+        baseRef: p.base.ref,
+        headRef: p.head.ref,
+        title: p.title,
+        author: p.user?.login ?? null,
+        draft: p.draft === true,
+      }));
+    },
+  };
+}
+
+/**
+ * GitHub for the operator services (the memory preview): the installation Octokit of a repository, its
+ * installation as the store knows it (installation events, repository sync) or else as GitHub says
+ * (`GET /repos/{owner}/{repo}/installation`). Null without App credentials.
+ */
+export function repositoryGitHubFor(probot: Probot, store: Store, config: Config): RepositoryGitHub | null {
+  if (!config.github.hasCredentials) return null;
+  return async (repo) => {
+    let installationId = (await store.repositories.get(repo))?.installationId ?? null;
+    if (installationId === null) {
+      const app = (await probot.auth()) as GitHubClient;
+      const { owner, name } = splitFullName(repo);
+      try {
+        installationId = (await app.rest.apps.getRepoInstallation({ owner, repo: name })).data.id;
+      } catch (error) {
+        if ((error as { status?: unknown })?.status === 404) {
+          throw notFound(`The GitHub App is not installed on ${repo}`);
+        }
+        throw error;
+      }
+    }
+    return (await probot.auth(installationId)) as GitHubClient;
+  };
 }
 
 /** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */
@@ -93,6 +173,7 @@ export function createScheduler(
   log: Logger,
   timers: Timers = systemTimers,
   fetchImpl?: typeof fetch,
+  catchUp: CatchUpGitHub | null = null,
 ): Scheduler {
   const scheduler: Scheduler = new Scheduler({
     store: store.scheduler,
@@ -107,6 +188,7 @@ export function createScheduler(
       productName: config.productName,
       scheduler: () => scheduler,
       fetch: fetchImpl,
+      catchUp,
     }),
   });
   return scheduler;
@@ -145,7 +227,15 @@ export function reviewEngineFor(
       storage: config.evidence.enabled ? createArtifactStorage(config.evidence) : null,
     },
   });
-  return reviewFlow({ engine, publication: reviewPublisherFor(store, config, log), store, log });
+  return reviewFlow({
+    engine,
+    publication: reviewPublisherFor(store, config, log),
+    store,
+    log,
+    feedback: feedbackCollection(store, log.child({ name: 'feedback' }), {
+      readGitHub: config.github.hasCredentials,
+    }),
+  });
 }
 
 /** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */

@@ -28,11 +28,13 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { registerSetupRoutes } from '../setup/routes.js';
 
 import {
+  catchUpGitHubFor,
   createCommandBridge,
   createReviewWorker,
   createScheduler,
   createWebhookWorker,
   loadApp,
+  repositoryGitHubFor,
   reviewEngineFor,
 } from './parts.js';
 
@@ -132,6 +134,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     cache: new ReadCache(config.operatorCacheMs, cacheNow),
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
+    github: repositoryGitHubFor(probot, store, config),
   };
   // One listener for both caches: it runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {
@@ -155,7 +158,15 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     clock,
     onReviewQueued: () => reviewWorker?.kick(),
   });
-  const scheduler = createScheduler(store, bridge, config, log, timers);
+  const scheduler = createScheduler(
+    store,
+    bridge,
+    config,
+    log,
+    timers,
+    undefined,
+    catchUpGitHubFor(probot, config),
+  );
   const mounts: Mount[] = [trpcMount(operator)];
   if (config.dashboard.enabled) {
     const local = () => {

@@ -207,6 +207,11 @@ const server = {
     oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
     'info',
   ),
+  LOG_FORMAT: v(
+    'How log lines are written: auto is human-readable (pino-pretty) when the output is a terminal and one JSON line per event otherwise.',
+    oneOf(['auto', 'json', 'pretty']),
+    'auto',
+  ),
 };
 
 const github = {
@@ -599,7 +604,7 @@ const http = {
 
 const scheduler = {
   VERDICT_SCHEDULER: v(
-    '0: this server runs no scheduled jobs (the command bridge, watchdog, maintenance); run `npm run bridge`.',
+    '0: this server runs no scheduled jobs (the command bridge, watchdog, maintenance, pr-agent-loop); run `npm run bridge`.',
     flag,
     '1',
   ),
@@ -614,8 +619,17 @@ const scheduler = {
     '30',
   ),
   VERDICT_WATCHDOG_ALERT_URL: v(
-    'Where watchdog messages are POSTed as JSON (unset: no alert delivery, log and analytics only).',
+    'Where watchdog messages and every alert are POSTed as JSON (unset: no delivery, log, analytics and the SCM view only).',
     httpUrl,
+  ),
+  VERDICT_TELEGRAM_BOT_TOKEN: v(
+    'Telegram bot token: alerts of a repository whose configuration sets alerts.telegram and alerts.target (a chat id) are sent there.',
+    trimmed,
+  ),
+  VERDICT_TELEGRAM_API_URL: v(
+    'Telegram Bot API base URL (a local fake in tests).',
+    baseUrl,
+    'https://api.telegram.org',
   ),
 };
 

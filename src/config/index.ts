@@ -57,6 +57,8 @@ export type Config = {
   port: number;
   host: string;
   logLevel: Settings['LOG_LEVEL'];
+  /** `auto`: human-readable on a terminal, JSON otherwise (src/logger.ts). */
+  logFormat: Settings['LOG_FORMAT'];
   productName: string;
   checkName: string;
   store: StoreConfig;
@@ -177,6 +179,9 @@ export type SchedulerConfig = {
   authority: 'live' | 'shadow';
   deliveryRetentionDays: number;
   alertUrl: string | null;
+  /** Telegram delivery of alerts (`alerts.telegram` repositories): the bot token, or null. */
+  telegramBotToken: string | null;
+  telegramApiUrl: string;
 };
 
 /** How a review runs (review-engine 8; the context budget of the review issue). */
@@ -258,6 +263,7 @@ export function loadConfig(
     port: s.PORT,
     host: s.HOST,
     logLevel: s.LOG_LEVEL,
+    logFormat: s.LOG_FORMAT,
     productName: s.VERDICT_PRODUCT_NAME,
     checkName: `${s.VERDICT_PRODUCT_NAME} / review`,
     store,
@@ -299,6 +305,8 @@ export function loadConfig(
       authority: s.VERDICT_CRON_AUTHORITY,
       deliveryRetentionDays: s.VERDICT_DELIVERY_RETENTION_DAYS,
       alertUrl: s.VERDICT_WATCHDOG_ALERT_URL ?? null,
+      telegramBotToken: s.VERDICT_TELEGRAM_BOT_TOKEN ?? null,
+      telegramApiUrl: s.VERDICT_TELEGRAM_API_URL,
     },
     validation: {
       enabled: s.VERDICT_VALIDATION_ENABLED,

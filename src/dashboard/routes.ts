@@ -23,7 +23,7 @@ import {
 } from './auth.js';
 import { authorizeUrl, signInWithGithub, SignInRefused, type SignInError } from './github.js';
 import { proxy } from './proxy.js';
-import { readIndex, sendHtml, sendNotBuilt, serveAsset, wantsHtml } from './static.js';
+import { readIndex, sendHtml, sendNotBuilt, serveAsset, serveFavicon, wantsHtml } from './static.js';
 
 export type DashboardDeps = {
   config: DashboardConfig;
@@ -227,6 +227,7 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
     if (path.startsWith('/operator/auth/')) return handleAuth(req, res, url);
     if (method !== 'GET' && method !== 'HEAD') return sendMethodNotAllowed(req, res, 'GET, HEAD');
     if (path.startsWith('/operator/assets/')) return serveAsset(req, res, deps.dist, path);
+    if (path === '/operator/favicon.svg') return serveFavicon(req, res, deps.dist);
     if (path === '/operator' || path === '/operator/') return redirect(res, '/operator/pull-requests');
     const login = path === '/operator/login' || path === '/operator/login/';
     if (!login && !isView(path)) return sendNoRoute(req, res, path);
@@ -239,6 +240,16 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
   }
 
   return [
+    // Browsers ask for /favicon.ico on their own: the dashboard's icon (SVG) rather than a 404.
+    {
+      prefix: '/favicon.ico',
+      claims: (pathname) => pathname === '/favicon.ico',
+      handle: async (req, res) => {
+        const method = req.method ?? 'GET';
+        if (method !== 'GET' && method !== 'HEAD') return sendMethodNotAllowed(req, res, 'GET, HEAD');
+        return serveFavicon(req, res, deps.dist);
+      },
+    },
     {
       prefix: '/operator',
       claims: (pathname) => pathname !== '/operator/api' && !pathname.startsWith('/operator/api/'),

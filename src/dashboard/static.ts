@@ -92,6 +92,26 @@ export async function serveAsset(
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
+/**
+ * The dashboard's icon, `web/dist/favicon.svg` (from `web/public/`), for `/operator/favicon.svg` and the
+ * `/favicon.ico` browsers ask for on their own; 404 when the dashboard was not built.
+ */
+export async function serveFavicon(req: IncomingMessage, res: ServerResponse, dist: string): Promise<void> {
+  let body: Buffer;
+  try {
+    body = await readFile(resolve(dist, 'favicon.svg'));
+  } catch {
+    return notFound(res, new URL(req.url ?? '/', 'http://localhost').pathname);
+  }
+  res.writeHead(200, {
+    'content-type': CONTENT_TYPES['.svg']!,
+    'content-length': body.length,
+    'cache-control': 'public, max-age=86400',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
 /** The SPA's index.html, or null when the dashboard was not built. */
 export async function readIndex(dist: string): Promise<Buffer | null> {
   try {

@@ -7,6 +7,7 @@ import { handlePullRequest } from './pull-request.js';
 import { handleInstallation } from './installation.js';
 import { handleCommentCommand } from '../comment-commands/handle.js';
 import { handleCompetitorReview, isCompetitor } from './competitor.js';
+import { handleThreadReply, handleThreadResolved } from './review-feedback.js';
 
 /** The one dependency object every handler gets (store, config, log, publishers). */
 export type AppDeps = {
@@ -34,6 +35,15 @@ export function verdictApp(deps: AppDeps) {
     });
     app.on('pull_request_review.submitted', async (context) => {
       const outcome = await handleCompetitorReview(deps, context as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+    // Feedback on Verdict's line comments (NAMES.md "Feedback and learning").
+    app.on('pull_request_review_comment.created', async (context) => {
+      const outcome = await handleThreadReply(deps, context as any);
+      await deps.store.deliveries.setOutcome(context.id, outcome);
+    });
+    app.on('pull_request_review_thread.resolved', async (context) => {
+      const outcome = await handleThreadResolved(deps, context as any);
       await deps.store.deliveries.setOutcome(context.id, outcome);
     });
     app.on(['installation', 'installation_repositories'], async (context) => {

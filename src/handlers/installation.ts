@@ -1,8 +1,9 @@
+import { raiseAlertQuietly } from '../alerts/raise.js';
 import type { AppDeps } from './app.js';
 
 type InstallationPayload = {
   action: string;
-  installation?: { id: number };
+  installation?: { id: number; account?: { login?: string } | null };
   repositories?: Array<{ full_name: string }>;
   repositories_added?: Array<{ full_name: string }>;
   repositories_removed?: Array<{ full_name: string }>;
@@ -27,6 +28,20 @@ export async function handleInstallation(
   if (event === 'installation') {
     if (['deleted', 'suspend'].includes(payload.action)) {
       if (installationId !== null) await repos.markInstallationRemoved(installationId);
+      const account = payload.installation?.account?.login ?? 'an account';
+      const deleted = payload.action === 'deleted';
+      await raiseAlertQuietly(
+        { store: deps.store, log: deps.log, config: deps.config.scheduler },
+        {
+          kind: deleted ? 'installation_removed' : 'installation_suspended',
+          repo: null,
+          severity: 'critical',
+          key: String(installationId ?? ''),
+          message: deleted
+            ? `The App was uninstalled from ${account} (installation ${installationId}): its repositories are no longer reviewed`
+            : `The App's installation on ${account} (installation ${installationId}) was suspended: its repositories are not reviewed until it is unsuspended`,
+        },
+      );
       return 'installation_removed';
     }
     const created = payload.action === 'created';
@@ -38,6 +53,18 @@ export async function handleInstallation(
   for (const r of payload.repositories_added ?? []) {
     await repos.upsertInstalled(r.full_name, installationId, payload.action === 'added' ? enable : undefined);
   }
-  await repos.markUninstalled((payload.repositories_removed ?? []).map((r) => r.full_name));
+  const removed = (payload.repositories_removed ?? []).map((r) => r.full_name);
+  await repos.markUninstalled(removed);
+  for (const repo of removed) {
+    await raiseAlertQuietly(
+      { store: deps.store, log: deps.log, config: deps.config.scheduler },
+      {
+        kind: 'repository_access_lost',
+        repo,
+        severity: 'warning',
+        message: `The App lost access to ${repo} (removed from installation ${installationId}): it is no longer reviewed`,
+      },
+    );
+  }
   return 'repositories_synced';
 }

@@ -42,7 +42,9 @@ export type IgnoreReason =
   | 'no_changes'
   | 'not_pull_request_comment'
   | 'missing_identity'
-  | 'ping';
+  | 'ping'
+  | 'not_thread_reply'
+  | 'bot_sender';
 
 export type FilterOutcome =
   | { action: 'review'; trigger: ReviewTrigger; pr: PrRef; waitingKey: string }
@@ -50,7 +52,46 @@ export type FilterOutcome =
   | { action: 'command'; pr: PrCommentRef }
   | { action: 'installation' }
   | { action: 'competitor_review'; pr: PrReviewRef }
+  | { action: 'thread_reply'; reply: ThreadReplyRef }
+  | { action: 'thread_resolved'; thread: ThreadResolutionRef }
   | { action: 'ignore'; reason: IgnoreReason };
+
+/** A reply in a line-comment thread (`pull_request_review_comment.created` with `in_reply_to_id`). */
+export type ThreadReplyRef = {
+  owner: string;
+  repo: string;
+  number: number;
+  /** The reply's own id. */
+  commentId: number;
+  /** The first comment of the thread (GitHub's `in_reply_to_id`). */
+  inReplyTo: number;
+  body: string;
+  author: string;
+  association: string | null;
+  /** The file the thread is on. */
+  path: string | null;
+  installationId: number | null;
+};
+
+/** A review thread resolved on a pull request (`pull_request_review_thread.resolved`). */
+export type ThreadResolutionRef = {
+  owner: string;
+  repo: string;
+  number: number;
+  /** The thread's GraphQL node id. */
+  nodeId: string;
+  /** The ids of the thread's comments, its first comment first. */
+  commentIds: number[];
+  /**
+   * GitHub no longer places the thread's first comment on the diff (its `line` or `position` is null):
+   * the lines it was on changed.
+   */
+  outdated: boolean;
+  /** The pull request's head when it was resolved. */
+  headSha: string | null;
+  sender: string | null;
+  installationId: number | null;
+};
 
 /** A submitted pull-request review (kept when its author is a competitor bot, review-engine 2.5). */
 export type PrReviewRef = {
@@ -225,6 +266,67 @@ function classifyPullRequestReview(p: any): FilterOutcome {
   };
 }
 
+/** A bot (the App itself when it resolves a finding's thread) is not a person giving feedback. */
+const isBot = (user: any): boolean => user?.type === 'Bot';
+
+function classifyReviewComment(p: any): FilterOutcome {
+  if (p?.action !== 'created') return { action: 'ignore', reason: 'unsupported_action' };
+  const inReplyTo = id(p?.comment?.in_reply_to_id);
+  if (inReplyTo === null) return { action: 'ignore', reason: 'not_thread_reply' };
+  if (isBot(p?.comment?.user)) return { action: 'ignore', reason: 'bot_sender' };
+  const identity = repoIdentity(p);
+  const number = id(p?.pull_request?.number);
+  const commentId = id(p?.comment?.id);
+  const author = nonEmpty(p?.comment?.user?.login);
+  if (!identity || number === null || commentId === null || !author) {
+    return { action: 'ignore', reason: 'missing_identity' };
+  }
+  return {
+    action: 'thread_reply',
+    reply: {
+      owner: identity.owner,
+      repo: identity.repo,
+      number,
+      commentId,
+      inReplyTo,
+      body: str(p?.comment?.body) ?? '',
+      author,
+      association: str(p?.comment?.author_association),
+      path: nonEmpty(p?.comment?.path),
+      installationId: id(p?.installation?.id),
+    },
+  };
+}
+
+function classifyReviewThread(p: any): FilterOutcome {
+  if (p?.action !== 'resolved') return { action: 'ignore', reason: 'unsupported_action' };
+  if (isBot(p?.sender)) return { action: 'ignore', reason: 'bot_sender' };
+  const identity = repoIdentity(p);
+  const number = id(p?.pull_request?.number);
+  const nodeId = nonEmpty(p?.thread?.node_id);
+  const comments: any[] = Array.isArray(p?.thread?.comments) ? p.thread.comments : [];
+  const commentIds = comments.map((c) => id(c?.id)).filter((n): n is number => n !== null);
+  if (!identity || number === null || !nodeId || commentIds.length === 0) {
+    return { action: 'ignore', reason: 'missing_identity' };
+  }
+  // The first comment of the thread: the one that replies to nothing.
+  const first = comments.find((c) => id(c?.in_reply_to_id) === null) ?? comments[0];
+  return {
+    action: 'thread_resolved',
+    thread: {
+      owner: identity.owner,
+      repo: identity.repo,
+      number,
+      nodeId,
+      commentIds,
+      outdated: first?.line === null || first?.position === null,
+      headSha: nonEmpty(p?.pull_request?.head?.sha),
+      sender: nonEmpty(p?.sender?.login),
+      installationId: id(p?.installation?.id),
+    },
+  };
+}
+
 /**
  * Classifies a verified webhook by its `x-github-event` name and parsed payload. `stored` is the PR's
  * stored state when the caller has one (only `headSha` is read).
@@ -247,6 +349,10 @@ export function classifyEvent(
       return classifyPullRequest(p, stored);
     case 'pull_request_review':
       return classifyPullRequestReview(p);
+    case 'pull_request_review_comment':
+      return classifyReviewComment(p);
+    case 'pull_request_review_thread':
+      return classifyReviewThread(p);
     default:
       return { action: 'ignore', reason: 'unsupported_event' };
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { parseCommand } from '../comment-commands/parse.js';
+import { parseCommand, parseThreadCommand } from '../comment-commands/parse.js';
 import {
   BodyBudgetExceededError,
   BodyTooLargeError,
@@ -81,6 +81,12 @@ export function classifyDelivery(
       return competitors.includes(result.pr.author.toLowerCase())
         ? answer(true, 'enqueued')
         : answer(false, 'not_competitor');
+    case 'thread_reply':
+      // Only `@verdict ignore` and `@verdict learn` replies ask for work; whether the thread is one of
+      // Verdict's is looked up by the handler.
+      return parseThreadCommand(result.reply.body, handles).kind === 'no_command'
+        ? answer(false, 'no_command')
+        : answer(true, 'enqueued');
     case 'update_metadata':
     case 'installation':
       // Kept only to update stored state (NAMES.md): nothing that reviews or replies is queued.
@@ -89,6 +95,9 @@ export function classifyDelivery(
       return answer(true, 'enqueued');
   }
 }
+
+/** The headers every delivery carries (review-engine 4.1), in the order a `missing_headers` answer names them. */
+const REQUIRED_HEADERS = ['x-github-delivery', 'x-github-event', 'x-hub-signature-256'] as const;
 
 /**
  * `POST /github/webhooks`, in the order of review-engine 4.1: required headers, HMAC over the raw bytes,
@@ -102,7 +111,12 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
     const signature = header(req, 'x-hub-signature-256');
     if (!deliveryId || !event || !signature) {
       req.resume();
-      sendJson(res, 400, { error: 'missing_headers' });
+      const missing = REQUIRED_HEADERS.filter((name) => !header(req, name));
+      sendJson(res, 400, {
+        error: 'missing_headers',
+        missing,
+        message: `Missing required header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+      });
       return;
     }
     // The store keeps a delivery id of 200 characters and an event name of 100 at most: a longer one is

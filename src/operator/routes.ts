@@ -85,23 +85,24 @@ export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void
   add('GET', '/snapshot', snapshotOperations.snapshot, query);
   add('GET', '/pr', snapshotOperations.pullRequest, query);
 
-  // The memory, SCM and Test Lab families (operator-api 4.6). Memory mutations take no body here: they
-  // are refused (501) after authentication, whatever is sent.
+  // The memory, SCM and Test Lab families (operator-api 4.6, NAMES.md "Memory"). A knowledge document's
+  // body is up to 20,000 characters, so its PUT takes up to 256 KiB of JSON (escapes included).
   const memory = memoryOperations;
+  const createdStatus = { status: () => 201 };
   add('GET', '/memory/integrations', memory.integrations, query);
+  add('POST', '/memory/integrations/preview', memory.previewIntegration, body(64 * 1024));
   add('GET', '/memory/contexts', memory.contexts, query);
+  add('POST', '/memory/contexts', memory.createContext, { ...body(64 * 1024), ...createdStatus });
   add('GET', '/memory/contexts/:id', memory.context, query);
+  add('PATCH', '/memory/contexts/:id', memory.updateContext, paramsAndBody(64 * 1024));
+  add('DELETE', '/memory/contexts/:id', memory.deleteContext, paramsAndBody(1024));
   add('GET', '/memory/clusters', memory.clusters, query);
+  add('POST', '/memory/clusters', memory.createCluster, { ...body(64 * 1024), ...createdStatus });
+  add('PATCH', '/memory/clusters/:id', memory.updateCluster, paramsAndBody(64 * 1024));
+  add('DELETE', '/memory/clusters/:id', memory.deleteCluster, paramsAndBody(1024));
   add('GET', '/memory/knowledge', memory.knowledge, query);
   add('GET', '/memory/knowledge/document', memory.knowledgeDocument, query);
-  add('POST', '/memory/integrations/preview', memory.previewIntegration, params);
-  add('POST', '/memory/contexts', memory.createContext, params);
-  add('PATCH', '/memory/contexts/:id', memory.updateContext, params);
-  add('DELETE', '/memory/contexts/:id', memory.deleteContext, params);
-  add('POST', '/memory/clusters', memory.createCluster, params);
-  add('PATCH', '/memory/clusters/:id', memory.updateCluster, params);
-  add('DELETE', '/memory/clusters/:id', memory.deleteCluster, params);
-  add('PUT', '/memory/knowledge/document', memory.putKnowledgeDocument, params);
+  add('PUT', '/memory/knowledge/document', memory.putKnowledgeDocument, body(256 * 1024));
   add('GET', '/scm', scmOperations.view, query);
   add('POST', '/scm/sync', scmOperations.sync, { ...body(1024), status: () => 202 });
   add('GET', '/test-lab', testLabOperations.list, query);

@@ -26,6 +26,21 @@ type ReplyRest = {
   };
 };
 
+/** The slice of Octokit a reply in a line-comment thread uses. */
+export type ThreadReplyOctokit = {
+  rest: {
+    pulls: {
+      createReplyForReviewComment(args: {
+        owner: string;
+        repo: string;
+        pull_number: number;
+        comment_id: number;
+        body: string;
+      }): Promise<{ data: { id: number } }>;
+    };
+  };
+};
+
 /**
  * Replies and reactions on a PR. Live mode calls GitHub; shadow mode (no App credentials) records what
  * would have been published. Every attempt lands in the publication ledger, with its receipt or error.
@@ -39,13 +54,21 @@ export class ReplyPublisher {
 
   /** Runs a publish attempt (or records it as shadowed) and writes its ledger entry. */
   private async attempt(
-    kind: 'reply' | 'reaction',
+    kind: 'reply' | 'reaction' | 'thread_reply',
     target: IssueTarget,
     body: string,
     runId: string | null,
     publish: () => Promise<{ data: { id: number } }>,
+    request: unknown = null,
   ): Promise<void> {
-    const entry = { runId, repo: `${target.owner}/${target.repo}`, prNumber: target.number, kind, body };
+    const entry = {
+      runId,
+      repo: `${target.owner}/${target.repo}`,
+      prNumber: target.number,
+      kind,
+      body,
+      request,
+    };
     if (this.mode === 'shadow') {
       await this.ledger.record({ ...entry, mode: 'shadow', status: 'shadowed', receipt: null, error: null });
       return;
@@ -73,6 +96,33 @@ export class ReplyPublisher {
         issue_number: target.number,
         body,
       }),
+    );
+  }
+
+  /**
+   * A reply in a line-comment thread (`POST /repos/{o}/{r}/pulls/{n}/comments/{id}/replies`), `commentId`
+   * being the thread's first comment; shadow mode records it. Throws when GitHub refuses it (recorded).
+   */
+  async threadReply(
+    octokit: ThreadReplyOctokit,
+    target: IssueTarget,
+    commentId: number,
+    body: string,
+  ): Promise<void> {
+    await this.attempt(
+      'thread_reply',
+      target,
+      body,
+      null,
+      () =>
+        octokit.rest.pulls.createReplyForReviewComment({
+          owner: target.owner,
+          repo: target.repo,
+          pull_number: target.number,
+          comment_id: commentId,
+          body,
+        }),
+      { commentId: String(commentId) },
     );
   }
 

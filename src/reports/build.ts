@@ -97,6 +97,19 @@ export type PeriodSummary = {
     outsideDiff: number;
   };
   comments: { total: number; byKind: Record<string, number> };
+  /**
+   * The line comments Verdict posted in the period (on pull requests in scope) and what reviewers did
+   * with them since (NAMES.md "Feedback and learning"): findings addressed and dismissed (each once),
+   * 👍 and 👎 reactions, and addressed / posted (0 when none was posted).
+   */
+  feedback: {
+    posted: number;
+    addressed: number;
+    dismissed: number;
+    up: number;
+    down: number;
+    addressedRate: number;
+  };
 };
 
 export type ReportSummary = PeriodSummary & {
@@ -405,6 +418,10 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     return (c.body ?? '').toLowerCase().includes(q) || prMatchesQ(c.repo, c.prNumber);
   });
 
+  const lineCommentsInScope = source.lineComments.filter(
+    (c) => passesPr(c.repo, c.prNumber) && prMatchesQ(c.repo, c.prNumber),
+  );
+
   // The window: from/to (inclusive days, UTC), open-ended where not given.
   const fromMs = filters.from === null ? -Infinity : parseDay(filters.from);
   const toMs = filters.to === null ? Infinity : parseDay(filters.to) + DAY_MS;
@@ -419,7 +436,8 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
       if (isAnalysed(r.analysisStatus)) entryOf(reviewsByPr, prKeyOf(r.repo, r.prNumber), () => []).push(r);
     }
     const comments = commentsInScope.filter((c) => inWindow(w, c.createdAt));
-    return { findings, runs, reviewsByPr, comments };
+    const lineComments = lineCommentsInScope.filter((c) => inWindow(w, c.createdAt));
+    return { findings, runs, reviewsByPr, comments, lineComments };
   };
 
   const summarise = (p: ReturnType<typeof period>): PeriodSummary => {
@@ -448,11 +466,22 @@ export function buildReport(source: ReportSource, filters: ReportFilters, opts: 
     }
     const byKind: Record<string, number> = {};
     for (const c of p.comments) inc(byKind, c.kind);
+    const feedback = { posted: p.lineComments.length, addressed: 0, dismissed: 0, up: 0, down: 0 };
+    for (const c of p.lineComments) {
+      feedback.addressed += c.addressed > 0 ? 1 : 0;
+      feedback.dismissed += c.dismissed > 0 ? 1 : 0;
+      feedback.up += c.up;
+      feedback.down += c.down;
+    }
     return {
       reviewedPrs: p.reviewsByPr.size,
       runs: { total: p.runs.length, reviews, byStatus },
       findings,
       comments: { total: p.comments.length, byKind },
+      feedback: {
+        ...feedback,
+        addressedRate: feedback.posted > 0 ? feedback.addressed / feedback.posted : 0,
+      },
     };
   };
 

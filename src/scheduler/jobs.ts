@@ -4,6 +4,8 @@ import type { SchedulerConfig } from '../config/index.js';
 import type { CommandBridge } from '../bridge/command-bridge.js';
 import type { Store } from '../store/index.js';
 import type { ScheduledJob, Scheduler } from './scheduler.js';
+import { NIGHTLY_AUDIT_EXPRESSION, runNightlyAudit } from './audit.js';
+import { runCatchUp, type CatchUpGitHub } from './catch-up.js';
 import { watchdogMessages } from './watchdog.js';
 
 /** The cron expressions (UTC) of the scheduled jobs this runtime runs (review-engine 6.4). */
@@ -11,6 +13,8 @@ export const SCHEDULE = {
   commandBridge: '* * * * *',
   watchdog: '3-59/15 * * * *',
   maintenance: '17 * * * *',
+  prAgentLoop: '2-59/15 * * * *',
+  nightlyAudit: NIGHTLY_AUDIT_EXPRESSION,
 } as const;
 
 /** A command running longer than this is reported by the watchdog. */
@@ -20,6 +24,8 @@ export const JOB_NAMES = {
   commandBridge: 'command-bridge',
   watchdog: 'watchdog',
   maintenance: 'maintenance',
+  prAgentLoop: 'pr-agent-loop',
+  nightlyAudit: 'nightly-audit',
 } as const;
 
 export type JobDeps = {
@@ -33,9 +39,14 @@ export type JobDeps = {
   scheduler: () => Scheduler;
   /** Alert delivery (tests give their own); default `fetch`. */
   fetch?: typeof fetch;
+  /** GitHub for `pr-agent-loop` (null or absent without App credentials: its pass says so). */
+  catchUp?: CatchUpGitHub | null;
 };
 
-/** The command bridge every minute, the watchdog every 15 minutes, maintenance every hour. */
+/**
+ * The command bridge every minute, the watchdog and `pr-agent-loop` every 15 minutes, maintenance every
+ * hour.
+ */
 export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
   return [
     {
@@ -59,6 +70,32 @@ export function scheduledJobs(deps: JobDeps): ScheduledJob[] {
       name: JOB_NAMES.watchdog,
       expression: SCHEDULE.watchdog,
       run: () => runWatchdog(deps),
+    },
+    {
+      name: JOB_NAMES.prAgentLoop,
+      expression: SCHEDULE.prAgentLoop,
+      run: () =>
+        runCatchUp({
+          store: deps.store,
+          github: deps.catchUp ?? null,
+          clock: deps.clock,
+          log: deps.log,
+          alerts: { store: deps.store, log: deps.log, config: deps.config, fetch: deps.fetch },
+        }),
+    },
+    {
+      name: JOB_NAMES.nightlyAudit,
+      expression: SCHEDULE.nightlyAudit,
+      run: ({ manual }) =>
+        runNightlyAudit(
+          {
+            store: deps.store,
+            clock: deps.clock,
+            log: deps.log,
+            alerts: { store: deps.store, log: deps.log, config: deps.config, fetch: deps.fetch },
+          },
+          { manual },
+        ),
     },
     {
       name: JOB_NAMES.maintenance,

@@ -7,7 +7,8 @@ import type { SchedulerStore } from '../store/scheduler.js';
 export type ScheduledJob = {
   name: string;
   expression: string;
-  run: () => Promise<Record<string, unknown>>;
+  /** `manual`: asked for now (`runNow`, `verdict jobs run`), not a tick of its expression. */
+  run: (ctx: { manual: boolean }) => Promise<Record<string, unknown>>;
 };
 
 export type JobRun =
@@ -106,12 +107,12 @@ export class Scheduler {
   runNow(name: string): Promise<JobRun> {
     const job = this.deps.jobs.find((j) => j.name === name);
     if (!job) return Promise.reject(new Error(`no scheduled job named ${name}`));
-    return this.track(job);
+    return this.track(job, true);
   }
 
-  private track(job: ScheduledJob): Promise<JobRun> {
+  private track(job: ScheduledJob, manual = false): Promise<JobRun> {
     this.busy.set(job.name, (this.busy.get(job.name) ?? 0) + 1);
-    const run = this.execute(job);
+    const run = this.execute(job, manual);
     this.inFlight.add(run);
     void run.finally(() => {
       this.inFlight.delete(run);
@@ -122,11 +123,11 @@ export class Scheduler {
     return run;
   }
 
-  private async execute(job: ScheduledJob): Promise<JobRun> {
+  private async execute(job: ScheduledJob, manual: boolean): Promise<JobRun> {
     const { store, log, timers } = this.deps;
     try {
       await store.started(job.name, job.expression);
-      const artifact = { ...(await job.run()), generatedAt: new Date(timers.now()).toISOString() };
+      const artifact = { ...(await job.run({ manual })), generatedAt: new Date(timers.now()).toISOString() };
       await store.finished(job.name, { status: 'ok', artifact });
       log.debug({ event: 'cron-job-finished', job: job.name }, `${job.name} finished`);
       return { status: 'ok', artifact };

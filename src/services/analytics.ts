@@ -6,7 +6,8 @@ export const MAX_FAILURE_REASONS = 100;
 
 /**
  * The analytics projection: queue lanes by status with the oldest waiting job's age, deliveries, runs and
- * commands by status, and the most frequent failure reasons (at most 100), read from indexed columns.
+ * commands by status, the most frequent failure reasons (at most 100), read from indexed columns, and what
+ * reviewers did with Verdict's line comments, overall (`feedback`) and per repository (`repositories`).
  */
 export async function analytics(store: Store, now: number) {
   const lanes = new Map<string, Record<string, number>>();
@@ -36,6 +37,46 @@ export async function analytics(store: Store, now: number) {
       reason: f.reason.length > 500 ? `${f.reason.slice(0, 500)}…` : f.reason,
     })),
     scheduler: await schedulerProjection(store),
+    // Open SCM alerts by severity (GET /scm lists them; DELETE /scm/alerts/:id dismisses one).
+    alerts: { open: await store.alerts.openCounts() },
+    ...(await feedbackProjection(store)),
+  };
+}
+
+/** What reviewers did with Verdict's line comments (NAMES.md "Memory": analytics `feedback`). */
+export type FeedbackFigures = {
+  /** Line comments Verdict posted on GitHub (shadow mode posts none). */
+  posted: number;
+  /** Findings the code then fixed: an accepted `resolved` disposition, or lines changed and thread resolved. */
+  addressed: number;
+  /** Findings dismissed: a 👎, `@verdict ignore`, or a thread resolved with its lines unchanged. */
+  dismissed: number;
+  /** 👍 reactions. */
+  up: number;
+  /** 👎 reactions. */
+  down: number;
+  /** addressed / posted, from 0 to 1; 0 when nothing was posted. */
+  addressedRate: number;
+};
+
+function figures(c: Omit<FeedbackFigures, 'addressedRate'>): FeedbackFigures {
+  const { posted, addressed, dismissed, up, down } = c;
+  return { posted, addressed, dismissed, up, down, addressedRate: posted > 0 ? addressed / posted : 0 };
+}
+
+/**
+ * Feedback overall and per repository (the most line comments first, then by name). A finding counts
+ * once as addressed and once as dismissed however many events say so; 👍 and 👎 count reactions.
+ */
+export async function feedbackProjection(store: Store) {
+  const rows = await store.feedback.totalsByRepo();
+  const total = { posted: 0, addressed: 0, dismissed: 0, up: 0, down: 0 };
+  for (const r of rows) for (const k of Object.keys(total) as Array<keyof typeof total>) total[k] += r[k];
+  return {
+    feedback: figures(total),
+    repositories: rows
+      .sort((a, b) => b.posted - a.posted || a.repo.localeCompare(b.repo))
+      .map((r) => ({ repo: r.repo, feedback: figures(r) })),
   };
 }
 

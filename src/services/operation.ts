@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { randomId } from '../clock.js';
 import type { AccessRule, Principal as CallerPrincipal } from '../http/auth.js';
+import type { GitHubClient } from '../github/client.js';
 import { parseLimit } from '../http/query.js';
 import type { Store } from '../store/index.js';
 import { ReadCache, StampedCache } from './read-cache.js';
@@ -39,7 +40,18 @@ export type ServiceDeps = {
   cache: ReadCache;
   /** Stamp-validated cache of PR-detail reads. */
   prCache: StampedCache;
+  /**
+   * GitHub through the App's installation on a repository (the memory preview reads pull requests with
+   * it); absent or null without App credentials.
+   */
+  github?: RepositoryGitHub | null;
 };
+
+/**
+ * An installation Octokit for `owner/name`. Refuses with 404 `not_found` when the App is not installed on
+ * the repository.
+ */
+export type RepositoryGitHub = (repo: string) => Promise<GitHubClient>;
 
 /**
  * Who asks: a caller authenticated by a network face (a static service token or an API key), or a local
@@ -82,7 +94,7 @@ export function localContext(
 
 /**
  * Runs an operation for a local face: the input is validated by the operation's own schema (a refusal is
- * 400 `invalid_request`); no access rule is checked, since a process with the store's credentials could
+ * 400 `invalid_request`, worded as REST words it: a field of `{id, body}` input is named without `body.`); no access rule is checked, since a process with the store's credentials could
  * do anything the rule guards.
  */
 export async function runLocally<S extends z.ZodType, O>(
@@ -91,7 +103,7 @@ export async function runLocally<S extends z.ZodType, O>(
   raw: unknown,
 ): Promise<O> {
   const parsed = op.input.safeParse(raw);
-  if (!parsed.success) throw badRequest(describeInput(parsed.error, 'field'));
+  if (!parsed.success) throw badRequest(describeInput(parsed.error, 'field', 'body'));
   return op.run(ctx, parsed.data);
 }
 

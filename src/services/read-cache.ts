@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /** Tables whose rows the snapshot and PR detail show: a write to one of them drops the cache. */
 const SHOWN_TABLES =
-  /\b(pull_requests|runs|findings|deliveries|operator_commands|publications|repositories)\b/i;
+  /\b(pull_requests|runs|findings|deliveries|operator_commands|publications|repositories|memory_contexts|memory_clusters|memory_knowledge)\b/i;
 const WRITE = /^\s*(insert|update|delete|with|replace)\b/i;
 
 type Entry = { generation: number; at: number; value: Promise<unknown> };

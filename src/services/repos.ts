@@ -1,3 +1,4 @@
+import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import { z } from 'zod';
 import { plainText } from '../http/text.js';
 import {
@@ -98,13 +99,20 @@ export type AppGitHub = {
   repositories(installationId: number): Promise<string[]>;
 };
 
+/** Alerts recorded but sent nowhere (a caller that was given no delivery settings). */
+const NO_ALERT_DELIVERY: AlertDeps['config'] = { alertUrl: null, telegramBotToken: null, telegramApiUrl: '' };
+
 /**
  * Repository sync (the `sync-repositories` command the bridge runs): every repository of every installation
  * that is not suspended is recorded as installed with its installation; once every listing has succeeded,
  * an installed repository GitHub no longer lists is marked uninstalled. Without App credentials (`app`
  * null) it is refused with `app_credentials_missing`.
  */
-export async function syncRepositories(ctx: ServiceContext, app: AppGitHub | null) {
+export async function syncRepositories(
+  ctx: ServiceContext,
+  app: AppGitHub | null,
+  alerts: AlertDeps['config'] = NO_ALERT_DELIVERY,
+) {
   if (!app) {
     throw new OperatorError(
       503,
@@ -134,6 +142,17 @@ export async function syncRepositories(ctx: ServiceContext, app: AppGitHub | nul
   // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
   const removed = [...known].filter((name) => !seen.has(name));
   await store.repositories.markUninstalled(removed);
+  for (const repo of removed) {
+    await raiseAlertQuietly(
+      { store, log: ctx.log, config: alerts },
+      {
+        kind: 'repository_access_lost',
+        repo,
+        severity: 'warning',
+        message: `The App can no longer reach ${repo} (repository sync): it is no longer reviewed`,
+      },
+    );
+  }
   const added = [...seen.keys()].filter((name) => !known.has(name));
   ctx.log.info(
     { event: 'repositories-synced', installations: installations.length, repositories: seen.size },

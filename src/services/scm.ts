@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { ADMIN, defineOperation, notFound, READ_OR_KEY } from './operation.js';
+import { ADMIN, defineOperation, notFound, OperatorError, READ_OR_KEY } from './operation.js';
 
 export const revisionBody = z.strictObject({
   revision: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 
 /**
- * The SCM family (operator-api 4.6): the view of the installed repositories as the store knows them
- * (alerts do not exist yet), an SCM sync (a `sync-repositories` command the command bridge runs with
- * `syncRepositories`), and the dismissal of an alert (none exists, so 404 once the body is valid).
+ * The SCM family (operator-api 4.6; NAMES.md "Never missing a pull request"): the installed repositories
+ * as the store knows them and the alerts (open ones first, then the 50 most recently dismissed), an SCM
+ * sync (a `sync-repositories` command the command bridge runs with `syncRepositories`), and the dismissal
+ * of an alert at its revision (404 unknown, 409 `revision_conflict` when stale), audited.
  */
 export const scmOperations = {
   view: defineOperation({
@@ -16,7 +17,11 @@ export const scmOperations = {
     type: 'query',
     input: z.object({}),
     async run(ctx) {
-      return { repositories: await ctx.store.repositories.list(), alerts: [] as never[] };
+      const open = await ctx.store.alerts.list({ limit: 500 });
+      const dismissed = (
+        await ctx.store.alerts.list({ includeDismissed: true, limit: open.length + 50 })
+      ).filter((a) => a.dismissedAt !== null);
+      return { repositories: await ctx.store.repositories.list(), alerts: [...open, ...dismissed] };
     },
   }),
 
@@ -40,13 +45,29 @@ export const scmOperations = {
     },
   }),
 
-  /** `DELETE /scm/alerts/:id` with `{revision}`: no alert is recorded by this version. */
+  /** `DELETE /scm/alerts/:id` with `{revision}` → `{alert}` with `dismissedAt` set. */
   dismissAlert: defineOperation({
     rule: ADMIN,
     type: 'mutation',
     input: z.strictObject({ id: z.string(), body: revisionBody }),
-    async run(): Promise<never> {
-      throw notFound('No such SCM alert');
+    async run(ctx, { id, body }) {
+      const result = await ctx.store.alerts.dismiss(id, body.revision, ctx.principal.actor);
+      if (result.status === 'not_found') throw notFound('No such SCM alert');
+      if (result.status === 'revision_conflict') {
+        throw new OperatorError(
+          409,
+          'revision_conflict',
+          `The alert has changed: it is at revision ${result.currentRevision}`,
+          { revision: result.currentRevision },
+        );
+      }
+      await ctx.store.audit.record({
+        actor: ctx.principal.actor,
+        action: 'scm.alert.dismiss',
+        target: id,
+        detail: { kind: result.alert.kind, repo: result.alert.repo, revision: result.alert.revision },
+      });
+      return { alert: result.alert };
     },
   }),
 };

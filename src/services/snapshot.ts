@@ -194,7 +194,7 @@ async function snapshot(store: Store, now: number, input: SnapshotInput) {
       data = await analytics(store, now);
       break;
     case 'memory':
-      data = memorySnapshot();
+      data = await memorySnapshot(store);
       break;
     case 'settings':
       data = { available: false, note: 'the review policy is served by /operator/api/settings' };

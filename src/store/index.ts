@@ -7,7 +7,9 @@ import type { Config, StoreConfig } from '../config/index.js';
 import { CommentCommandStore } from './comment-commands.js';
 import { openDb, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
+import { AlertStore } from './alerts.js';
 import { MemoryStore } from './memory.js';
+import { FeedbackStore } from './feedback.js';
 import { CompetitorReviewStore } from './competitors.js';
 import { FindingStore } from './findings.js';
 import { TraceStore } from './traces.js';
@@ -41,6 +43,9 @@ export type Store = {
   findings: FindingStore;
   traces: TraceStore;
   memory: MemoryStore;
+  /** Feedback on Verdict's line comments, folded into memory clusters. */
+  feedback: FeedbackStore;
+  alerts: AlertStore;
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
   harness: HarnessStore;
@@ -74,7 +79,9 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     policy: new PolicyStore(db.knex, opts.clock),
     findings: new FindingStore(db.knex, opts.clock),
     traces: new TraceStore(db.knex, opts.clock),
-    memory: new MemoryStore(db.knex, opts.clock),
+    memory: new MemoryStore(db.knex, opts.clock, opts.ids),
+    feedback: new FeedbackStore(db.knex, opts.clock, opts.ids),
+    alerts: new AlertStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
     harness: new HarnessStore(db.knex, opts.clock),

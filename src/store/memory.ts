@@ -1,74 +1,573 @@
 import type { Knex } from 'knex';
-import type { Clock } from '../clock.js';
-import { globMatch } from '../policy/matcher.js';
-import { toBool } from './db.js';
+import type { Clock, IdGenerator } from '../clock.js';
+import { clusterSuppresses, contextApplies, knowledgeApplies } from '../memory/match.js';
+import { parseJson, toBool, writeTransaction } from './db.js';
 
-/** Repository knowledge a review is given (review-engine 2.3 `contextIds` cite these ids). */
+/**
+ * Memory (NAMES.md "Memory"): contexts (rules the reviews follow), clusters (findings that look alike and
+ * what reviewers did with them) and knowledge documents (notes on a part of a repository).
+ *
+ * Every record carries a `revision`, 1 when created and 1 more at each write. A write of an existing
+ * record names the revision it read: the UPDATE or DELETE is conditional on it (`WHERE revision = ?`) and
+ * its affected-row count says whether it won, so of two writers with the same revision exactly one does.
+ * Each write and its audit entry are one transaction: both are stored, or neither.
+ *
+ * Repositories compare case-insensitively (as GitHub's names do); a record keeps the spelling it was
+ * given.
+ */
+
+export const MEMORY_SOURCES = ['operator', 'comment', 'feedback'] as const;
+export type MemorySource = (typeof MEMORY_SOURCES)[number];
+export const CLUSTER_ACTIONS = ['none', 'suppress', 'keep'] as const;
+export type ClusterAction = (typeof CLUSTER_ACTIONS)[number];
+
+/** A rule the reviews follow (review-engine 2.3 `contextIds` cite these ids). */
 export type MemoryContext = {
   id: string;
+  /** `owner/name`, or null for every repository of the workspace. */
   repo: string | null;
-  pathGlob: string | null;
+  /** Path globs (operator-api 2.10); empty: every path. */
+  paths: string[];
   title: string;
   body: string;
   enabled: boolean;
+  source: MemorySource;
+  revision: number;
+  createdAt: number;
+  updatedAt: number;
+  createdBy: string;
+};
+
+export type ClusterExemplar = { title: string; body: string; category: string | null; path: string | null };
+export type ClusterFeedback = { up: number; down: number; dismissed: number; addressed: number };
+
+/** Findings that look alike, and what reviewers did with them. */
+export type MemoryCluster = {
+  id: string;
+  repo: string;
+  label: string;
+  action: ClusterAction;
+  /** How many findings were folded into it. */
+  size: number;
+  exemplar: ClusterExemplar;
+  feedback: ClusterFeedback;
+  revision: number;
   createdAt: number;
   updatedAt: number;
 };
 
+/** A knowledge document as the list shows it (no body). */
+export type KnowledgeSummary = {
+  repo: string;
+  path: string;
+  title: string;
+  revision: number;
+  updatedAt: number;
+  /** The body's length in UTF-8 bytes. */
+  bytes: number;
+};
+
+export type KnowledgeDocument = {
+  repo: string;
+  path: string;
+  title: string;
+  body: string;
+  revision: number;
+  updatedAt: number;
+};
+
+/** The outcome of a write of an existing record. */
+export type MemoryWrite<T> =
+  | { ok: true; value: T }
+  | { ok: false; code: 'not_found' }
+  | { ok: false; code: 'revision_conflict'; revision: number };
+
 /** Most memory contexts one review is given. */
 export const MAX_REVIEW_CONTEXTS = 50;
+/** Most knowledge documents one review is given. */
+export const MAX_REVIEW_KNOWLEDGE = 50;
+/** Contexts of a repository (and the workspace) one review considers, oldest first. */
+const REVIEW_CANDIDATES = 1000;
 
-function mapContext(r: Record<string, unknown>): MemoryContext {
+type Raw = Record<string, unknown>;
+
+function mapContext(r: Raw): MemoryContext {
   return {
     id: String(r.id),
     repo: (r.repo as string | null) ?? null,
-    pathGlob: (r.path_glob as string | null) ?? null,
+    paths: parseJson<string[]>(r.paths, []),
     title: String(r.title),
     body: String(r.body),
     enabled: toBool(r.enabled),
+    source: String(r.source) as MemorySource,
+    revision: Number(r.revision),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    createdBy: String(r.created_by),
+  };
+}
+
+function mapCluster(r: Raw): MemoryCluster {
+  return {
+    id: String(r.id),
+    repo: String(r.repo),
+    label: String(r.label),
+    action: String(r.action) as ClusterAction,
+    size: Number(r.size),
+    exemplar: {
+      title: String(r.exemplar_title),
+      body: String(r.exemplar_body),
+      category: (r.exemplar_category as string | null) ?? null,
+      path: (r.exemplar_path as string | null) ?? null,
+    },
+    feedback: {
+      up: Number(r.feedback_up),
+      down: Number(r.feedback_down),
+      dismissed: Number(r.feedback_dismissed),
+      addressed: Number(r.feedback_addressed),
+    },
+    revision: Number(r.revision),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
 }
 
-/**
- * Memory contexts, in the minimal form the review engine needs: the memory issue adds the routes that
- * write them. A context applies to its repository (or to all when `repo` is null) and, when it has a
- * `pathGlob`, only to a review that changes a path matching it.
- */
+function mapSummary(r: Raw): KnowledgeSummary {
+  return {
+    repo: String(r.repo),
+    path: String(r.path),
+    title: String(r.title),
+    revision: Number(r.revision),
+    updatedAt: Number(r.updated_at),
+    bytes: Number(r.bytes),
+  };
+}
+
+function mapDocument(r: Raw): KnowledgeDocument {
+  return {
+    repo: String(r.repo),
+    path: String(r.path),
+    title: String(r.title),
+    body: String(r.body),
+    revision: Number(r.revision),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+/** `%text%` for a case-insensitive LIKE with `\` as the escape character. */
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const whereRepo = (repo: string) => ['lower(repo) = ?', [repo.toLowerCase()]] as const;
+
+export type NewContext = {
+  /** Given by tests and imports; otherwise a new `mem_...` id. */
+  id?: string;
+  repo: string | null;
+  paths: readonly string[];
+  title: string;
+  body: string;
+  enabled?: boolean;
+  source?: MemorySource;
+  /** Who creates it (its audit entry's actor too). */
+  createdBy: string;
+};
+
+export type ContextPatch = Partial<Pick<MemoryContext, 'repo' | 'paths' | 'title' | 'body' | 'enabled'>>;
+
+export type NewCluster = {
+  id?: string;
+  repo: string;
+  label: string;
+  exemplar: { title: string; body: string; category?: string | null; path?: string | null };
+  action?: ClusterAction;
+  size?: number;
+  actor: string;
+};
+
+export type ClusterPatch = Partial<Pick<MemoryCluster, 'label' | 'action'>>;
+
+export type ListFilter = { repo?: string; limit: number; offset?: number };
+
 export class MemoryStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly ids: IdGenerator,
   ) {}
 
-  async add(context: Pick<MemoryContext, 'id' | 'repo' | 'pathGlob' | 'title' | 'body'>): Promise<void> {
-    const now = this.clock.now();
-    await this.knex('memory_contexts').insert({
-      id: context.id,
-      repo: context.repo,
-      path_glob: context.pathGlob,
-      title: context.title,
-      body: context.body,
-      enabled: true,
-      created_at: now,
-      updated_at: now,
+  /** One audit entry, in the write's transaction (`GET /settings/audit` lists it). */
+  private async audit(
+    trx: Knex.Transaction,
+    actor: string,
+    action: string,
+    target: string,
+    detail: unknown,
+  ): Promise<void> {
+    await trx('audit_events').insert({
+      actor,
+      action,
+      target,
+      reason: null,
+      detail: JSON.stringify(detail),
+      created_at: this.clock.now(),
     });
   }
 
-  /** The enabled contexts of a review of `repo` changing `paths`, oldest first, at most 50. */
+  /** Why a conditional write of `table` changed nothing: the record is gone, or its revision moved on. */
+  private async missed(
+    trx: Knex.Transaction,
+    table: string,
+    where: Record<string, unknown>,
+  ): Promise<{ ok: false; code: 'not_found' } | { ok: false; code: 'revision_conflict'; revision: number }> {
+    const row = await trx(table).where(where).first('revision');
+    return row
+      ? { ok: false, code: 'revision_conflict', revision: Number(row.revision) }
+      : { ok: false, code: 'not_found' };
+  }
+
+  // --- contexts ---
+
+  async createContext(input: NewContext): Promise<MemoryContext> {
+    const now = this.clock.now();
+    const row = {
+      id: input.id ?? this.ids('mem'),
+      repo: input.repo,
+      paths: JSON.stringify([...new Set(input.paths)]),
+      title: input.title,
+      body: input.body,
+      enabled: input.enabled ?? true,
+      source: input.source ?? 'operator',
+      revision: 1,
+      created_by: input.createdBy,
+      created_at: now,
+      updated_at: now,
+    };
+    return writeTransaction(this.knex, async (trx) => {
+      await trx('memory_contexts').insert(row);
+      await this.audit(trx, input.createdBy, 'memory.context.create', row.id, {
+        repo: row.repo,
+        source: row.source,
+        revision: 1,
+      });
+      return mapContext(row);
+    });
+  }
+
+  async getContext(id: string): Promise<MemoryContext | null> {
+    const row = await this.knex('memory_contexts').where({ id }).first();
+    return row ? mapContext(row) : null;
+  }
+
+  /**
+   * Newest first. `repo`: that repository's contexts only (the workspace-wide ones have `repo` null);
+   * `q`: a case-insensitive substring of the title or body.
+   */
+  async listContexts(filter: ListFilter & { q?: string }): Promise<MemoryContext[]> {
+    let query = this.knex('memory_contexts')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(filter.limit)
+      .offset(filter.offset ?? 0);
+    if (filter.repo !== undefined) query = query.whereRaw(...whereRepo(filter.repo));
+    if (filter.q) {
+      const like = likePattern(filter.q);
+      query = query.where((w) =>
+        w
+          .whereRaw(`LOWER(title) LIKE ? ESCAPE '\\'`, [like])
+          .orWhereRaw(`LOWER(body) LIKE ? ESCAPE '\\'`, [like]),
+      );
+    }
+    return (await query).map(mapContext);
+  }
+
+  async updateContext(
+    id: string,
+    revision: number,
+    patch: ContextPatch,
+    actor: string,
+  ): Promise<MemoryWrite<MemoryContext>> {
+    const changes: Raw = {};
+    if (patch.repo !== undefined) changes.repo = patch.repo;
+    if (patch.paths !== undefined) changes.paths = JSON.stringify([...new Set(patch.paths)]);
+    if (patch.title !== undefined) changes.title = patch.title;
+    if (patch.body !== undefined) changes.body = patch.body;
+    if (patch.enabled !== undefined) changes.enabled = patch.enabled;
+    return writeTransaction(this.knex, async (trx) => {
+      const n = await trx('memory_contexts')
+        .where({ id, revision })
+        .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
+      if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
+      await this.audit(trx, actor, 'memory.context.update', id, {
+        fields: Object.keys(patch).sort(),
+        fromRevision: revision,
+        toRevision: revision + 1,
+      });
+      return { ok: true, value: mapContext(await trx('memory_contexts').where({ id }).first()) };
+    });
+  }
+
+  async deleteContext(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
+    return writeTransaction(this.knex, async (trx) => {
+      const n = await trx('memory_contexts').where({ id, revision }).del();
+      if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
+      await this.audit(trx, actor, 'memory.context.delete', id, { revision });
+      return { ok: true, value: true };
+    });
+  }
+
+  /**
+   * The enabled contexts of a review of `repo` changing `paths`: the repository's and the workspace's
+   * whose globs match a changed path (or that have none), oldest first, at most MAX_REVIEW_CONTEXTS.
+   */
   async forReview(repo: string, paths: readonly string[]): Promise<MemoryContext[]> {
-    const rows: Array<Record<string, unknown>> = await this.knex('memory_contexts')
-      .where((q) => q.where('repo', repo).orWhereNull('repo'))
+    const rows: Raw[] = await this.knex('memory_contexts')
+      .where((q) => q.whereRaw(...whereRepo(repo)).orWhereNull('repo'))
       .where('enabled', true)
       .orderBy([
         { column: 'created_at', order: 'asc' },
         { column: 'id', order: 'asc' },
       ])
-      .limit(1000);
-    return rows
-      .map(mapContext)
-      .filter((c) => c.pathGlob === null || paths.some((p) => globMatch(c.pathGlob!, p)))
-      .slice(0, MAX_REVIEW_CONTEXTS);
+      .limit(REVIEW_CANDIDATES);
+    const out: MemoryContext[] = [];
+    for (const row of rows) {
+      const context = mapContext(row);
+      if (!contextApplies(context.paths, paths)) continue;
+      out.push(context);
+      if (out.length === MAX_REVIEW_CONTEXTS) break;
+    }
+    return out;
+  }
+
+  // --- clusters ---
+
+  async createCluster(input: NewCluster): Promise<MemoryCluster> {
+    const now = this.clock.now();
+    const row = {
+      id: input.id ?? this.ids('clu'),
+      repo: input.repo,
+      label: input.label,
+      action: input.action ?? 'none',
+      size: input.size ?? 0,
+      exemplar_title: input.exemplar.title,
+      exemplar_body: input.exemplar.body,
+      exemplar_category: input.exemplar.category ?? null,
+      exemplar_path: input.exemplar.path ?? null,
+      feedback_up: 0,
+      feedback_down: 0,
+      feedback_dismissed: 0,
+      feedback_addressed: 0,
+      revision: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    return writeTransaction(this.knex, async (trx) => {
+      await trx('memory_clusters').insert(row);
+      await this.audit(trx, input.actor, 'memory.cluster.create', row.id, {
+        repo: row.repo,
+        action: row.action,
+        revision: 1,
+      });
+      return mapCluster(row);
+    });
+  }
+
+  async getCluster(id: string): Promise<MemoryCluster | null> {
+    const row = await this.knex('memory_clusters').where({ id }).first();
+    return row ? mapCluster(row) : null;
+  }
+
+  /** The most recently changed first; `repo`: that repository's only. */
+  async listClusters(filter: ListFilter): Promise<MemoryCluster[]> {
+    let query = this.knex('memory_clusters')
+      .orderBy([
+        { column: 'updated_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(filter.limit)
+      .offset(filter.offset ?? 0);
+    if (filter.repo !== undefined) query = query.whereRaw(...whereRepo(filter.repo));
+    return (await query).map(mapCluster);
+  }
+
+  async updateCluster(
+    id: string,
+    revision: number,
+    patch: ClusterPatch,
+    actor: string,
+  ): Promise<MemoryWrite<MemoryCluster>> {
+    const changes: Raw = {};
+    if (patch.label !== undefined) changes.label = patch.label;
+    if (patch.action !== undefined) changes.action = patch.action;
+    return writeTransaction(this.knex, async (trx) => {
+      const n = await trx('memory_clusters')
+        .where({ id, revision })
+        .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
+      if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
+      await this.audit(trx, actor, 'memory.cluster.update', id, {
+        ...changes,
+        fromRevision: revision,
+        toRevision: revision + 1,
+      });
+      return { ok: true, value: mapCluster(await trx('memory_clusters').where({ id }).first()) };
+    });
+  }
+
+  async deleteCluster(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
+    return writeTransaction(this.knex, async (trx) => {
+      const n = await trx('memory_clusters').where({ id, revision }).del();
+      if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
+      await this.audit(trx, actor, 'memory.cluster.delete', id, { revision });
+      return { ok: true, value: true };
+    });
+  }
+
+  /**
+   * The clusters of `repo` whose findings are withheld (`clusterSuppresses`): action `suppress`, or action
+   * `none` with at least two dismissals and no 👍. Oldest first.
+   */
+  async suppressingClusters(repo: string): Promise<MemoryCluster[]> {
+    const rows: Raw[] = await this.knex('memory_clusters')
+      .whereRaw(...whereRepo(repo))
+      .where((q) =>
+        q
+          .where('action', 'suppress')
+          .orWhere((n) =>
+            n.where('action', 'none').where('feedback_dismissed', '>=', 2).where('feedback_up', 0),
+          ),
+      )
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+    return rows.map(mapCluster).filter(clusterSuppresses);
+  }
+
+  // --- knowledge documents ---
+
+  /** By repository, then path; `repo`: that repository's only. */
+  async listKnowledge(filter: ListFilter): Promise<KnowledgeSummary[]> {
+    let query = this.knex('memory_knowledge')
+      .select('repo', 'path', 'title', 'revision', 'updated_at', 'bytes')
+      .orderBy([
+        { column: 'repo', order: 'asc' },
+        { column: 'path', order: 'asc' },
+      ])
+      .limit(filter.limit)
+      .offset(filter.offset ?? 0);
+    if (filter.repo !== undefined) query = query.whereRaw(...whereRepo(filter.repo));
+    return (await query).map(mapSummary);
+  }
+
+  async getKnowledge(repo: string, path: string): Promise<KnowledgeDocument | null> {
+    const row = await this.knex('memory_knowledge')
+      .whereRaw(...whereRepo(repo))
+      .where({ path })
+      .first();
+    return row ? mapDocument(row) : null;
+  }
+
+  /**
+   * Creates the document of `repo` and `path` (no `revision`: 409 with the current revision when it
+   * exists already) or replaces it (`revision`: conditional on it; `not_found` when there is none). A
+   * replacement without `title` keeps the title; a new document without one is titled by its path.
+   */
+  async putKnowledge(
+    input: { repo: string; path: string; title?: string; body: string; revision?: number },
+    actor: string,
+  ): Promise<MemoryWrite<KnowledgeDocument> & { created?: boolean }> {
+    const now = this.clock.now();
+    const bytes = Buffer.byteLength(input.body, 'utf8');
+    return writeTransaction(this.knex, async (trx) => {
+      if (input.revision === undefined) {
+        const row = {
+          repo: input.repo,
+          path: input.path,
+          title: input.title ?? input.path,
+          body: input.body,
+          bytes,
+          revision: 1,
+          updated_by: actor,
+          updated_at: now,
+        };
+        // Nothing is inserted when the document exists (also when a concurrent creation won).
+        const inserted = await trx('memory_knowledge')
+          .insert(row)
+          .onConflict()
+          .ignore()
+          .returning('revision');
+        if (inserted.length === 0) {
+          const existing = await trx('memory_knowledge')
+            .whereRaw(...whereRepo(input.repo))
+            .where({ path: input.path })
+            .first('revision');
+          return { ok: false, code: 'revision_conflict', revision: Number(existing?.revision ?? 1) };
+        }
+        await this.audit(trx, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
+          bytes,
+          revision: 1,
+        });
+        return { ok: true, value: mapDocument(row), created: true };
+      }
+      const revision = input.revision;
+      const where = (q: Knex.QueryBuilder) =>
+        q.whereRaw(...whereRepo(input.repo)).where({ path: input.path });
+      const n = await where(trx('memory_knowledge'))
+        .where({ revision })
+        .update({
+          ...(input.title !== undefined ? { title: input.title } : {}),
+          body: input.body,
+          bytes,
+          revision: revision + 1,
+          updated_by: actor,
+          updated_at: now,
+        });
+      if (n !== 1) {
+        const row = await where(trx('memory_knowledge')).first('revision');
+        return row
+          ? { ok: false, code: 'revision_conflict', revision: Number(row.revision) }
+          : { ok: false, code: 'not_found' };
+      }
+      await this.audit(trx, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
+        bytes,
+        fromRevision: revision,
+        toRevision: revision + 1,
+      });
+      return { ok: true, value: mapDocument(await where(trx('memory_knowledge')).first()), created: false };
+    });
+  }
+
+  /**
+   * The knowledge documents of a review of `repo` changing `paths` (`knowledgeApplies`), without empty
+   * ones, by path, at most MAX_REVIEW_KNOWLEDGE.
+   */
+  async knowledgeForReview(repo: string, paths: readonly string[]): Promise<KnowledgeDocument[]> {
+    const candidates: Raw[] = await this.knex('memory_knowledge')
+      .select('path')
+      .whereRaw(...whereRepo(repo))
+      .where('bytes', '>', 0)
+      .orderBy('path');
+    const matching = candidates
+      .map((r) => String(r.path))
+      .filter((path) => knowledgeApplies(path, paths))
+      .slice(0, MAX_REVIEW_KNOWLEDGE);
+    if (matching.length === 0) return [];
+    const rows: Raw[] = await this.knex('memory_knowledge')
+      .whereRaw(...whereRepo(repo))
+      .whereIn('path', matching)
+      .orderBy('path');
+    return rows.map(mapDocument);
+  }
+
+  /** Every count the snapshot's `memory` view shows. */
+  async counts(): Promise<{ contexts: number; clusters: number; knowledge: number }> {
+    const count = async (table: string) =>
+      Number(((await this.knex(table).count({ n: '*' })) as Array<{ n: unknown }>)[0]?.n ?? 0);
+    return {
+      contexts: await count('memory_contexts'),
+      clusters: await count('memory_clusters'),
+      knowledge: await count('memory_knowledge'),
+    };
   }
 }

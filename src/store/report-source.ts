@@ -85,6 +85,22 @@ export type SourceTrace = { runId: string | null; status: string; startedAt: num
 
 export type SourceRepository = { fullName: string; installed: boolean; enabled: boolean | null };
 
+/**
+ * A line comment Verdict posted on GitHub (a review thread that is not a shadow one) and the feedback
+ * counted on it so far (NAMES.md "Feedback and learning"): reactions, and whether its finding was
+ * dismissed or addressed (0 or 1 each).
+ */
+export type SourceLineComment = {
+  repo: string;
+  prNumber: number;
+  commentId: string;
+  createdAt: number;
+  up: number;
+  down: number;
+  dismissed: number;
+  addressed: number;
+};
+
 export type ReportSource = {
   scope: { repo: string | null };
   counts: Record<
@@ -98,6 +114,7 @@ export type ReportSource = {
   comments: SourceComment[];
   traces: SourceTrace[];
   repositories: SourceRepository[];
+  lineComments: SourceLineComment[];
 };
 
 /** Publication kinds that are text posted on the pull request (the report's comments). */
@@ -435,5 +452,32 @@ export async function loadReportSource(
   });
   checkBytes();
 
-  return { scope, counts, inputBytes, prs, runs, findings, comments, traces, repositories };
+  // Line comments and their feedback: one per posted thread, so never more than the findings bound.
+  const lineCommentRows: Raw[] = await byRepo(knex('review_threads as t'), 't.repo')
+    .leftJoin('memory_feedback as f', (j) =>
+      j.on('f.comment_id', '=', 't.comment_id').andOn('f.status', '=', knex.raw('?', ['counted'])),
+    )
+    .whereNot('t.comment_id', 'like', 'shadow:%')
+    .groupBy('t.id', 't.repo', 't.pr_number', 't.comment_id', 't.created_at')
+    .select('t.repo', 't.pr_number', 't.comment_id', 't.created_at')
+    .select(
+      knex.raw('COALESCE(SUM(f.up), 0) AS up'),
+      knex.raw('COALESCE(SUM(f.down), 0) AS down'),
+      knex.raw('COALESCE(MAX(f.dismissed), 0) AS dismissed'),
+      knex.raw('COALESCE(MAX(f.addressed), 0) AS addressed'),
+    );
+  const lineComments: SourceLineComment[] = lineCommentRows.map((r) => ({
+    repo: String(r.repo),
+    prNumber: Number(r.pr_number),
+    commentId: String(r.comment_id),
+    createdAt: Number(r.created_at),
+    up: Number(r.up),
+    down: Number(r.down),
+    dismissed: Number(r.dismissed),
+    addressed: Number(r.addressed),
+  }));
+  inputBytes += lineComments.length * 80;
+  checkBytes();
+
+  return { scope, counts, inputBytes, prs, runs, findings, comments, traces, repositories, lineComments };
 }

@@ -110,6 +110,38 @@ export class ReviewThreadStore {
     return rows.map(mapThread);
   }
 
+  /**
+   * The thread of a pull request whose first comment is one of `commentIds` (GitHub's ids of the
+   * comments of one thread, or the `in_reply_to_id` of a reply), or null when none is Verdict's.
+   */
+  async byCommentIds(
+    repo: string,
+    prNumber: number,
+    commentIds: readonly (string | number)[],
+  ): Promise<ReviewThreadRecord | null> {
+    if (commentIds.length === 0) return null;
+    const row = await this.knex('review_threads')
+      .where({ pr_number: prNumber })
+      .whereRaw('lower(repo) = ?', [repo.toLowerCase()])
+      .whereIn('comment_id', commentIds.map(String))
+      .orderBy('id', 'desc')
+      .first();
+    return row ? mapThread(row) : null;
+  }
+
+  /**
+   * The threads of a pull request whose line comments were posted on GitHub (not shadow threads),
+   * newest first, at most `limit`.
+   */
+  async postedForPr(repo: string, prNumber: number, limit: number): Promise<ReviewThreadRecord[]> {
+    const rows = await this.knex('review_threads')
+      .where({ repo, pr_number: prNumber })
+      .whereNot('comment_id', 'like', 'shadow:%')
+      .orderBy('id', 'desc')
+      .limit(limit);
+    return rows.map(mapThread);
+  }
+
   /** Marks a thread resolved by a run (compare-and-set: only an open thread changes). */
   async markResolved(id: number, runId: string): Promise<boolean> {
     const n = await this.knex('review_threads')

@@ -36,6 +36,7 @@ const STATUS_CODES: Record<number, TRPCError['code']> = {
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   501: 'NOT_IMPLEMENTED',
+  502: 'BAD_GATEWAY',
   503: 'SERVICE_UNAVAILABLE',
 };
 
@@ -51,12 +52,17 @@ class RefusalCause extends Error {
 }
 
 const t = initTRPC.context<Context>().create({
+  // An answer never carries a server stack trace or file path (tRPC adds `data.stack` outside
+  // production), and an unexpected error's own message is replaced, as the REST routes answer 500.
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    const { stack: _stack, ...data } = shape.data;
+    const unexpected = error.code === 'INTERNAL_SERVER_ERROR' && !(cause instanceof RefusalCause);
     return {
       ...shape,
+      message: unexpected ? 'Internal server error' : shape.message,
       data: {
-        ...shape.data,
+        ...data,
         // The flattened zod error of an invalid input (null otherwise).
         zodError: cause instanceof z.ZodError ? z.flattenError(cause) : null,
         operatorCode: cause instanceof RefusalCause ? cause.operatorCode : null,

@@ -15,7 +15,7 @@ import type { QueueWorker } from './runner.js';
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   const store = await openConfiguredStore(config);
   const queue = await openQueue(config.queue, { store, clock: systemClock, ids: randomId, log });
   const probot = createProbot(config.github, log);

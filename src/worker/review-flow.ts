@@ -15,19 +15,34 @@ export type Publication = {
 };
 
 /**
+ * What the flow asks of feedback (src/memory/feedback.ts in production): before the analysis, the
+ * reactions on the PR's line comments and the resolutions waiting for a later head; after it, the findings
+ * its accepted dispositions resolved. Each answers the work to do, or null when there is none (a first
+ * review of a pull request has nothing to read, and no span).
+ */
+export type FeedbackCollection = {
+  beforeAnalysis(run: RunRecord): Promise<((gh: GitHubClient) => Promise<unknown>) | null>;
+  afterAnalysis(run: RunRecord): Promise<(() => Promise<unknown>) | null>;
+};
+
+/**
  * One review job, as the worker runs it: the engine admits the run, the check run shows it in progress,
  * the engine analyses, then publication publishes the stored analysis (or fails the check run when the
  * review failed for good). The engine never publishes and publication never reviews; each publication
  * step is a span of the review's trace, and its failure is recorded on the run (`publishStatus: failed`)
- * and logged, never turned into a failed review. Without a publication, nothing is published.
+ * and logged, never turned into a failed review. Without a publication, nothing is published. Feedback
+ * (when given) is read before the analysis and counted after it, each a span of the trace too, whose
+ * failure is logged and changes nothing else.
  */
 export function reviewFlow(deps: {
   engine: ReviewEngine;
   publication: Publication | null;
   store: Store;
   log: Logger;
+  feedback?: FeedbackCollection | null;
 }): ReviewExecutor {
   const { engine, publication, store } = deps;
+  const feedback = deps.feedback ?? null;
   return (run, job, ctx) =>
     engine.open(run, job, ctx).traced(async (session): Promise<ReviewExecution> => {
       const admission = await session.admit();
@@ -60,7 +75,12 @@ export function reviewFlow(deps: {
         await ctx.assertLease();
         await p.startCheck(gh, await stored(), headSha);
       });
+      const collect = feedback ? await feedback.beforeAnalysis(run) : null;
+      if (collect) await session.step('feedback', () => collect(gh));
       const execution = await session.analyse();
+      const counted =
+        feedback && execution.status === 'completed' ? await feedback.afterAnalysis(await stored()) : null;
+      if (counted) await session.step('feedback-addressed', counted);
       if (execution.status === 'completed') {
         // Its failures are recorded on the run and in the ledger, never on the analysis.
         await publish(gh, 'publish', async (p) => p.publish(gh, await stored(), () => ctx.assertLease()));

@@ -1,6 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { seedDashboard } from '../helpers/dashboard-seed.js';
@@ -10,7 +11,9 @@ import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 /**
  * The operator dashboard's front end (issue 25) in Debian's Chromium: the built app (`web/dist`, made by
  * `npm run build:web`) served by the real dashboard server (src/dashboard: sessions, the /api proxy),
- * over a seeded store.
+ * over a seeded store. The local fake GitHub answers the OAuth sign-in and, for the memory preview, the
+ * GitHub App's calls (an installation token, a pull request, its files, the base tree and an instruction
+ * file).
  * One screenshot per view lands in `test-artifacts/`.
  */
 const ROOT = process.cwd();
@@ -38,14 +41,74 @@ maybe('operator dashboard in a browser', () => {
       ...init,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     });
+  const read = (path: string) => admin(path, {}, TOKENS.VERDICT_OPERATOR_READ_TOKEN);
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    // The GitHub App's side, for the memory preview of acme/api#7 (installation 1, from the seed): the
+    // shapes of GitHub's REST answers, with only the fields Verdict reads.
+    const json = (res: ServerResponse, status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const appRoutes: Record<string, (res: ServerResponse) => void> = {
+      'POST /api/v3/app/installations/1/access_tokens': (res) =>
+        json(res, 201, { token: 'ghs_e2e', expires_at: '2099-01-01T00:00:00Z' }),
+      'GET /api/v3/repos/acme/api/pulls/7': (res) =>
+        json(res, 200, {
+          number: 7,
+          state: 'open',
+          title: 'Cache the flux capacitor readings',
+          body: 'Fixes #12; see also acme/api#3.',
+          draft: false,
+          user: { login: 'doc' },
+          labels: [],
+          head: { sha: '7'.padStart(40, '0'), ref: 'flux-cache' },
+          base: { ref: 'main', sha: 'b'.repeat(40), repo: { default_branch: 'main' } },
+          changed_files: 2,
+        }),
+      'GET /api/v3/repos/acme/api/pulls/7/files': (res) =>
+        json(
+          res,
+          200,
+          ['src/cache.ts', 'docs/flux.md'].map((filename) => ({
+            sha: 'c'.repeat(40),
+            filename,
+            status: 'modified',
+            additions: 1,
+            deletions: 1,
+            changes: 2,
+            patch: '@@ -1 +1 @@\n-a\n+b',
+          })),
+        ),
+      'GET /api/v3/repos/acme/api/git/trees/main': (res) =>
+        json(res, 200, {
+          sha: 'f'.repeat(40),
+          url: '',
+          truncated: false,
+          tree: ['AGENTS.md', 'src/cache.ts', 'docs/flux.md'].map((path) => ({
+            path,
+            mode: '100644',
+            type: 'blob',
+            sha: 'f'.repeat(40),
+            size: 9,
+          })),
+        }),
+      'GET /api/v3/repos/acme/api/contents/AGENTS.md': (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('Log every request id.');
+      },
+    };
     // A local fake of GitHub's OAuth: authorize redirects straight back with a code (as after the user
     // clicked "Authorize"), the code is exchanged for a token, and /user names the signed-in login.
     github = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
+      const appRoute = appRoutes[`${req.method} ${url.pathname}`];
+      if (appRoute) {
+        appRoute(res);
+        return;
+      }
       if (url.pathname === '/login/oauth/authorize') {
         const back = new URL(
           url.searchParams.get('redirect_uri') ?? `${ui.url}/operator/auth/github/callback`,
@@ -73,6 +136,14 @@ maybe('operator dashboard in a browser', () => {
         GITHUB_CLIENT_ID: 'Iv1.testlab',
         GITHUB_CLIENT_SECRET: 'secret',
         VERDICT_UI_ALLOWED_LOGINS: 'mona',
+        // The GitHub App (on the fake GitHub above), for the memory preview.
+        APP_ID: '123',
+        PRIVATE_KEY: generateKeyPairSync('rsa', {
+          modulusLength: 2048,
+          privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+          publicKeyEncoding: { type: 'spki', format: 'pem' },
+        }).privateKey,
+        VERDICT_GITHUB_RETRIES: '0',
       },
       { uiDist: DIST },
     );
@@ -115,6 +186,20 @@ maybe('operator dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.getByRole('heading', { name: 'Pull requests' }).waitFor();
     await page.getByText('operator-ui-token').waitFor();
+    // The page names its icon, and the icon (like the /favicon.ico a browser may ask for) is served.
+    const href = await page.locator('link[rel="icon"]').getAttribute('href');
+    const icons = [];
+    for (const path of [href!, '/favicon.ico']) {
+      const answer = await page.evaluate(
+        (p) => fetch(p).then((r) => [r.status, r.headers.get('content-type')]),
+        path,
+      );
+      icons.push([path, ...answer]);
+    }
+    expect(icons).toEqual([
+      ['/operator/favicon.svg', 200, 'image/svg+xml'],
+      ['/favicon.ico', 200, 'image/svg+xml'],
+    ]);
   });
 
   test('signs in with GitHub through the OAuth flow (a local fake GitHub)', async () => {
@@ -265,16 +350,289 @@ maybe('operator dashboard in a browser', () => {
     });
     expect(painted).toBeGreaterThan(500);
     await page.getByText('the model did not answer in 600 s').waitFor();
+    // Feedback on line comments, per repository: posted, addressed, dismissed, 👍, 👎, addressed rate.
+    const feedback = page.getByRole('row', { name: /^acme\/api / });
+    await feedback.waitFor();
+    expect(await feedback.locator('td').allTextContents()).toEqual(['4', '1', '1', '1', '1', '25%']);
     await shot('analytics');
   });
 
-  test('shows memory and the Test Lab runs with their cases', async () => {
+  test('an open alert shows as a badge and in the Alerts panel, and is dismissed there', async () => {
+    const { store } = app.verdict;
+    const { alert } = await store.alerts.raise({
+      kind: 'reviews_failing',
+      repo: 'acme/api',
+      severity: 'critical',
+      message: 'The last 3 reviews of acme/api failed',
+    });
+    await page.goto(`${ui.url}/operator/analytics`);
+    const badge = page.getByRole('link', { name: '1 open alert' });
+    await badge.waitFor();
+    const panel = page.locator('#alerts');
+    await panel.getByText('The last 3 reviews of acme/api failed').waitFor();
+    await panel.getByRole('button', { name: 'Dismiss' }).click();
+    await panel.getByText('No open alert.').waitFor();
+    expect((await store.alerts.get(alert.id))?.dismissedAt).toEqual(expect.any(String));
+    await page.reload();
+    await page.locator('#alerts').getByText('No open alert.').waitFor();
+    expect(await page.getByRole('link', { name: /open alert/ }).count()).toBe(0);
+  });
+
+  test('memory: creates a context (a bad glob refused at its field), edits it through a revision conflict, disables and enables it, filters', async () => {
+    const { store } = app.verdict;
     await page.getByRole('link', { name: 'Memory & Test Lab' }).click();
-    await page.getByText('none recorded').first().waitFor();
+    await page.getByRole('heading', { name: 'Contexts' }).waitFor();
+    await page.getByText(/^No context yet\./).waitFor();
+
+    await page.getByRole('button', { name: 'New context' }).click();
+    const create = page.getByRole('form', { name: 'New context' });
+    await create.getByLabel('Repository').fill('acme/api');
+    await create.getByLabel('Paths').fill('src/**\n\nsrc//cache.ts');
+    await create.getByLabel('Title').fill('Log through the logger');
+    await create.getByLabel('Body').fill('Never console.log in src/; use log.info.');
+    await create.getByRole('button', { name: 'Create context' }).click();
+    // The API's message lands at the field it names, quoting the glob (blank lines are not sent).
+    await create
+      .locator('#ctx-paths-error')
+      .filter({ hasText: /^Invalid field paths\.1: .+ \(“src\/\/cache\.ts”\)$/ })
+      .waitFor();
+    expect((await store.memory.counts()).contexts).toBe(0);
+    await create.getByLabel('Paths').fill('src/**');
+    await create.getByRole('button', { name: 'Create context' }).click();
+    await page.getByText('Created “Log through the logger” (revision 1).').waitFor();
+    const [created] = await store.memory.listContexts({ limit: 10 });
+    const id = created!.id;
+    expect(created).toMatchObject({
+      repo: 'acme/api',
+      paths: ['src/**'],
+      title: 'Log through the logger',
+      body: 'Never console.log in src/; use log.info.',
+      enabled: true,
+      source: 'operator',
+      createdBy: 'operator-ui-token',
+      revision: 1,
+    });
+    const row = page.locator(`tr[data-context-id="${id}"]`);
+    await row.getByText('by operator-ui-token').waitFor();
+    await row.locator('.badge-operator').waitFor();
+
+    // Edit it while another writer saves first: the conflict shows the newer value, and reloading it
+    // drops the edit; the edit made again on the newer revision is saved.
+    await row.getByRole('button', { name: 'Edit “Log through the logger”' }).click();
+    const edit = page.getByRole('form', { name: /^Edit context/ });
+    await edit.getByLabel('Body').fill('Use log.info with the request id.');
+    const other = await admin(`memory/contexts/${id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ revision: 1, title: 'Log through log.info' }),
+    });
+    expect(other.status).toBe(200);
+    await edit.getByRole('button', { name: 'Save context' }).click();
+    const conflict = edit.getByRole('alert').filter({ hasText: 'Someone changed this context first' });
+    await conflict.waitFor();
+    await conflict.getByRole('cell', { name: 'Log through log.info' }).waitFor();
+    await conflict.getByRole('cell', { name: 'Use log.info with the request id.' }).waitFor();
+    await shot('memory-conflict');
+    await conflict.getByRole('button', { name: 'Reload revision 2' }).click();
+    expect(await edit.getByLabel('Title').inputValue()).toBe('Log through log.info');
+    expect(await edit.getByLabel('Body').inputValue()).toBe('Never console.log in src/; use log.info.');
+    expect((await store.memory.getContext(id))?.body).toBe('Never console.log in src/; use log.info.');
+    await edit.getByLabel('Body').fill('Use log.info with the request id.');
+    await edit.getByLabel('Paths').fill('src/**\nlib/*.ts');
+    await edit.getByRole('button', { name: 'Save context' }).click();
+    await page.getByText('Saved “Log through log.info”: revision 3.').waitFor();
+    expect(await store.memory.getContext(id)).toMatchObject({
+      title: 'Log through log.info',
+      body: 'Use log.info with the request id.',
+      paths: ['src/**', 'lib/*.ts'],
+      revision: 3,
+    });
+
+    await row.getByRole('button', { name: 'Disable “Log through log.info”' }).click();
+    await row.getByRole('button', { name: 'Enable “Log through log.info”' }).waitFor();
+    expect(await store.memory.getContext(id)).toMatchObject({ enabled: false, revision: 4 });
+    await row.getByRole('button', { name: 'Enable “Log through log.info”' }).click();
+    await row.getByRole('button', { name: 'Disable “Log through log.info”' }).waitFor();
+    expect(await store.memory.getContext(id)).toMatchObject({ enabled: true, revision: 5 });
+
+    // Filters: text, and a repository the API refuses, with its message at the field.
+    const filters = page.getByRole('search', { name: 'Filter contexts' });
+    await filters.getByLabel('Text').fill('nothing like this');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No context matches.').waitFor();
+    await filters.getByLabel('Text').fill('REQUEST ID');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await row.waitFor();
+    await filters.getByLabel('Repository').fill('acme');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page
+      .locator('#ctx-filter-repo-error')
+      .getByText('Invalid parameter repo:', { exact: false })
+      .waitFor();
+    await filters.getByRole('button', { name: 'Clear' }).click();
+    await row.waitFor();
+  });
+
+  test('memory: writes and replaces a knowledge document, sets a cluster to suppress and another to keep', async () => {
+    const { store } = app.verdict;
+    await page.getByRole('button', { name: 'New document' }).click();
+    const create = page.getByRole('form', { name: 'New knowledge document' });
+    await create.getByLabel('Repository').fill('acme/api');
+    await create.getByLabel('Path').fill('/src');
+    await create.getByLabel('Title').fill('The cache');
+    await create.getByLabel('Body').fill('Entries expire after 60 s; invalidate before writing.');
+    await create.getByRole('button', { name: 'Create document' }).click();
+    await create.locator('#kn-path-error').getByText('Invalid field path:', { exact: false }).waitFor();
+    await create.getByLabel('Path').fill('src');
+    await create.getByRole('button', { name: 'Create document' }).click();
+    await page.getByText('Created “The cache” (acme/api src): revision 1.').waitFor();
+    const opened = page.getByRole('article', { name: 'Knowledge document acme/api src' });
+    await opened.getByText('Entries expire after 60 s; invalidate before writing.').waitFor();
+    expect(await store.memory.getKnowledge('acme/api', 'src')).toMatchObject({
+      title: 'The cache',
+      body: 'Entries expire after 60 s; invalidate before writing.',
+      revision: 1,
+    });
+
+    // Replace it at the revision read.
+    await opened.getByRole('button', { name: 'Replace…' }).click();
+    const replace = page.getByRole('form', { name: 'Replace acme/api src' });
+    expect(await replace.getByLabel('Title').inputValue()).toBe('The cache');
+    await replace.getByLabel('Body').fill('Entries expire after 30 s; invalidate before writing.');
+    await replace.getByRole('button', { name: 'Replace document' }).click();
+    await page.getByText('Replaced “The cache” (acme/api src): revision 2.').waitFor();
+    await opened.getByText('Entries expire after 30 s; invalidate before writing.').waitFor();
+
+    // A new document where one exists is a conflict (nothing overwritten) until the operator chooses.
+    await page.getByRole('button', { name: 'New document' }).click();
+    await create.getByLabel('Repository').fill('acme/api');
+    await create.getByLabel('Path').fill('src');
+    await create.getByLabel('Body').fill('Something else.');
+    await create.getByRole('button', { name: 'Create document' }).click();
+    const exists = create.getByRole('alert').filter({ hasText: 'This document exists already' });
+    await exists.getByText('Entries expire after 30 s', { exact: false }).waitFor();
+    expect((await store.memory.getKnowledge('acme/api', 'src'))?.revision).toBe(2);
+    await exists.getByRole('button', { name: 'Reload revision 2' }).click();
+    await page
+      .getByRole('form', { name: 'Replace acme/api src' })
+      .getByRole('button', { name: 'Cancel' })
+      .click();
+
+    // Clusters with their feedback; one set to suppress, the one withheld by its feedback set to keep.
+    const clusters = page.getByRole('table', { name: 'Clusters' });
+    const nulls = clusters.locator('tr', { hasText: 'Null checks on lookups' });
+    const naming = clusters.locator('tr', { hasText: 'Naming nits' });
+    await nulls.getByText('withheld: dismissed at least twice, no thumbs-up').waitFor();
+    const count = (row: typeof nulls, what: string) =>
+      row.locator('dl.feedback > div', { hasText: what }).locator('dd').textContent();
+    expect([
+      await count(nulls, 'dismissed'),
+      await count(nulls, 'up'),
+      await count(nulls, 'addressed'),
+    ]).toEqual(['2', '0', '1']);
+    expect(await count(naming, 'up')).toBe('3');
+    await naming.getByText('findings like these are posted').waitFor();
+    await naming.getByLabel('Action of “Naming nits”').selectOption('suppress');
+    await page.getByText('“Naming nits” is now suppress (revision 2).').waitFor();
+    await naming.getByText('findings like these are withheld').waitFor();
+    await nulls.getByLabel('Action of “Null checks on lookups”').selectOption('keep');
+    await page.getByText('“Null checks on lookups” is now keep (revision 2).').waitFor();
+    await nulls.getByText('findings like these are posted').waitFor();
+    const stored = await store.memory.listClusters({ repo: 'acme/api', limit: 10 });
+    expect(Object.fromEntries(stored.map((c) => [c.label, [c.action, c.revision]]))).toEqual({
+      'Naming nits': ['suppress', 2],
+      'Null checks on lookups': ['keep', 2],
+    });
+  });
+
+  test('memory: previews what a review of a pull request would be given (the fake GitHub), then deletes the context', async () => {
+    const { store } = app.verdict;
+    const integrations = page.locator('.integrations');
+    await integrations.locator('li', { hasText: 'Linked issues' }).locator('.badge-enabled').waitFor();
+    const form = page.getByRole('form', { name: "Preview a review's memory" });
+    await form.getByLabel('Repository').fill('acme/api');
+    await form.getByLabel('Pull request number').fill('seven');
+    await form.getByRole('button', { name: 'Run preview' }).click();
+    await page.locator('#pv-number-error').getByText('Invalid field number:', { exact: false }).waitFor();
+    await form.getByLabel('Pull request number').fill('99');
+    await form.getByRole('button', { name: 'Run preview' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'Not found on GitHub.' })
+      .getByText(/acme\/api#99/)
+      .waitFor();
+
+    await form.getByLabel('Pull request number').fill('7');
+    await form.getByRole('button', { name: 'Run preview' }).click();
+    const preview = page.getByRole('region', { name: 'Preview of acme/api#7' });
+    await preview.getByText('Cache the flux capacitor readings').waitFor();
+    const [context] = await store.memory.listContexts({ limit: 10 });
+    const [naming] = (await store.memory.listClusters({ repo: 'acme/api', limit: 10 })).filter(
+      (c) => c.action === 'suppress',
+    );
+    const items = async (title: string) =>
+      (await preview.locator('.preview-lists > div', { hasText: title }).locator('li').allTextContents()).map(
+        (t) => t.trim(),
+      );
+    expect(await items('Contexts')).toEqual([`Log through log.info ${context!.id}`]);
+    expect(await items('Knowledge')).toEqual(['src']);
+    expect(await items('Linked issues')).toEqual(['#12', '#3']);
+    expect(await items('Instruction files')).toEqual(['AGENTS.md']);
+    expect(await items('Suppressed clusters')).toEqual([`Naming nits ${naming!.id}`]);
+    await preview.scrollIntoViewIfNeeded();
+    await shot('memory-preview');
+
+    // Delete the context, after a cancelled first try.
+    const row = page.locator(`tr[data-context-id="${context!.id}"]`);
+    await row.getByRole('button', { name: 'Delete “Log through log.info”' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this context?' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await store.memory.getContext(context!.id)).not.toBeNull();
+    await row.getByRole('button', { name: 'Delete “Log through log.info”' }).click();
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('Deleted “Log through log.info”.').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(await store.memory.getContext(context!.id)).toBeNull();
+    const audit = (await (await read('settings/audit?q=memory.')).json()) as any;
+    expect(audit.entries.map((e: any) => e.action)).toEqual(
+      expect.arrayContaining(['memory.context.create', 'memory.context.update', 'memory.context.delete']),
+    );
+  });
+
+  test('shows the Test Lab runs with their cases', async () => {
     await page.getByRole('button', { name: /replay corpus/ }).click();
     await page.getByText('off-by-one').waitFor();
     await page.getByText('caught bug-1').waitFor();
     await shot('memory');
+  });
+
+  test('the preview without the GitHub App explains what is missing (a second Verdict, no App credentials)', async () => {
+    const bare = await startVerdict(
+      { ...TOKENS, VERDICT_OPERATOR_UI_ENABLED: '1', VERDICT_OPERATOR_UI_TOKEN: UI_TOKEN },
+      { uiDist: DIST },
+    );
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${bare.baseUrl}/operator/memory`);
+      await other.getByLabel('Dashboard token').fill(UI_TOKEN);
+      await other.getByRole('button', { name: 'Sign in with token' }).click();
+      await other.getByRole('heading', { name: 'Contexts' }).waitFor();
+      const linked = other.locator('.integrations li', { hasText: 'Linked issues' });
+      await linked.locator('.badge-disabled').waitFor();
+      const form = other.getByRole('form', { name: "Preview a review's memory" });
+      await form.getByLabel('Repository').fill('acme/api');
+      await form.getByLabel('Pull request number').fill('7');
+      await form.getByRole('button', { name: 'Run preview' }).click();
+      const explained = other
+        .getByRole('alert')
+        .filter({ hasText: "The preview needs the GitHub App's credentials." });
+      await explained.getByText('(503 app_credentials_missing)', { exact: false }).waitFor();
+      await explained.getByText('APP_ID', { exact: true }).waitFor();
+      await other.screenshot({ path: join(ARTIFACTS, 'memory-preview-no-app.png'), fullPage: true });
+    } finally {
+      await other.close();
+      await bare.stop();
+    }
   });
 
   test('fits a phone-width screen', async () => {
@@ -290,6 +648,12 @@ maybe('operator dashboard in a browser', () => {
       await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
     ).toBeLessThanOrEqual(0);
     await shot('pull-request-phone');
+    await page.goto(`${ui.url}/operator/memory`);
+    await page.getByRole('table', { name: 'Clusters' }).waitFor();
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await shot('memory-phone');
   });
 
   test('signs out, and a 401 returns to the sign-in screen', async () => {

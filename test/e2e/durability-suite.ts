@@ -10,7 +10,9 @@ import { example, sign, TEST_SECRET } from '../helpers/webhooks.js';
 function startArgv(): string[] {
   const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
     .scripts;
-  return [process.execPath, ...scripts.start!.split(/\s+/).slice(1)];
+  const argv = scripts.start!.split(/\s+/);
+  // `exec node …`: the shell's exec, then node's own arguments.
+  return [process.execPath, ...argv.slice(argv.indexOf('node') + 1)];
 }
 
 const ROUNDS = 5;

@@ -14,8 +14,9 @@ import { example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
 function scriptArgv(name: string): string[] {
   const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> })
     .scripts;
-  const argv = scripts[name]!.split(/\s+/);
-  expect(argv.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+  // `exec`: the shell npm runs a script in becomes node, so npm's forwarded SIGTERM reaches Verdict.
+  const [exec, ...argv] = scripts[name]!.split(/\s+/);
+  expect([exec, ...argv.slice(0, 3)]).toEqual(['exec', 'node', '--import', 'tsx']);
   return [process.execPath, ...argv.slice(1)];
 }
 
@@ -153,6 +154,53 @@ describe('the real process (npm start entry point)', () => {
       server.child.kill('SIGTERM');
       await server.exited;
     }
+  }, 90_000);
+
+  test('`npm start` itself: a SIGTERM to npm stops the server (no process is left serving)', async () => {
+    const port = await freePort();
+    const child = spawn('npm', ['start', '--silent'], {
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        VERDICT_DB_PATH: join(dir, 'npm.sqlite'),
+        GITHUB_WEBHOOK_SECRET: TEST_SECRET,
+        APP_ID: '',
+        PRIVATE_KEY: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let serverPid: number | undefined;
+    for (let i = 0; i < 600 && serverPid === undefined; i++) {
+      serverPid = out
+        .split('\n')
+        .map((line) => (line.startsWith('{') ? (JSON.parse(line) as { event?: string; pid?: number }) : {}))
+        .find((entry) => entry.event === 'server-started')?.pid;
+      if (serverPid === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(serverPid).toEqual(expect.any(Number));
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    child.kill('SIGTERM');
+    await exited;
+    for (let i = 0; i < 100 && alive(serverPid!); i++) await new Promise((r) => setTimeout(r, 100));
+    const left = alive(serverPid!);
+    if (left) process.kill(serverPid!, 'SIGKILL');
+    expect(left).toBe(false);
+    expect(out).toContain('"event":"shutdown"');
   }, 90_000);
 
   test('a bad variable stops start-up with one line naming it and exit code 1', async () => {

@@ -6,7 +6,8 @@ const sha = (n: number) => n.toString(16).padStart(40, '0');
 /**
  * A store with something to show on every dashboard view: repositories, pull requests, runs in several
  * states (one analysed and published, with findings, a ledger and a trace of spans with tokens and cost),
- * a failure reason and a Test Lab corpus run with its cases. Returns the review key of the traced run.
+ * a failure reason, a Test Lab corpus run with its cases, and two memory clusters with feedback. Returns
+ * the review key of the traced run.
  */
 export async function seedDashboard(
   store: Store,
@@ -243,5 +244,61 @@ export async function seedDashboard(
     ],
     actor: 'cli:test',
   });
+
+  // Feedback on the traced run's line comments: four posted, one addressed, one dismissed (👎), one 👍.
+  await store.reviewThreads.recordMany(
+    [701, 702, 703, 704].map((id) => ({
+      repo: 'acme/api',
+      prNumber: 7,
+      fingerprint: `fp_${id}`,
+      runId: run.id,
+      reviewId: '5555',
+      commentId: String(id),
+      commentNodeId: null,
+      path: 'src/flux.ts',
+      line: 3,
+      url: null,
+    })),
+  );
+  const event = (key: string, commentId: string, kind: 'up' | 'down' | 'addressed', counts: object) =>
+    store.feedback.record({
+      key,
+      repo: 'acme/api',
+      prNumber: 7,
+      commentId,
+      fingerprint: `fp_${commentId}`,
+      kind,
+      counts,
+      actor: 'github:doc',
+      cluster: null,
+    });
+  await event('reaction:1', '701', 'up', { up: 1 });
+  await event('reaction:2', '702', 'down', { down: 1, dismissed: 1 });
+  await event('addressed:703', '703', 'addressed', { addressed: 1 });
+
+  // Two clusters of acme/api with feedback. Verdict counts the size and the feedback itself (no route
+  // writes them), so the seed sets those columns directly: reviewers dismissed "Null checks on lookups"
+  // twice and never gave it a 👍 (withheld by the feedback rule); "Naming nits" got 👍 (posted).
+  const clusters = [
+    {
+      label: 'Null checks on lookups',
+      exemplar: { title: 'user may be undefined', body: 'find() returns undefined when no user matches.' },
+      counts: { size: 4, feedback_up: 0, feedback_down: 1, feedback_dismissed: 2, feedback_addressed: 1 },
+    },
+    {
+      label: 'Naming nits',
+      exemplar: { title: 'Rename tmp', body: 'tmp says nothing about what it holds.', category: 'style' },
+      counts: { size: 6, feedback_up: 3, feedback_down: 2, feedback_dismissed: 1, feedback_addressed: 0 },
+    },
+  ];
+  for (const c of clusters) {
+    const cluster = await store.memory.createCluster({
+      repo: 'acme/api',
+      label: c.label,
+      exemplar: c.exemplar,
+      actor: 'seed',
+    });
+    await store.db.knex('memory_clusters').where({ id: cluster.id }).update(c.counts);
+  }
   return { tracedKey: run.reviewKey, tracedRepo: 'acme/api', tracedNumber: 7 };
 }

@@ -81,6 +81,13 @@ function randomValue(next: () => number, depth = 0): unknown {
         'number',
         'force',
         'deliveryId',
+        'title',
+        'body',
+        'paths',
+        'path',
+        'label',
+        'action',
+        'exemplar',
         'extra',
         '__proto__',
         'constructor',
@@ -238,6 +245,47 @@ describe('write bodies under fuzzing: never a 500, never half-written', () => {
       const res = await send('POST', '/operator/api/keys', 'admin-secret', body);
       expect([i, [201, 400, 413].includes(res.status)]).toEqual([i, true]);
       if (res.status !== 201) expect([i, (await store.apiKeys.list({})).length]).toEqual([i, before]);
+    }
+  }, 120_000);
+  test('memory writes: each answer is 2xx, 400, 404, 409 or 413; refused writes change nothing', async () => {
+    const { store } = app.verdict;
+    const ok = [200, 201, 400, 404, 409, 413];
+    const contexts = async () => JSON.stringify(await store.memory.listContexts({ limit: 100 }));
+    const validContext = { repo: 'acme/api', paths: ['src/**'], title: 'Rule', body: 'Text.', enabled: true };
+    for (const [i, body] of bodies(6, 150, validContext).entries()) {
+      const before = await contexts();
+      const res = await send('POST', '/operator/api/memory/contexts', 'admin-secret', body);
+      expect([i, ok.includes(res.status)]).toEqual([i, true]);
+      if (res.status !== 201) expect([i, await contexts()]).toEqual([i, before]);
+    }
+    const target = await store.memory.createContext({ ...validContext, createdBy: 't' });
+    const patches = new Set<number>();
+    for (const [i, raw] of bodies(7, 150, { title: 'New', paths: ['lib/*.ts'], enabled: false }).entries()) {
+      const before = (await store.memory.getContext(target.id))!;
+      // Most bodies carry the current (or a stale) revision, so validation and the revision check run.
+      let body = raw;
+      try {
+        const parsed = JSON.parse(raw);
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && i % 4 !== 0) {
+          body = JSON.stringify({ ...parsed, revision: i % 5 === 0 ? before.revision - 1 : before.revision });
+        }
+      } catch {
+        // broken JSON is sent as it is
+      }
+      const res = await send('PATCH', `/operator/api/memory/contexts/${target.id}`, 'admin-secret', body);
+      patches.add(res.status);
+      expect([i, ok.includes(res.status)]).toEqual([i, true]);
+      const after = (await store.memory.getContext(target.id))!;
+      if (res.status === 200) expect(after.revision).toBe(before.revision + 1);
+      else expect([i, after]).toEqual([i, before]);
+    }
+    expect([patches.has(200), patches.has(400), patches.has(409)]).toEqual([true, true, true]);
+    const documents = async () => JSON.stringify(await store.memory.listKnowledge({ limit: 100 }));
+    for (const [i, body] of bodies(8, 150, { repo: 'acme/api', path: 'src', body: 'Notes.' }).entries()) {
+      const before = await documents();
+      const res = await send('PUT', '/operator/api/memory/knowledge/document', 'admin-secret', body);
+      expect([i, ok.includes(res.status)]).toEqual([i, true]);
+      if (res.status !== 200) expect([i, await documents()]).toEqual([i, before]);
     }
   }, 120_000);
 });

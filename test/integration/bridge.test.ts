@@ -329,7 +329,7 @@ describe('bridge authority and the scheduler in the server', () => {
     });
   });
 
-  test('the server schedules the bridge every minute, the watchdog and maintenance (UTC); analytics shows them', async () => {
+  test('the server schedules the bridge every minute, the watchdog, pr-agent-loop and maintenance (UTC); analytics shows them', async () => {
     await app.stop();
     // The scheduler waits on the runtime's timers: on a manual clock no tick comes by itself while the
     // test runs the jobs (a real minute turning over mid-test would run the bridge a second time).
@@ -340,6 +340,8 @@ describe('bridge authority and the scheduler in the server', () => {
     expect(scheduler.jobs).toEqual([
       { name: 'command-bridge', expression: '* * * * *' },
       { name: 'watchdog', expression: '3-59/15 * * * *' },
+      { name: 'pr-agent-loop', expression: '2-59/15 * * * *' },
+      { name: 'nightly-audit', expression: '30 22,23 * * *' },
       { name: 'maintenance', expression: '17 * * * *' },
     ]);
     await store.repositories.upsertInstalled('acme/web', 9);

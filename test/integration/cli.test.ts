@@ -250,14 +250,22 @@ describe('verdict CLI', () => {
   });
 
   // One process per test: each CLI start costs seconds on a loaded machine, so no test waits on a dozen.
-  test.each(['runs', 'show', 'usage', 'requeue', 'harness', 'doctor', 'webhook', 'worker', 'serve'])(
-    'verdict %s --help exits 0 with its usage',
-    async (command) => {
-      const help = await cli([command, '--help']);
-      expect(help).toMatchObject({ code: 0, stderr: '' });
-      expect(help.stdout).toContain(`Usage: verdict ${command}`);
-    },
-  );
+  test.each([
+    'runs',
+    'show',
+    'usage',
+    'requeue',
+    'harness',
+    'memory',
+    'doctor',
+    'webhook',
+    'worker',
+    'serve',
+  ])('verdict %s --help exits 0 with its usage', async (command) => {
+    const help = await cli([command, '--help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain(`Usage: verdict ${command}`);
+  });
 
   test('verdict --help exits 0; no command exits 1', async () => {
     const main = await cli(['--help']);

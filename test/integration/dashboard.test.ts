@@ -19,6 +19,7 @@ const INDEX = '<!doctype html><html><body><div id="app">verdict-spa</div></body>
 
 let root: string;
 let dist: string;
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>';
 const running: RunningVerdict[] = [];
 const servers: Server[] = [];
 
@@ -30,6 +31,7 @@ beforeAll(() => {
   writeFileSync(join(dist, 'assets', 'index-abc123.js'), 'console.log("spa");');
   writeFileSync(join(dist, 'assets', 'index-abc123.css'), 'body{margin:0}');
   writeFileSync(join(dist, 'assets', 'font.woff2'), Buffer.from([0x77, 0x4f, 0x46, 0x32]));
+  writeFileSync(join(dist, 'favicon.svg'), FAVICON);
   writeFileSync(join(root, 'secret.txt'), 'do not serve');
 });
 
@@ -173,6 +175,18 @@ describe('views and assets', () => {
       await res.arrayBuffer();
     }
     expect((await fetch(`${base}/operator/assets/missing.js`)).status).toBe(404);
+  });
+
+  test('the icon: /operator/favicon.svg and the /favicon.ico browsers ask for on their own, no sign-in needed', async () => {
+    const base = await start();
+    for (const path of ['/favicon.ico', '/operator/favicon.svg']) {
+      const res = await fetch(`${base}${path}`);
+      expect([path, res.status, res.headers.get('content-type')]).toEqual([path, 200, 'image/svg+xml']);
+      expect(await res.text()).toBe(FAVICON);
+    }
+    expect((await fetch(`${base}/favicon.ico`, { method: 'POST' })).status).toBe(405);
+    const unbuilt = await start({}, { uiDist: join(root, 'not-built') });
+    expect((await fetch(`${unbuilt}/favicon.ico`)).status).toBe(404);
   });
 
   test('path traversal out of assets/ is refused', async () => {
@@ -492,19 +506,26 @@ describe('the /api/* proxy', () => {
     const noRead = await start({ VERDICT_OPERATOR_READ_TOKEN: '' });
     const a = await fetch(`${noRead}/api/settings`, { headers: bearer() });
     expect(a.status).toBe(503);
-    expect(await a.json()).toMatchObject({ ok: false, error: 'backend_not_configured' });
+    // The answer names the variable to set (the dashboard shows the message).
+    expect(await a.json()).toMatchObject({
+      ok: false,
+      error: 'backend_not_configured',
+      message: expect.stringContaining('VERDICT_OPERATOR_READ_TOKEN'),
+    });
 
     const noAdmin = await start({ VERDICT_OPERATOR_ADMIN_TOKEN: '', VERDICT_OPERATOR_COMMAND_TOKEN: '' });
     const session = await tokenSession(noAdmin);
-    for (const [method, path] of [
-      ['PATCH', '/api/settings'],
-      ['POST', '/api/commands/requeue'],
-      ['GET', '/api/keys'],
+    for (const [method, path, variable] of [
+      ['PATCH', '/api/settings', 'VERDICT_OPERATOR_ADMIN_TOKEN'],
+      ['POST', '/api/commands/requeue', 'VERDICT_OPERATOR_COMMAND_TOKEN'],
+      ['GET', '/api/keys', 'VERDICT_OPERATOR_ADMIN_TOKEN'],
     ] as const) {
       const res = await fetch(`${noAdmin}${path}`, {
         method,
         ...(method === 'GET' ? { headers: { cookie: session } } : json(noAdmin, {}, { cookie: session })),
       });
+      const body = (await res.clone().json()) as { message: string };
+      expect(body.message).toContain(variable);
       expect(await refusalOf(path, res)).toEqual([path, 503, 'admin_backend_not_configured']);
     }
     // Reads still work.

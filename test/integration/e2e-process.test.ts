@@ -5,7 +5,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { completion, review } from '../helpers/review-harness.js';
+import {
+  completion,
+  CONFIRM_ALL,
+  isVerification,
+  review,
+  verificationCandidates,
+} from '../helpers/review-harness.js';
 import { TOKENS } from '../helpers/operator.js';
 import { eventually, example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
 
@@ -67,6 +73,7 @@ describe('the real process, end to end', () => {
   const head2 = 'c0ffee'.padEnd(40, '0');
   const github: Recorded[] = [];
   const model: Recorded[] = [];
+  const verifications: Recorded[] = [];
   /** The fake GitHub's pull request: its head and files move with the second push. */
   const state = {
     head,
@@ -178,6 +185,14 @@ describe('the real process, end to end', () => {
     };
     llm = await listen(async (req, res) => {
       const body = await readBody(req);
+      // A verification call (its structured output named `verification`) confirms every candidate.
+      if (isVerification(body)) {
+        verifications.push({ method: req.method!, path: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(
+          JSON.stringify(completion(JSON.stringify(CONFIRM_ALL(verificationCandidates(body), body)))),
+        );
+      }
       model.push({ method: req.method!, path: req.url ?? '', body });
       const prompt: string = body.messages.at(-1).content;
       const second = prompt.includes('## Incremental review since');
@@ -293,6 +308,11 @@ describe('the real process, end to end', () => {
     expect(completed.body).toMatchObject({ status: 'completed', conclusion: 'neutral' });
     expect(model).toHaveLength(1);
     expect(model[0]!.path).toBe('/v1/chat/completions');
+    // The finding was verified before it was posted: one verification call, naming its candidate.
+    expect(verifications).toHaveLength(1);
+    expect(verificationCandidates(verifications[0]!.body).map((c) => c.title)).toEqual([
+      'Token compared with ===',
+    ]);
     expect(JSON.stringify(model[0]!.body)).toContain('if (token === expected)');
     // The PR detail of the operator API shows the analysed and published run with its ledger. The run is
     // finished in the store just after the last GitHub call answers, so wait for it.

@@ -20,12 +20,15 @@ describe('POST /github/webhooks (ingress only)', () => {
   });
 
   test.each(['x-github-delivery', 'x-github-event', 'x-hub-signature-256'])(
-    'missing %s → 400 missing_headers',
+    'missing %s → 400 missing_headers naming it',
     async (h) => {
       const res = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'), {
         omit: [h],
       });
-      expect(res).toMatchObject({ status: 400, body: { error: 'missing_headers' } });
+      expect(res).toMatchObject({
+        status: 400,
+        body: { error: 'missing_headers', missing: [h], message: `Missing required header: ${h}` },
+      });
       expect(await store().deliveries.get(res.deliveryId)).toBeNull();
     },
   );

@@ -9,18 +9,8 @@ describe('GET /operator/api/openapi.json', () => {
   });
   afterAll(() => app.stop());
 
-  // Mutations that take no JSON body (or are not built yet and refuse with 501 before reading one).
-  const BODYLESS = new Set([
-    'POST /operator/api/keys/:id/revoke',
-    'POST /operator/api/memory/integrations/preview',
-    'POST /operator/api/memory/contexts',
-    'PATCH /operator/api/memory/contexts/:id',
-    'DELETE /operator/api/memory/contexts/:id',
-    'POST /operator/api/memory/clusters',
-    'PATCH /operator/api/memory/clusters/:id',
-    'DELETE /operator/api/memory/clusters/:id',
-    'PUT /operator/api/memory/knowledge/document',
-  ]);
+  // Mutations that take no JSON body.
+  const BODYLESS = new Set(['POST /operator/api/keys/:id/revoke']);
 
   test('every operator and queue route is documented, with its request schema', async () => {
     const res = await fetch(`${app.baseUrl}/operator/api/openapi.json`);

@@ -28,12 +28,13 @@ describe('the review engine', () => {
   const { start, setPolicy, reviewRun, spansOf } = h;
   test('a model answer with prose around the JSON is parsed; findings, coverage, verdict and trace are stored', async () => {
     const store = await start();
-    await store.memory.add({
+    await store.memory.createContext({
       id: 'mem-1',
       repo: REPO,
-      pathGlob: 'src/**',
+      paths: ['src/**'],
       title: 'Cache rules',
       body: 'No TTL.',
+      createdBy: 'test',
     });
     const gh = github();
     let sent: any = null;

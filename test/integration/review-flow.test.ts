@@ -5,7 +5,7 @@ import { requestReview, REVIEW_QUEUE } from '../../src/review/request.js';
 import type { ClaimedJob } from '../../src/store/jobs.js';
 import type { RunRecord } from '../../src/store/runs.js';
 import type { ReviewExecution } from '../../src/worker/review-consumer.js';
-import { reviewFlow, type Publication } from '../../src/worker/review-flow.js';
+import { reviewFlow, type FeedbackCollection, type Publication } from '../../src/worker/review-flow.js';
 import type { JobContext } from '../../src/worker/runner.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 
@@ -178,5 +178,69 @@ describe('review flow (the worker calls publication, the engine only analyses)',
     expect(await flow(null)(run, j, ctx)).toEqual({ status: 'completed' });
     expect(calls).toEqual(['admit', 'analyse']);
     expect(steps).toEqual([]);
+  });
+
+  describe('feedback around the analysis', () => {
+    const feedback = (opts: { before: boolean; after: boolean; fail?: boolean }): FeedbackCollection => ({
+      beforeAnalysis: async (run) => {
+        calls.push(`feedback? ${run.reviewKey}`);
+        if (!opts.before) return null;
+        return async (client) => {
+          expect(client).toBe(gh);
+          calls.push('read reactions');
+          if (opts.fail) throw new Error('reactions API down');
+        };
+      },
+      afterAnalysis: async () => {
+        if (!opts.after) return null;
+        return async () => {
+          calls.push('count addressed');
+        };
+      },
+    });
+    const withFeedback = (f: FeedbackCollection) =>
+      reviewFlow({ engine, publication, store: t.store, log: pino({ level: 'silent' }), feedback: f });
+
+    test('read after the check starts and before the analysis; dispositions counted before publication', async () => {
+      const { run, job: j } = await job();
+      expect(await withFeedback(feedback({ before: true, after: true }))(run, j, ctx)).toEqual({
+        status: 'completed',
+      });
+      expect(calls).toEqual([
+        'admit',
+        `start-check ${run.reviewKey} aaaa`,
+        `feedback? ${run.reviewKey}`,
+        'read reactions',
+        'analyse',
+        'count addressed',
+        'publish queued',
+      ]);
+      expect(steps.map((s) => s.name)).toEqual(['start-check', 'feedback', 'feedback-addressed', 'publish']);
+    });
+
+    test('nothing to read or count: no span; a failed read is a span error, not a failed review or publication', async () => {
+      const { run, job: j } = await job();
+      await withFeedback(feedback({ before: false, after: false }))(run, j, ctx);
+      expect(steps.map((s) => s.name)).toEqual(['start-check', 'publish']);
+      steps = [];
+      calls = [];
+      expect(await withFeedback(feedback({ before: true, after: false, fail: true }))(run, j, ctx)).toEqual({
+        status: 'completed',
+      });
+      expect(steps.find((s) => s.name === 'feedback')).toEqual({
+        name: 'feedback',
+        error: 'reactions API down',
+      });
+      expect(calls.slice(-2)).toEqual(['analyse', 'publish queued']);
+      const stored = await t.store.runs.get(run.id);
+      expect(stored?.publishError ?? null).toBeNull();
+    });
+
+    test('a failed analysis counts nothing', async () => {
+      const { run, job: j } = await job();
+      analysis = { status: 'failed', error: 'bad model name', retry: false };
+      await withFeedback(feedback({ before: false, after: true }))(run, j, ctx);
+      expect(calls).not.toContain('count addressed');
+    });
   });
 });

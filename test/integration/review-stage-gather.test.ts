@@ -112,8 +112,9 @@ describe('stage gather', () => {
       priorFindings: { carriedOpen: [carried] },
     });
     const failed = await earlierRun(store, 'e'.repeat(40), 'failed');
-    await store.memory.add({ id: 'mem-src', repo: REPO, pathGlob: 'src/**', title: 'Src', body: 'b' });
-    await store.memory.add({ id: 'mem-docs', repo: REPO, pathGlob: 'docs/**', title: 'Docs', body: 'b' });
+    const context = { repo: REPO, title: 'Rule', body: 'b', createdBy: 'test' };
+    await store.memory.createContext({ ...context, id: 'mem-src', paths: ['src/**'] });
+    await store.memory.createContext({ ...context, id: 'mem-docs', paths: ['docs/**'] });
     await store.competitors.record({
       repo: REPO,
       prNumber: 7,

@@ -307,10 +307,11 @@ describe('a sturdy review engine', () => {
       VERDICT_MODEL_CONTEXT_TOKENS: '12000',
     });
     for (let i = 0; i < 6; i++) {
-      await store.memory.add({
+      await store.memory.createContext({
         id: `mem_${i}`,
         repo: REPO,
-        pathGlob: null,
+        paths: [],
+        createdBy: 'test',
         title: `Rule ${i}`,
         body: 'Every handler validates its input before it computes. '.repeat(60),
       });

@@ -19,14 +19,28 @@ const rows: Row[] = (
     ['GET', '/memory/clusters', undefined, 'read-secret', 200, 'read'],
     ['GET', '/memory/knowledge', undefined, 'read-secret', 200, 'read'],
     ['GET', '/memory/knowledge/document?repo=a/b&path=x', undefined, 'read-secret', 200, 'read'],
-    ['POST', '/memory/integrations/preview', {}, 'admin-secret', 501, null],
-    ['POST', '/memory/contexts', {}, 'admin-secret', 501, 'memory:write'],
-    ['PATCH', '/memory/contexts/c1', {}, 'admin-secret', 501, 'memory:write'],
-    ['DELETE', '/memory/contexts/c1', { revision: 1 }, 'admin-secret', 501, 'memory:write'],
-    ['POST', '/memory/clusters', {}, 'admin-secret', 501, 'memory:write'],
-    ['PATCH', '/memory/clusters/k1', {}, 'admin-secret', 501, 'memory:write'],
-    ['DELETE', '/memory/clusters/k1', { revision: 1 }, 'admin-secret', 501, 'memory:write'],
-    ['PUT', '/memory/knowledge/document', {}, 'admin-secret', 501, 'memory:write'],
+    ['POST', '/memory/integrations/preview', {}, 'admin-secret', 400, null],
+    ['POST', '/memory/contexts', { title: 't', body: 'b' }, 'admin-secret', 201, 'memory:write'],
+    ['PATCH', '/memory/contexts/c1', { revision: 1, title: 't' }, 'admin-secret', 404, 'memory:write'],
+    ['DELETE', '/memory/contexts/c1', { revision: 1 }, 'admin-secret', 404, 'memory:write'],
+    [
+      'POST',
+      '/memory/clusters',
+      { repo: 'a/b', label: 'l', exemplar: { title: 't', body: 'b' } },
+      'admin-secret',
+      201,
+      'memory:write',
+    ],
+    ['PATCH', '/memory/clusters/k1', { revision: 1, action: 'keep' }, 'admin-secret', 404, 'memory:write'],
+    ['DELETE', '/memory/clusters/k1', { revision: 1 }, 'admin-secret', 404, 'memory:write'],
+    [
+      'PUT',
+      '/memory/knowledge/document',
+      { repo: 'a/b', path: 'x', body: 'b', revision: 1 },
+      'admin-secret',
+      404,
+      'memory:write',
+    ],
     ['GET', '/scm', undefined, 'read-secret', 200, 'read'],
     ['POST', '/scm/sync', {}, 'admin-secret', 202, null],
     ['DELETE', '/scm/alerts/a1', { revision: 3 }, 'admin-secret', 404, null],
@@ -110,14 +124,12 @@ describe('memory, SCM and Test Lab route families', () => {
     expect(patch).toMatchObject({ status: 409, body: { error: 'bridge_owned' } });
   });
 
-  test('reads answer well-formed empty data; mutations say they are not implemented and store nothing', async () => {
+  test('reads answer well-formed empty data; an SCM alert dismissal needs its revision', async () => {
     expect((await call('GET', '/operator/api/memory/contexts', 'read-secret')).body).toEqual({
       ok: true,
       contexts: [],
     });
     expect((await call('GET', '/operator/api/test-lab', 'read-secret')).body).toEqual({ ok: true, runs: [] });
-    const res = await call('POST', '/operator/api/memory/contexts', 'admin-secret', { title: 'x' });
-    expect(res.body).toMatchObject({ ok: false, error: 'not_implemented' });
     expect((await call('DELETE', '/operator/api/scm/alerts/a1', 'admin-secret', {})).status).toBe(400);
   });
 });

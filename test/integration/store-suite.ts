@@ -1030,17 +1030,6 @@ export function storeSuite(dialect: TestDialect): void {
       ]);
     });
 
-    test('memory contexts: by repository (or all) and by path glob', async () => {
-      await t.store.memory.add({ id: 'm1', repo: 'octo/demo', pathGlob: null, title: 'a', body: 'x' });
-      await t.store.memory.add({ id: 'm2', repo: null, pathGlob: 'docs/**', title: 'b', body: 'y' });
-      await t.store.memory.add({ id: 'm3', repo: 'octo/other', pathGlob: null, title: 'c', body: 'z' });
-      await t.store.memory.add({ id: 'm4', repo: 'octo/demo', pathGlob: 'src/*.ts', title: 'd', body: 'w' });
-      const ids = async (paths: string[]) =>
-        (await t.store.memory.forReview('octo/demo', paths)).map((m) => m.id).sort();
-      expect(await ids(['src/a.ts'])).toEqual(['m1', 'm4']);
-      expect(await ids(['docs/x/y.md'])).toEqual(['m1', 'm2']);
-    });
-
     test('traces: filters, spans in order, bodies never stored, finish once', async () => {
       t.clock.set(1_000);
       await t.store.traces.start({

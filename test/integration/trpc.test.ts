@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
@@ -209,55 +210,98 @@ describe('tRPC facade at /trpc', () => {
     });
   });
 
-  test('the memory family: the same reads as REST, mutations refused with 501 after authentication', async () => {
+  test('the memory family: the same services as REST, the same refusals, keys by scope', async () => {
     const read = client('read-secret');
+    const admin = client('admin-secret');
     const same = async (answer: Promise<unknown>, path: string) =>
       expect(await answer).toEqual({ ...(await rest(path, 'read-secret')), ok: undefined });
-    await same(read.memory.integrations.list.query({}), '/operator/api/memory/integrations');
-    await same(read.memory.contexts.list.query({}), '/operator/api/memory/contexts');
-    await same(read.memory.clusters.list.query({}), '/operator/api/memory/clusters');
-    await same(read.memory.knowledge.list.query({}), '/operator/api/memory/knowledge');
-    await same(
-      read.memory.knowledge.document.query({ repo: 'acme/api', path: 'docs/a.md' }),
-      '/operator/api/memory/knowledge/document?repo=acme/api&path=docs/a.md',
+
+    const { context } = await admin.memory.contexts.create.mutate({
+      repo: 'acme/trpc',
+      paths: ['src/**'],
+      title: 'Through tRPC',
+      body: 'Same service.',
+    });
+    expect(context).toMatchObject({
+      repo: 'acme/trpc',
+      revision: 1,
+      source: 'operator',
+      createdBy: 'service-admin',
+    });
+    const updated = await admin.memory.contexts.update.mutate({
+      id: context.id,
+      body: { revision: 1, enabled: false },
+    });
+    expect(updated.context).toMatchObject({ enabled: false, revision: 2 });
+    const stale = await refusal(
+      admin.memory.contexts.update.mutate({ id: context.id, body: { revision: 1, title: 'x' } }),
     );
-    expect(await read.memory.knowledge.document.query({})).toEqual({
-      document: null,
-      repo: null,
-      path: null,
+    expect(stale).toMatchObject({ code: 'CONFLICT', httpStatus: 409, operatorCode: 'revision_conflict' });
+    expect(stale.data.details).toEqual({ revision: 2 });
+    const { cluster } = await admin.memory.clusters.create.mutate({
+      repo: 'acme/trpc',
+      label: 'Nits',
+      exemplar: { title: 't', body: 'b' },
+      action: 'suppress',
+    });
+    await admin.memory.knowledge.putDocument.mutate({ repo: 'acme/trpc', path: 'src', body: 'Notes.' });
+
+    await same(read.memory.integrations.list.query({}), '/operator/api/memory/integrations');
+    await same(
+      read.memory.contexts.list.query({ repo: 'acme/trpc' }),
+      '/operator/api/memory/contexts?repo=acme/trpc',
+    );
+    await same(
+      read.memory.contexts.get.query({ id: context.id }),
+      `/operator/api/memory/contexts/${context.id}`,
+    );
+    await same(
+      read.memory.clusters.list.query({ repo: 'acme/trpc' }),
+      '/operator/api/memory/clusters?repo=acme/trpc',
+    );
+    await same(
+      read.memory.knowledge.list.query({ repo: 'acme/trpc' }),
+      '/operator/api/memory/knowledge?repo=acme/trpc',
+    );
+    await same(
+      read.memory.knowledge.document.query({ repo: 'acme/trpc', path: 'src' }),
+      '/operator/api/memory/knowledge/document?repo=acme/trpc&path=src',
+    );
+    expect(
+      (await read.memory.knowledge.document.query({ repo: 'acme/trpc', path: 'src' })).document,
+    ).toMatchObject({
+      body: 'Notes.',
+      revision: 1,
     });
     expect(await refusal(read.memory.contexts.get.query({ id: 'c1' }))).toMatchObject({
       httpStatus: 404,
       operatorCode: 'not_found',
     });
 
-    const admin = client('admin-secret');
-    const restRefusal = (
-      await callApi(app.baseUrl, 'POST', '/operator/api/memory/contexts', 'admin-secret', {})
-    ).body;
-    const notBuilt = {
-      code: 'NOT_IMPLEMENTED',
-      httpStatus: 501,
-      operatorCode: 'not_implemented',
-    };
-    const created = await refusal(admin.memory.contexts.create.mutate({}));
-    expect(created).toMatchObject(notBuilt);
-    expect(created.data.operatorStatus).toBe(501);
-    expect(restRefusal).toMatchObject({ ok: false, error: 'not_implemented' });
-    await expect(admin.memory.contexts.create.mutate({})).rejects.toThrow(restRefusal.message);
-    for (const call of [
-      admin.memory.integrations.preview.mutate({}),
-      admin.memory.contexts.update.mutate({ id: 'c1' }),
-      admin.memory.contexts.delete.mutate({ id: 'c1' }),
-      admin.memory.clusters.create.mutate({}),
-      admin.memory.clusters.update.mutate({ id: 'k1' }),
-      admin.memory.clusters.delete.mutate({ id: 'k1' }),
-      admin.memory.knowledge.putDocument.mutate({}),
-    ]) {
-      expect(await refusal(call)).toMatchObject(notBuilt);
-    }
+    // Invalid input: 400 with the flattened zod error; the REST route says the same field.
+    const invalid = await refusal(admin.memory.contexts.create.mutate({ title: '', body: 'b' }));
+    expect(invalid).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(invalid.data.zodError.fieldErrors.title).toBeDefined();
+    const restInvalid = await callApi(app.baseUrl, 'POST', '/operator/api/memory/contexts', 'admin-secret', {
+      title: '',
+      body: 'b',
+    });
+    expect(restInvalid.body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('title'),
+    });
+    // No App credentials here: the preview is refused as on REST.
+    expect(
+      await refusal(admin.memory.integrations.preview.mutate({ repo: 'acme/trpc', number: 1 })),
+    ).toMatchObject({
+      httpStatus: 503,
+      operatorCode: 'app_credentials_missing',
+    });
+
     // Authentication first: other token classes are 401, keys by scope (the preview never opens to a key).
-    expect(await refusal(read.memory.contexts.create.mutate({}))).toMatchObject({ httpStatus: 401 });
+    expect(await refusal(read.memory.contexts.create.mutate({ title: 't', body: 'b' }))).toMatchObject({
+      httpStatus: 401,
+    });
     expect(await refusal(client('command-secret').memory.contexts.list.query({}))).toMatchObject({
       httpStatus: 401,
     });
@@ -266,14 +310,29 @@ describe('tRPC facade at /trpc', () => {
       (await store.apiKeys.create({ name: 'w', scopes: ['memory:write'], actor: 't' })).token,
     );
     const reader = client((await store.apiKeys.create({ name: 'r', scopes: ['read'], actor: 't' })).token);
-    expect(await refusal(writer.memory.clusters.delete.mutate({ id: 'k1' }))).toMatchObject(notBuilt);
-    expect(await refusal(writer.memory.integrations.preview.mutate({}))).toMatchObject({
+    expect(await writer.memory.clusters.delete.mutate({ id: cluster.id, body: { revision: 1 } })).toEqual({
+      deleted: true,
+    });
+    expect(
+      await refusal(writer.memory.clusters.delete.mutate({ id: cluster.id, body: { revision: 1 } })),
+    ).toMatchObject({
+      httpStatus: 404,
+      operatorCode: 'not_found',
+    });
+    expect(
+      await refusal(writer.memory.integrations.preview.mutate({ repo: 'acme/trpc', number: 1 })),
+    ).toMatchObject({
       code: 'FORBIDDEN',
       operatorCode: 'forbidden',
     });
     expect(await refusal(writer.memory.contexts.list.query({}))).toMatchObject({ code: 'FORBIDDEN' });
-    expect((await reader.memory.contexts.list.query({})).contexts).toEqual([]);
-    expect(await refusal(reader.memory.contexts.create.mutate({}))).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await reader.memory.contexts.list.query({ repo: 'acme/trpc' })).contexts).toHaveLength(1);
+    expect(await refusal(reader.memory.contexts.create.mutate({ title: 't', body: 'b' }))).toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    expect(await writer.memory.contexts.delete.mutate({ id: context.id, body: { revision: 2 } })).toEqual({
+      deleted: true,
+    });
   });
 
   test('scm.dismissAlert: the body is checked, then 404 as on REST (no alert is recorded)', async () => {
@@ -316,13 +375,50 @@ describe('tRPC facade at /trpc', () => {
     }
   });
 
+  test('no answer carries a stack trace or a file path; an unexpected error says only "Internal server error"', async () => {
+    const bodies: string[] = [];
+    const raw = async (path: string, token: string | null) => {
+      const res = await fetch(`${app.baseUrl}${path}`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      const text = await res.text();
+      bodies.push(text);
+      return { status: res.status, body: JSON.parse(text) };
+    };
+    expect((await raw('/trpc/snapshot', null)).status).toBe(401);
+    expect(
+      (await raw('/trpc/traces.get?input=%7B%22traceId%22%3A%22missing%22%7D', 'read-secret')).status,
+    ).toBe(404);
+    expect(
+      (await raw('/trpc/settings.usage?input=%7B%22from%22%3A%222026-02-30%22%7D', 'read-secret')).status,
+    ).toBe(400);
+    const spy = jest
+      .spyOn(app.verdict.store.repositories, 'list')
+      .mockRejectedValueOnce(new Error(`SQLITE_ERROR in ${process.cwd()}/src/store/repositories.ts:12`));
+    try {
+      const failed = await raw('/trpc/repos.list?input=%7B%7D', 'read-secret');
+      expect(failed.status).toBe(500);
+      expect(failed.body.error).toMatchObject({
+        message: 'Internal server error',
+        data: { code: 'INTERNAL_SERVER_ERROR', httpStatus: 500 },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    for (const text of bodies) {
+      expect(text).not.toMatch(/"stack"/);
+      expect(text).not.toContain(process.cwd());
+      expect(text).not.toMatch(/\.ts:\d+/);
+    }
+  });
+
   test('scripts/failed-runs.ts lists failed runs through the typed client', async () => {
-    const run = (env: Record<string, string>, args: string[] = []) =>
+    const run = (env: Record<string, string>, args: string[] = [], withUrl = true) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
         execFile(
           process.execPath,
           ['--import', 'tsx', join(process.cwd(), 'scripts/failed-runs.ts'), ...args],
-          { env: { PATH: process.env.PATH ?? '', VERDICT_URL: app.baseUrl, ...env } },
+          { env: { PATH: process.env.PATH ?? '', ...(withUrl ? { VERDICT_URL: app.baseUrl } : {}), ...env } },
           (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
         );
       });
@@ -331,6 +427,11 @@ describe('tRPC facade at /trpc', () => {
     expect(JSON.parse(json.stdout).map((i: any) => [i.repo, i.number])).toEqual([['acme/api', 4]]);
     const table = await run({ VERDICT_OPERATOR_READ_TOKEN: 'read-secret' });
     expect(table.stdout).toMatch(/acme\/api#4 .*model_timeout {2}Broken thing/);
+    // Without VERDICT_URL it calls this machine on the server's own port (PORT), not some other default.
+    const byPort = { PORT: new URL(app.baseUrl).port, VERDICT_OPERATOR_READ_TOKEN: 'read-secret' };
+    const local = await run(byPort, ['--json'], false);
+    expect(local.code).toBe(0);
+    expect(JSON.parse(local.stdout).map((i: any) => i.number)).toEqual([4]);
     const refused = await run({ VERDICT_OPERATOR_READ_TOKEN: 'wrong' });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^failed-runs: unauthorized: /);

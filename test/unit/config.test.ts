@@ -153,6 +153,8 @@ describe('scheduler variables', () => {
       authority: 'live',
       deliveryRetentionDays: 30,
       alertUrl: null,
+      telegramBotToken: null,
+      telegramApiUrl: 'https://api.telegram.org',
     });
     expect(
       loadConfig({
@@ -160,12 +162,16 @@ describe('scheduler variables', () => {
         REVIEWBOT_CRON_AUTHORITY: 'shadow',
         VERDICT_DELIVERY_RETENTION_DAYS: '0',
         VERDICT_WATCHDOG_ALERT_URL: 'https://alerts.example.com/hook',
+        VERDICT_TELEGRAM_BOT_TOKEN: ' 123:abc ',
+        VERDICT_TELEGRAM_API_URL: 'http://127.0.0.1:9/',
       }).scheduler,
     ).toEqual({
       enabled: false,
       authority: 'shadow',
       deliveryRetentionDays: 0,
       alertUrl: 'https://alerts.example.com/hook',
+      telegramBotToken: '123:abc',
+      telegramApiUrl: 'http://127.0.0.1:9',
     });
   });
 });

@@ -70,6 +70,7 @@ function source(runs: SourceRun[], findings: SourceFinding[]): ReportSource {
     comments: [],
     traces: [],
     repositories: [],
+    lineComments: [],
   };
 }
 

@@ -34,12 +34,15 @@ function input(over: Partial<PromptInput> = {}): PromptInput {
         {
           id: 'mem-1',
           repo: 'acme/web',
-          pathGlob: 'src/**',
+          paths: ['src/**'],
           title: 'Cache rules',
           body: 'No TTL.',
           enabled: true,
+          source: 'operator',
+          revision: 1,
           createdAt: 1,
           updatedAt: 1,
+          createdBy: 'test',
         },
       ],
       competitors: [

@@ -104,6 +104,16 @@ export const auth = {
   logout: () => request<unknown>('POST', '/operator/auth/logout', {}, { quiet401: true }),
 };
 
+/**
+ * The field or parameter a 400 `invalid_request` names (`Invalid field paths.1: …`, `Invalid parameter
+ * repo: …`, operator-api section 7), with the API's message; null for any other failure.
+ */
+export function invalidField(err: unknown): { path: string; message: string } | null {
+  if (!(err instanceof ApiError) || err.status !== 400) return null;
+  const named = /^Invalid (?:field|parameter) ([\w.-]+):/.exec(err.message);
+  return named ? { path: named[1]!, message: err.message } : null;
+}
+
 /** The message to show for a failed call, with the code the proxy or the API gave. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
@@ -115,8 +125,8 @@ export function describeError(err: unknown): string {
 
 /** What an operator can do about the proxy codes of operator-api section 7. */
 const ERROR_HINTS: Record<string, string> = {
-  backend_not_configured: '— the dashboard has no operator API to talk to.',
-  admin_backend_not_configured: '— this change needs the admin token, which the dashboard was not given.',
+  backend_not_configured: "— set it in the server's environment (or .env) and restart Verdict.",
+  admin_backend_not_configured: "— set it in the server's environment (or .env) and restart Verdict.",
   backend_unreachable: '— the operator API did not answer; try again shortly.',
   cross_origin_mutation: '— the request came from another origin.',
   json_required: '— the request was not JSON.',

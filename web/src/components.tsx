@@ -51,6 +51,37 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
   );
 }
 
+/**
+ * A labelled form field with its hint and the error the API gave for it (`<id>-error`, announced as an
+ * alert). Without `id` the label is a plain caption (for a group of controls).
+ */
+export function Field({
+  label,
+  id,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  id?: string;
+  error: string | null;
+  hint?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={`field${error ? ' has-error' : ''}`}>
+      {id ? <label for={id}>{label}</label> : <span class="label">{label}</span>}
+      {children}
+      {hint && <p class="muted small">{hint}</p>}
+      {error && (
+        <p class="field-error" role="alert" id={id ? `${id}-error` : undefined}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** Renders the loading, error or data state of an `Async`. */
 export function Show<T>({
   value,

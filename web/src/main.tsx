@@ -1,8 +1,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { auth, describeError, onUnauthorized, type Session } from './api';
+import { apiGet, auth, describeError, onUnauthorized, type Session } from './api';
 import { BASE, navigate, onLinkClick, parseRoute, useLocation, type Route } from './router';
-import { Loading } from './components';
+import { Loading, useAsync } from './components';
 import { Login } from './views/login';
 import { PullRequests } from './views/pull-requests';
 import { PullRequestPage } from './views/pull-request';
@@ -98,6 +98,7 @@ function App() {
             ))}
           </ul>
         </nav>
+        <AlertBadge />
         <div class="who">
           <span title={`signed in via ${authState.session.via}`}>{authState.session.login}</span>
           <button type="button" class="secondary small" onClick={signOut}>
@@ -142,3 +143,27 @@ function View({ route }: { route: Route }) {
 }
 
 render(<App />, document.getElementById('app')!);
+
+/** Open SCM alerts, as a badge linking to the analytics view's Alerts panel (nothing when none is open). */
+function AlertBadge() {
+  const [answer] = useAsync(
+    (signal) =>
+      apiGet<{ analytics: { alerts?: { open: { info: number; warning: number; critical: number } } } }>(
+        'analytics',
+        {},
+        signal,
+      ),
+    [],
+  );
+  const open = answer.data?.analytics.alerts?.open;
+  const total = open ? open.info + open.warning + open.critical : 0;
+  if (!open || total === 0) return null;
+  return (
+    <a
+      class={`badge alert-badge${open.critical > 0 ? ' badge-failed' : ''}`}
+      href={`${BASE}/analytics#alerts`}
+    >
+      {total} open alert{total === 1 ? '' : 's'}
+    </a>
+  );
+}

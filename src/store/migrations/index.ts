@@ -19,7 +19,10 @@ import * as m018 from './018-testlab-runs.js';
 import * as m019 from './019-ui-sessions.js';
 import * as m020 from './020-executor-costs.js';
 import * as m021 from './021-installed-enabled.js';
-import * as m022 from './022-finding-status.js';
+import * as m022 from './022-memory.js';
+import * as m023 from './023-alerts.js';
+import * as m024 from './024-feedback.js';
+import * as m025 from './025-finding-status.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -45,7 +48,10 @@ const migrations: Array<[string, Migration]> = [
   ['019-ui-sessions', m019],
   ['020-executor-costs', m020],
   ['021-installed-enabled', m021],
-  ['022-finding-status', m022],
+  ['022-memory', m022],
+  ['023-alerts', m023],
+  ['024-feedback', m024],
+  ['025-finding-status', m025],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

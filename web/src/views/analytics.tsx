@@ -1,6 +1,8 @@
-import { apiGet } from '../api';
+import { apiGet, apiSend, describeError } from '../api';
 import { ChartView, COLORS } from '../chart';
+import { useState } from 'preact/hooks';
 import {
+  Badge,
   count,
   Empty,
   ErrorState,
@@ -20,8 +22,19 @@ type Lane = {
   dead: number;
   oldestWaitingAgeMs: number | null;
 };
+/** What reviewers did with Verdict's line comments (NAMES.md "Memory": analytics `feedback`). */
+type Feedback = {
+  posted: number;
+  addressed: number;
+  dismissed: number;
+  up: number;
+  down: number;
+  addressedRate: number;
+};
 type AnalyticsAnswer = {
   analytics: {
+    feedback?: Feedback;
+    repositories?: { repo: string; feedback: Feedback }[];
     generatedAt: string;
     queue: { lanes: Lane[] };
     deliveries: Record<string, number>;
@@ -216,6 +229,13 @@ export function Analytics() {
       </div>
 
       <div class="panel">
+        <h2>Feedback on line comments</h2>
+        <Show value={analytics} what="feedback" retry={reloadAnalytics}>
+          {({ analytics: a }) => <FeedbackTable total={a.feedback} repositories={a.repositories ?? []} />}
+        </Show>
+      </div>
+
+      <div class="panel">
         <h2>Failure reasons</h2>
         <Show value={analytics} what="failure reasons" retry={reloadAnalytics}>
           {({ analytics: a }) =>
@@ -332,6 +352,8 @@ export function Analytics() {
         )}
       </div>
 
+      <AlertsPanel />
+
       <Show value={analytics} what="the scheduler" retry={reloadAnalytics}>
         {({ analytics: a }) =>
           a.scheduler ? (
@@ -360,6 +382,71 @@ export function Analytics() {
         }
       </Show>
     </section>
+  );
+}
+
+const rate = (f: Feedback) => (f.posted === 0 ? '—' : `${Math.round(f.addressedRate * 100)}%`);
+
+/** Per repository: line comments posted, findings addressed and dismissed, thumbs up and down, the addressed rate. */
+function FeedbackTable({
+  total,
+  repositories,
+}: {
+  total: Feedback | undefined;
+  repositories: { repo: string; feedback: Feedback }[];
+}) {
+  if (!total || repositories.length === 0) {
+    return <Empty>Verdict has not posted a line comment yet.</Empty>;
+  }
+  const cells = (f: Feedback) => (
+    <>
+      <td>{count(f.posted)}</td>
+      <td>{count(f.addressed)}</td>
+      <td>{count(f.dismissed)}</td>
+      <td>{count(f.up)}</td>
+      <td>{count(f.down)}</td>
+      <td>{rate(f)}</td>
+    </>
+  );
+  return (
+    <>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Repository</th>
+              <th scope="col">Posted</th>
+              <th scope="col">Addressed</th>
+              <th scope="col">Dismissed</th>
+              <th scope="col">Thumbs up</th>
+              <th scope="col">Thumbs down</th>
+              <th scope="col">Addressed rate</th>
+            </tr>
+          </thead>
+          <tbody>
+            {repositories.map((r) => (
+              <tr key={r.repo}>
+                <th scope="row">{r.repo}</th>
+                {cells(r.feedback)}
+              </tr>
+            ))}
+          </tbody>
+          {repositories.length > 1 && (
+            <tfoot>
+              <tr>
+                <th scope="row">All repositories</th>
+                {cells(total)}
+              </tr>
+            </tfoot>
+          )}
+        </table>
+      </div>
+      <p class="muted small">
+        Addressed: the code fixed the finding (an accepted disposition, or its lines changed and its thread
+        was resolved). Dismissed: a thumbs down, <code>@verdict ignore</code>, or a thread resolved with its
+        lines unchanged. The addressed rate is addressed findings over posted line comments.
+      </p>
+    </>
   );
 }
 
@@ -442,5 +529,62 @@ function SpendChart({
         }}
       />
     </>
+  );
+}
+
+type ScmAlert = {
+  id: string;
+  kind: string;
+  repo: string | null;
+  severity: 'info' | 'warning' | 'critical';
+  message: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  count: number;
+  revision: number;
+  dismissedAt: string | null;
+};
+
+/** The open SCM alerts (GET /scm), each with a Dismiss button (DELETE /scm/alerts/:id at its revision). */
+function AlertsPanel() {
+  const [alerts, reload] = useAsync((signal) => apiGet<{ alerts: ScmAlert[] }>('scm', {}, signal), []);
+  const [failure, setFailure] = useState<string | null>(null);
+  const dismiss = async (alert: ScmAlert) => {
+    setFailure(null);
+    try {
+      await apiSend('DELETE', `scm/alerts/${encodeURIComponent(alert.id)}`, { revision: alert.revision });
+    } catch (err) {
+      setFailure(describeError(err));
+    }
+    reload();
+  };
+  return (
+    <div class="panel" id="alerts">
+      <h2>Alerts</h2>
+      {failure && <p class="error-text">{failure}</p>}
+      <Show value={alerts} what="the alerts" retry={reload}>
+        {({ alerts: list }) => {
+          const open = list.filter((a) => a.dismissedAt === null);
+          return open.length === 0 ? (
+            <Empty>No open alert.</Empty>
+          ) : (
+            <ul class="plain">
+              {open.map((a) => (
+                <li key={a.id}>
+                  <Badge value={a.severity} /> <strong>{a.kind}</strong>
+                  {a.repo ? ` · ${a.repo}` : ''} — {a.message}{' '}
+                  <span class="muted small">
+                    {a.count > 1 ? `${a.count} times, ` : ''}last {formatTime(a.lastSeenAt)}
+                  </span>{' '}
+                  <button type="button" class="secondary small" onClick={() => void dismiss(a)}>
+                    Dismiss
+                  </button>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Show>
+    </div>
   );
 }

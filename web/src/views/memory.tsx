@@ -2,13 +2,20 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { apiGet } from '../api';
 import { Badge, Empty, formatDuration, formatTime, Show, useAsync, usd } from '../components';
+import { Clusters } from './memory-clusters';
+import { Contexts } from './memory-contexts';
+import { Knowledge } from './memory-knowledge';
+import { Preview } from './memory-preview';
+import { RepoSuggestions } from './memory-shared';
 
-type MemoryLists = {
-  integrations: unknown[];
-  contexts: unknown[];
-  clusters: unknown[];
-  knowledge: unknown[];
-};
+const SECTIONS = [
+  ['memory-contexts', 'Contexts'],
+  ['memory-clusters', 'Clusters'],
+  ['memory-knowledge', 'Knowledge'],
+  ['memory-preview', 'Preview'],
+  ['test-lab', 'Test Lab'],
+] as const;
+
 type LabSummary = {
   kind: 'corpus' | 'harness';
   id: string;
@@ -64,60 +71,36 @@ function scoreText(key: string, v: unknown): string {
   return pct(v);
 }
 
-/** Memory (read-only: what the memory routes answer) and the Test Lab runs with their per-case detail. */
+/**
+ * Memory (contexts, clusters, knowledge documents, integrations and the preview, all editable where the
+ * operator API lets them be) and the Test Lab runs with their per-case detail.
+ */
 export function Memory() {
-  const [memory, reloadMemory] = useAsync(async (signal) => {
-    const [i, c, cl, k] = await Promise.all([
-      apiGet<{ integrations: unknown[] }>('memory/integrations', {}, signal),
-      apiGet<{ contexts: unknown[] }>('memory/contexts', {}, signal),
-      apiGet<{ clusters: unknown[] }>('memory/clusters', {}, signal),
-      apiGet<{ knowledge: unknown[] }>('memory/knowledge', {}, signal),
-    ]);
-    return {
-      integrations: i.integrations,
-      contexts: c.contexts,
-      clusters: cl.clusters,
-      knowledge: k.knowledge,
-    } as MemoryLists;
-  }, []);
   const [lab, reloadLab] = useAsync((signal) => apiGet<{ runs: LabSummary[] }>('test-lab', {}, signal), []);
   const [open, setOpen] = useState<string | null>(null);
 
   return (
     <section>
       <h1>Memory &amp; Test Lab</h1>
-      <div class="panel">
-        <h2>Memory</h2>
-        <p class="muted small">
-          Read-only: memory management is not built yet, so nothing here can be changed.
-        </p>
-        <Show value={memory} what="memory" retry={reloadMemory}>
-          {(m) => (
-            <dl class="counts">
-              {(Object.keys(m) as (keyof MemoryLists)[]).map((k) => (
-                <div key={k}>
-                  <dt>{k}</dt>
-                  <dd>
-                    {m[k].length === 0 ? (
-                      <span class="muted">none recorded</span>
-                    ) : (
-                      <ul class="plain">
-                        {m[k].map((item, i) => (
-                          <li key={i}>
-                            <code>{JSON.stringify(item).slice(0, 200)}</code>
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </dd>
-                </div>
-              ))}
-            </dl>
-          )}
-        </Show>
-      </div>
+      <nav class="jump" aria-label="Sections">
+        {SECTIONS.map(([id, label]) => (
+          <button
+            key={id}
+            type="button"
+            class="link"
+            onClick={() => document.getElementById(id)?.scrollIntoView({ block: 'start' })}
+          >
+            {label}
+          </button>
+        ))}
+      </nav>
+      <RepoSuggestions />
+      <Contexts />
+      <Clusters />
+      <Knowledge />
+      <Preview />
 
-      <div class="panel">
+      <div class="panel" id="test-lab">
         <h2>Test Lab</h2>
         <Show value={lab} what="Test Lab runs" retry={reloadLab}>
           {({ runs }) =>

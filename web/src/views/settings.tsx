@@ -1,7 +1,6 @@
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError } from '../api';
-import { Empty, ErrorState, formatTime, Show, useAsync } from '../components';
+import { Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
 import { FilterRules, type FilterRule } from './filter-rules';
 
 type Section = { enabled: boolean; collapsible: boolean; defaultOpen: boolean };
@@ -493,33 +492,6 @@ type FieldProps = {
   label: string;
 };
 const idOf = (path: string) => path.replace(/\./g, '-');
-
-function Field({
-  label,
-  id,
-  error,
-  hint,
-  children,
-}: {
-  label: string;
-  id?: string;
-  error: string | null;
-  hint?: string;
-  children: ComponentChildren;
-}) {
-  return (
-    <div class={`field${error ? ' has-error' : ''}`}>
-      {id ? <label for={id}>{label}</label> : <span class="label">{label}</span>}
-      {children}
-      {hint && <p class="muted small">{hint}</p>}
-      {error && (
-        <p class="field-error" role="alert" id={id ? `${id}-error` : undefined}>
-          {error}
-        </p>
-      )}
-    </div>
-  );
-}
 
 function Check({ form, set, errorFor, path, label }: FieldProps) {
   const id = idOf(path);

@@ -1,0 +1,192 @@
+import type { Logger } from 'pino';
+import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
+import type { Clock } from '../clock.js';
+import { sanitizeStoredPolicy } from '../policy/merge.js';
+import { DEFAULT_REVIEW_POLICY } from '../policy/policy.schema.js';
+import type { AlertSeverity } from '../store/alerts.js';
+import type { Store } from '../store/index.js';
+
+/** The cron expression of `nightly-audit`: 22:30 and 23:30 UTC, one of which is 23:30 in London. */
+export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
+const HOUR = 3_600_000;
+/** A command running longer than this is stuck (as the watchdog says). */
+const STUCK_COMMAND_MS = 10 * 60_000;
+/** A repository whose last this many runs of the last day all failed gets `reviews_failing`. */
+export const FAILING_RUNS = 3;
+const SAMPLE = 5;
+
+/** The time in Europe/London as `HH:MM` (24-hour), whatever the season. */
+export function londonTime(ms: number): string {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: 'Europe/London',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(ms));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
+  return `${part('hour')}:${part('minute')}`;
+}
+
+export type AuditCheck = { count: number; sample: string[] };
+
+export type AuditArtifact =
+  | { ran: false; londonTime: string; reason: 'not_2330_in_london' }
+  | {
+      ran: true;
+      londonTime: string;
+      checks: {
+        analysedNeverPublished: AuditCheck;
+        publicationsPending: AuditCheck;
+        deadLetters: AuditCheck;
+        commandsStuck: AuditCheck;
+        deliveriesNotProcessed: AuditCheck;
+        reviewsFailing: AuditCheck;
+        budget: { budgetUsd: number | null; spentUsd: number | null; reached: boolean; known: boolean };
+      };
+      alerts: string[];
+    };
+
+export type AuditDeps = { store: Store; clock: Clock; log: Logger; alerts: AlertDeps };
+
+const check = (items: string[], count = items.length): AuditCheck => ({
+  count,
+  sample: items.slice(0, SAMPLE),
+});
+
+/**
+ * `nightly-audit` (NAMES.md "Never missing a pull request"): scheduled at 22:30 and 23:30 UTC, it runs
+ * only when it is 23:30 in Europe/London (so once a night, summer or winter; `manual` runs it whatever
+ * the time). It checks what should not be: analysed runs never published, publications pending for more
+ * than an hour, dead-lettered jobs, commands stuck running, deliveries stored and not processed for more
+ * than an hour, repositories whose last runs all failed, and the month's model spend against the
+ * policy's budget; each finding is an alert and is in the artifact.
+ */
+export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }): Promise<AuditArtifact> {
+  const { store, clock } = deps;
+  const now = clock.now();
+  const london = londonTime(now);
+  if (!opts.manual && london !== '23:30')
+    return { ran: false, londonTime: london, reason: 'not_2330_in_london' };
+  const knex = store.db.knex;
+
+  const unpublished: Array<{ review_key: string }> = await knex('runs')
+    .select('review_key')
+    .whereIn('analysis_status', ['analysed', 'degraded'])
+    .where('publish_status', 'failed')
+    .orderBy('updated_at', 'desc');
+  const pending: Array<{ review_key: string }> = await knex('runs')
+    .select('review_key')
+    .whereIn('analysis_status', ['analysed', 'degraded'])
+    .where('publish_status', 'pending')
+    .where('updated_at', '<', now - HOUR)
+    .orderBy('updated_at', 'asc');
+  const dead: Array<{ id: number; queue: string; dead_reason: string | null }> = await knex('jobs')
+    .select('id', 'queue', 'dead_reason')
+    .where('status', 'dead')
+    .orderBy('id', 'desc');
+  const stuck = await store.commands.runningSince(now - STUCK_COMMAND_MS, 100);
+  const notProcessed: Array<{ id: string }> = await knex('deliveries')
+    .select('id')
+    .where('status', 'queued')
+    .where('received_at', '<', now - HOUR)
+    .orderBy('received_at', 'asc')
+    .limit(1000);
+  const recent: Array<{ repo: string; status: string }> = await knex('runs')
+    .select('repo', 'status')
+    .where('created_at', '>=', now - 24 * HOUR)
+    .whereIn('status', ['completed', 'failed'])
+    .orderBy('created_at', 'desc')
+    .limit(10_000);
+  const lastRuns = new Map<string, string[]>();
+  for (const r of recent) {
+    const list = lastRuns.get(r.repo) ?? [];
+    if (list.length < FAILING_RUNS) list.push(r.status);
+    lastRuns.set(r.repo, list);
+  }
+  const failing = [...lastRuns]
+    .filter(([, statuses]) => statuses.length === FAILING_RUNS && statuses.every((s) => s === 'failed'))
+    .map(([repo]) => repo)
+    .sort();
+
+  const stored = await store.policy.get();
+  const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
+  const budgetUsd = policy.monthlyModelBudgetUsd;
+  const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
+  const usage = await store.reads.usage(monthStart, now + 1);
+  const spentUsd = usage.model.costUsd;
+  const known = usage.model.complete && spentUsd !== null;
+  const reached = budgetUsd !== null && known && spentUsd! >= budgetUsd;
+
+  const checks = {
+    analysedNeverPublished: check(unpublished.map((r) => r.review_key)),
+    publicationsPending: check(pending.map((r) => r.review_key)),
+    deadLetters: check(
+      dead.map((j) => `job ${j.id} (${j.queue}${j.dead_reason ? `: ${j.dead_reason}` : ''})`),
+    ),
+    commandsStuck: check(stuck.map((c) => `${c.id} (${c.kind})`)),
+    deliveriesNotProcessed: check(notProcessed.map((d) => d.id)),
+    reviewsFailing: check(failing),
+    budget: { budgetUsd, spentUsd, reached, known },
+  };
+
+  const raised: string[] = [];
+  const raise = async (
+    kind: string,
+    severity: AlertSeverity,
+    message: string,
+    repo: string | null = null,
+    key?: string,
+  ) => {
+    await raiseAlertQuietly(deps.alerts, { kind, repo, severity, message, key });
+    raised.push(kind);
+  };
+  const list = (c: AuditCheck) => `${c.sample.join(', ')}${c.count > c.sample.length ? ', …' : ''}`;
+  const inconsistency = async (key: string, c: AuditCheck, what: string) => {
+    if (c.count > 0)
+      await raise(
+        'audit_inconsistency',
+        'warning',
+        `nightly audit: ${c.count} ${what}: ${list(c)}`,
+        null,
+        key,
+      );
+  };
+  await inconsistency(
+    'analysed_never_published',
+    checks.analysedNeverPublished,
+    'analysed run(s) never published',
+  );
+  await inconsistency(
+    'publications_pending',
+    checks.publicationsPending,
+    'publication(s) pending for more than an hour',
+  );
+  await inconsistency('commands_stuck', checks.commandsStuck, 'command(s) stuck running');
+  await inconsistency(
+    'deliveries_not_processed',
+    checks.deliveriesNotProcessed,
+    'delivery(ies) stored and not processed for more than an hour',
+  );
+  if (checks.deadLetters.count > 0) {
+    await raise(
+      'dead_letters',
+      'critical',
+      `${checks.deadLetters.count} job(s) are dead-lettered: ${list(checks.deadLetters)}`,
+    );
+  }
+  for (const repo of failing) {
+    await raise('reviews_failing', 'critical', `The last ${FAILING_RUNS} reviews of ${repo} failed`, repo);
+  }
+  if (reached) {
+    await raise(
+      'budget_reached',
+      'critical',
+      `This month's model spend $${spentUsd!.toFixed(2)} has reached the budget of $${budgetUsd!.toFixed(2)}: automatic reviews are refused`,
+    );
+  }
+  deps.log.info(
+    { event: 'nightly-audit', alerts: raised.length },
+    `nightly audit: ${raised.length} finding(s)`,
+  );
+  return { ran: true, londonTime: london, checks, alerts: raised };
+}

@@ -1,0 +1,199 @@
+import type { Logger } from 'pino';
+import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
+import type { Clock } from '../clock.js';
+import { requestReview } from '../review/request.js';
+import type { Store } from '../store/index.js';
+import { splitFullName } from '../store/repositories.js';
+
+/** How far back the loop looks at the App's webhook deliveries (NAMES.md: the last 72 hours). */
+export const REDELIVERY_WINDOW_MS = 72 * 3_600_000;
+/** Most redeliveries one pass asks GitHub for. */
+export const MAX_REDELIVERIES_PER_PASS = 50;
+/** The trigger of a review the loop queues for a head that has no run. */
+export const CATCH_UP_TRIGGER = 'catch_up';
+
+/** One attempt to deliver a webhook, as `GET /app/hook/deliveries` lists it. */
+export type HookDelivery = {
+  /** The attempt's id (what `POST /app/hook/deliveries/{id}/attempts` takes). */
+  id: number;
+  /** The delivery's GUID: the `x-github-delivery` header, shared by every attempt of one delivery. */
+  guid: string;
+  /** When the attempt was made (ms since the epoch). */
+  deliveredAt: number;
+  /** The HTTP status our endpoint answered (0 or null: no answer). */
+  statusCode: number | null;
+  event: string;
+  action: string | null;
+};
+
+/** An open pull request as `GET /repos/{owner}/{repo}/pulls?state=open` lists it. */
+export type OpenPullRequest = {
+  number: number;
+  headSha: string;
+  baseRef: string;
+  headRef: string;
+  title: string;
+  author: string | null;
+  draft: boolean;
+};
+
+/** The GitHub calls of the loop: App-level (JWT) for deliveries, the installation's for pull requests. */
+export type CatchUpGitHub = {
+  /** The App's delivery attempts made at or after `since`, newest first (cursor pagination, stops at `since`). */
+  deliveries(since: number): Promise<HookDelivery[]>;
+  /** Asks GitHub to deliver the attempt `id` again. */
+  redeliver(id: number): Promise<void>;
+  /** Every open pull request of `repo`. */
+  openPullRequests(repo: string, installationId: number): Promise<OpenPullRequest[]>;
+};
+
+export type CatchUpDeps = {
+  store: Store;
+  /** Where the pass's alerts go (`webhook_deliveries_failed`, `redelivery_failed`); absent: none raised. */
+  alerts?: AlertDeps;
+  /** Null without App credentials: the pass then does nothing and says why. */
+  github: CatchUpGitHub | null;
+  clock: Clock;
+  log: Logger;
+};
+
+export type CatchUpArtifact = {
+  /** The GUIDs GitHub was asked to deliver again. */
+  redelivered: string[];
+  /** Review keys of the catch-up reviews queued. */
+  enqueued: string[];
+  /** Failed deliveries left for the next pass (over the per-pass cap). */
+  deferred: number;
+  /** What could not be done, one line each (a failed redelivery, a repository GitHub refused to list). */
+  errors: string[];
+  skipped?: 'app_credentials_missing';
+};
+
+/**
+ * One pass of `pr-agent-loop` (NAMES.md "Never missing a pull request"): GitHub never redelivers a failed
+ * webhook on its own, so (1) every delivery of the last 72 hours that no attempt delivered (no 2xx) and
+ * that this store does not hold is redelivered, the latest attempt's id, at most 50 a pass; (2) every open
+ * pull request of an enabled, installed repository whose head has no run gets a review (trigger
+ * `catch_up`; the worker's admission applies the automatic rules: branches, drafts, `review.auto`). A
+ * failure of one redelivery or one repository is recorded and the pass goes on.
+ */
+export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
+  const { store, github, log } = deps;
+  const artifact: CatchUpArtifact = { redelivered: [], enqueued: [], deferred: 0, errors: [] };
+  if (!github) return { ...artifact, skipped: 'app_credentials_missing' };
+
+  const now = deps.clock.now();
+  let attempts: HookDelivery[] = [];
+  try {
+    attempts = await github.deliveries(now - REDELIVERY_WINDOW_MS);
+  } catch (error) {
+    artifact.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
+  }
+  const latest = new Map<string, HookDelivery>();
+  const delivered = new Set<string>();
+  for (const attempt of attempts) {
+    if (attempt.deliveredAt < now - REDELIVERY_WINDOW_MS) continue;
+    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
+      delivered.add(attempt.guid);
+    }
+    const seen = latest.get(attempt.guid);
+    if (
+      !seen ||
+      attempt.deliveredAt > seen.deliveredAt ||
+      (attempt.deliveredAt === seen.deliveredAt && attempt.id > seen.id)
+    ) {
+      latest.set(attempt.guid, attempt);
+    }
+  }
+  const failed: HookDelivery[] = [];
+  for (const [guid, attempt] of latest) {
+    if (delivered.has(guid)) continue;
+    // Stored here (recorded, or its dedupe marker still held): it reached us, whatever GitHub noted.
+    if ((await store.deliveries.get(guid)) || (await store.deliveries.markerExists(guid))) continue;
+    failed.push(attempt);
+  }
+  // Oldest first, so a backlog drains in the order GitHub sent it.
+  failed.sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
+  artifact.deferred = Math.max(0, failed.length - MAX_REDELIVERIES_PER_PASS);
+  for (const attempt of failed.slice(0, MAX_REDELIVERIES_PER_PASS)) {
+    try {
+      await github.redeliver(attempt.id);
+      artifact.redelivered.push(attempt.guid);
+    } catch (error) {
+      artifact.errors.push(
+        `redelivery of ${attempt.guid} (${attempt.event}) failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  for (const repo of await store.repositories.list()) {
+    if (!repo.installed || repo.installationId === null || repo.config?.enabled !== true) continue;
+    let open: OpenPullRequest[];
+    try {
+      open = await github.openPullRequests(repo.fullName, repo.installationId);
+    } catch (error) {
+      artifact.errors.push(
+        `listing the open pull requests of ${repo.fullName} failed: ${(error as Error).message}`,
+      );
+      continue;
+    }
+    for (const pr of open) {
+      const runs = await store.runs.listForPr(repo.fullName, pr.number);
+      if (runs.some((run) => run.headSha === pr.headSha)) continue;
+      await store.pullRequests.upsert({
+        repo: repo.fullName,
+        number: pr.number,
+        headSha: pr.headSha,
+        baseRef: pr.baseRef,
+        headRef: pr.headRef,
+        title: pr.title,
+        author: pr.author,
+        draft: pr.draft,
+        installationId: repo.installationId,
+      });
+      const { owner, name } = splitFullName(repo.fullName);
+      const result = await requestReview(store, {
+        owner,
+        repo: name,
+        number: pr.number,
+        headSha: pr.headSha,
+        installationId: repo.installationId,
+        trigger: CATCH_UP_TRIGGER,
+      });
+      artifact.enqueued.push(result.run.reviewKey);
+    }
+  }
+  if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length > 0) {
+    log.info(
+      {
+        event: 'catch-up',
+        redelivered: artifact.redelivered.length,
+        enqueued: artifact.enqueued.length,
+        deferred: artifact.deferred,
+        errors: artifact.errors.length,
+      },
+      `pr-agent-loop: ${artifact.redelivered.length} deliveries redelivered, ${artifact.enqueued.length} catch-up reviews queued`,
+    );
+  }
+  for (const error of artifact.errors) log.warn({ event: 'catch-up-error' }, `pr-agent-loop: ${error}`);
+  if (deps.alerts && failed.length > 0) {
+    await raiseAlertQuietly(deps.alerts, {
+      kind: 'webhook_deliveries_failed',
+      repo: null,
+      severity: 'warning',
+      message: `${failed.length} webhook deliveries of the last 72 hours never reached Verdict; ${artifact.redelivered.length} were redelivered${artifact.deferred > 0 ? `, ${artifact.deferred} wait for the next pass` : ''}`,
+    });
+  }
+  const refused = artifact.errors.filter(
+    (e) => e.startsWith('redelivery of ') || e.startsWith('listing the App'),
+  );
+  if (deps.alerts && refused.length > 0) {
+    await raiseAlertQuietly(deps.alerts, {
+      kind: 'redelivery_failed',
+      repo: null,
+      severity: 'critical',
+      message: `pr-agent-loop could not recover missed webhooks: ${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}`,
+    });
+  }
+  return artifact;
+}

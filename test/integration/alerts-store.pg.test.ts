@@ -1,0 +1,3 @@
+import { alertStoreSuite } from './alerts-store-suite.js';
+
+describe('alert store on PostgreSQL', () => alertStoreSuite('pg'));

@@ -1,0 +1,3 @@
+import { memoryStoreSuite } from './memory-store-suite.js';
+
+describe('memory store on SQLite', () => memoryStoreSuite('sqlite'));

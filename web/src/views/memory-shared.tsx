@@ -1,0 +1,99 @@
+import { ApiError, apiGet } from '../api';
+import { useAsync } from '../components';
+
+/** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
+export type MemoryContext = {
+  id: string;
+  repo: string | null;
+  paths: string[];
+  title: string;
+  body: string;
+  enabled: boolean;
+  source: 'operator' | 'comment' | 'feedback';
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+  createdBy: string;
+};
+
+export type ClusterAction = 'none' | 'suppress' | 'keep';
+export type MemoryCluster = {
+  id: string;
+  repo: string;
+  label: string;
+  action: ClusterAction;
+  size: number;
+  exemplar: { title: string; body: string; category: string | null; path: string | null };
+  feedback: { up: number; down: number; dismissed: number; addressed: number };
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type KnowledgeSummary = {
+  repo: string;
+  path: string;
+  title: string;
+  revision: number;
+  updatedAt: string;
+  bytes: number;
+};
+export type KnowledgeDocument = {
+  repo: string;
+  path: string;
+  title: string;
+  body: string;
+  revision: number;
+  updatedAt: string;
+};
+
+/** The text limits the API enforces (docs/memory.md "Records"); the forms count against them. */
+export const LIMITS = { title: 200, contextBody: 4000, knowledgeBody: 20_000, paths: 50 } as const;
+
+/** Rows a list page asks for (the API's default and the most it answers is 100). */
+export const PAGE = 50;
+
+/** A field error of the API (`invalid_request` naming a field), as the forms keep it. */
+export type FieldError = { path: string; message: string } | null;
+
+/** The error's message when it names `path` or a part of it (`paths` for `paths.1`). */
+export function errorAt(error: FieldError, path: string): string | null {
+  return error && (error.path === path || error.path.startsWith(`${path}.`)) ? error.message : null;
+}
+
+/** The current revision a 409 `revision_conflict` names, else null. */
+export function conflictRevision(err: unknown): number | null {
+  if (!(err instanceof ApiError) || err.status !== 409 || err.code !== 'revision_conflict') return null;
+  const revision = (err.body as { revision?: unknown } | null)?.revision;
+  return typeof revision === 'number' ? revision : null;
+}
+
+/**
+ * Whether a cluster's findings are withheld from reviews now: action `suppress`, or at least two
+ * dismissals and no 👍 unless its action is `keep` (the server's `clusterSuppresses`, docs/memory.md
+ * "Suppression").
+ */
+export function suppresses(c: Pick<MemoryCluster, 'action' | 'feedback'>): boolean {
+  if (c.action === 'suppress') return true;
+  if (c.action === 'keep') return false;
+  return c.feedback.dismissed >= 2 && c.feedback.up === 0;
+}
+
+/** The id of the `<datalist>` of known repositories that the memory forms' repository inputs offer. */
+export const REPOS_LIST = 'memory-repos';
+
+/** The known repositories (`GET /repos`) as suggestions for the repository inputs; typing any other works. */
+export function RepoSuggestions() {
+  const [repos] = useAsync((signal) => apiGet<{ repos: { fullName: string }[] }>('repos', {}, signal), []);
+  return (
+    <datalist id={REPOS_LIST}>
+      {(repos.data?.repos ?? []).map((r) => (
+        <option key={r.fullName} value={r.fullName} />
+      ))}
+    </datalist>
+  );
+}
+
+/** A character counter for a text field with a limit. */
+export const counted = (value: string, max: number) =>
+  `${value.length} / ${max.toLocaleString('en')} characters`;
