@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -295,22 +296,41 @@ describe('verdict jobs run pr-agent-loop (the CLI, against a local fake GitHub)'
     await store.close();
     const keyFile = join(dir, 'app.pem');
     writeFileSync(keyFile, privateKey);
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(['jobs', 'run', 'pr-agent-loop', '--db', db], {
-      stdout: (text) => out.push(text),
-      stderr: (text) => err.push(text),
-      env: {
-        APP_ID: '4242',
-        PRIVATE_KEY_PATH: keyFile,
-        GITHUB_WEBHOOK_SECRET: 'secret',
-        GHE_HOST: host,
-        GHE_PROTOCOL: 'http',
-        LOG_LEVEL: 'silent',
+    // The installed CLI in its own process, as an operator runs it (nothing of it stays in this one).
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
+      (resolve) => {
+        execFile(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            join(process.cwd(), 'src/cli/entry.ts'),
+            'jobs',
+            'run',
+            'pr-agent-loop',
+            '--db',
+            db,
+          ],
+          {
+            cwd: process.cwd(),
+            timeout: 120_000,
+            env: {
+              PATH: process.env.PATH ?? '',
+              APP_ID: '4242',
+              PRIVATE_KEY_PATH: keyFile,
+              GITHUB_WEBHOOK_SECRET: 'secret',
+              GHE_HOST: host,
+              GHE_PROTOCOL: 'http',
+              LOG_LEVEL: 'silent',
+            },
+          },
+          (error, out, err) =>
+            resolve({ code: error ? Number(error.code ?? 1) : 0, stdout: out, stderr: err }),
+        );
       },
-      isTty: false,
-    });
-    expect({ code, err }).toEqual({ code: 0, err: [] });
+    );
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const out = [stdout];
     const printed = JSON.parse(out.join('\n'));
     expect(printed).toMatchObject({
       job: 'pr-agent-loop',
