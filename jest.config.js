@@ -47,4 +47,8 @@ const defaultProject = {
 export default {
   projects: process.env.VERDICT_TEST_PG ? [pgProject] : [defaultProject],
   testTimeout: 30000,
+  // Jest's ESM module registries leak across test files: on 2 cores (one worker, which Jest would run in
+  // its own process) the whole suite grew past Node's heap limit. With a limit, tests run in a worker that
+  // is restarted when it holds more than this after a file.
+  workerIdleMemoryLimit: '1GB',
 };
