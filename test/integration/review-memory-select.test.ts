@@ -149,15 +149,13 @@ describe('selectReviewMemory', () => {
   test('linked issues over their token budget: the first ones kept, the rest counted', async () => {
     const scope = nock(API);
     for (const n of [1, 2, 3, 4, 5]) {
-      scope
-        .get(`/repos/acme/web/issues/${n}`)
-        .reply(200, {
-          id: n,
-          number: n,
-          state: 'open',
-          title: `Issue ${n}`,
-          body: 'It fails when it runs. '.repeat(170),
-        });
+      scope.get(`/repos/acme/web/issues/${n}`).reply(200, {
+        id: n,
+        number: n,
+        state: 'open',
+        title: `Issue ${n}`,
+        body: 'It fails when it runs. '.repeat(170),
+      });
     }
     const memory = await selectReviewMemory({ store: t.store, gh }, { ...TARGET, body: '#1 #2 #3 #4 #5' });
     expect(scope.pendingMocks()).toEqual([]);
