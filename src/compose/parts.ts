@@ -221,6 +221,9 @@ export function reviewEngineFor(
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
     validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
+    ...(!config.validation.enabled && {
+      validationSwitch: config.validation.switch === 'off' ? 'off' : 'auto',
+    }),
     evidence: {
       enabled: config.evidence.enabled,
       requireArtifacts: config.evidence.requireArtifacts,
@@ -238,7 +241,7 @@ export function reviewEngineFor(
   });
 }
 
-/** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */
+/** Repo-native validation as the config says (null when off: the operator's switch, or no executor). */
 export function reviewValidatorFor(store: Store, config: Config, clock: Clock): ReviewValidator | null {
   const v = config.validation;
   if (!v.enabled) return null;

@@ -135,6 +135,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
     github: repositoryGitHubFor(probot, store, config),
+    server: { validation: { switch: config.validation.switch, running: config.validation.enabled } },
   };
   // One listener for both caches: it runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {

@@ -350,9 +350,8 @@ const rateDollars = z
 
 const validation = {
   VERDICT_VALIDATION_ENABLED: v(
-    "Run the repository's own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).",
+    "The operator's switch for running the repository's own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md). Unset: on when an executor is available (bwrap on PATH, E2B_API_KEY, or the local executor allowed); 0 turns it off whatever the policy says, 1 turns it on.",
     flag,
-    'false',
   ),
   VERDICT_VALIDATION_EVIDENCE_WAIT_MS: v(
     'How long the model call waits for validation results to use them as evidence; later results still reach the review body.',

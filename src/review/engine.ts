@@ -50,6 +50,8 @@ export type ReviewEngineDeps = {
   log: Logger;
   /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
   validation?: ReviewValidator | null;
+  /** With no validator: why the server runs none, stated in every review (absent: no validation section). */
+  validationSwitch?: 'off' | 'auto';
   /** Evidence artifacts (review-engine 2.6, docs/evidence.md); absent or null: off. */
   evidence?: EvidenceSettings | null;
 };
@@ -241,6 +243,7 @@ class ReviewJob implements ReviewSession {
       validating = startValidation({
         ...s,
         validator: deps.validation,
+        ...(deps.validationSwitch && { serverSwitch: deps.validationSwitch }),
         admitted: a,
         changed,
         signal: validationSignal,

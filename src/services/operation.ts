@@ -45,6 +45,14 @@ export type ServiceDeps = {
    * it); absent or null without App credentials.
    */
   github?: RepositoryGitHub | null;
+  /** What this server runs whatever the policy says, shown beside it (`GET /settings` `server`). */
+  server?: ServerState;
+};
+
+/** The operator's switches as this process resolved them (docs/validation.md). */
+export type ServerState = {
+  /** `VERDICT_VALIDATION_ENABLED` (`auto`: unset) and whether the validator runs here. */
+  validation: { switch: 'on' | 'off' | 'auto'; running: boolean };
 };
 
 /**
