@@ -20,6 +20,7 @@ import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
 import { selectProviders } from '../review/providers/index.js';
+import { providersForRepo } from '../review/providers/repo-model.js';
 import { QueueWorker } from '../worker/runner.js';
 import { dispatchStoredDelivery, webhookJobHandler } from '../worker/webhook-consumer.js';
 import { hostname } from 'node:os';
@@ -212,10 +213,12 @@ export function reviewEngineFor(
   log: Logger,
   opts: { clock?: Clock; ids?: IdGenerator } = {},
 ): ReviewExecutor {
+  const providers = selectProviders(config.review.providers);
   const engine = createReviewEngine({
     store,
     config: config.review,
-    providers: selectProviders(config.review.providers),
+    providers,
+    providersFor: (repoModel) => providersForRepo(providers, config.review.providers, repoModel),
     github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,

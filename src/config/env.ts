@@ -70,7 +70,7 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 }
 
 /** The spec's neutral provider words, named in the error to point at the real value. */
-const SPEC_WORDS: Record<string, string> = {
+export const SPEC_PROVIDER_WORDS: Record<string, string> = {
   gateway: 'openrouter',
   direct_a: 'openai',
   direct_b: 'anthropic',
@@ -85,7 +85,7 @@ const provider = z
   .pipe(
     z.enum(PROVIDER_NAMES, {
       error: (iss) => {
-        const hint = SPEC_WORDS[String(iss.input)];
+        const hint = SPEC_PROVIDER_WORDS[String(iss.input)];
         return `must be one of ${PROVIDER_NAMES.join(', ')} (got "${String(iss.input)}"${hint ? `; use "${hint}"` : ''})`;
       },
     }),

@@ -24,6 +24,7 @@ import { parseStage, type Parsed } from './parse.stage.js';
 import { planStage } from './plan.stage.js';
 import { promptStage } from './prompt.stage.js';
 import type { ProviderSelection } from './providers/index.js';
+import { repoModelOf, type RepoModel } from './providers/repo-model.js';
 import {
   recordFailedAnalysis,
   recordRefusal,
@@ -50,6 +51,11 @@ export type ReviewEngineDeps = {
   log: Logger;
   /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
   validation?: ReviewValidator | null;
+  /**
+   * The providers of a repository whose operator configuration sets `model` (providers/repo-model.ts);
+   * absent: `providers` review every repository.
+   */
+  providersFor?: (repoModel: RepoModel) => ProviderSelection;
   /** With no validator: why the server runs none, stated in every review (absent: no validation section). */
   validationSwitch?: 'off' | 'auto';
   /** Evidence artifacts (review-engine 2.6, docs/evidence.md); absent or null: off. */
@@ -110,6 +116,7 @@ export function createReviewEngine(deps: ReviewEngineDeps): ReviewEngine {
 
 class ReviewJob implements ReviewSession {
   private admitted: Admitted | null = null;
+  private providers: ProviderSelection | null = null;
   private readonly trace: RunTrace;
   private readonly scope: RunScope;
   private readonly log: Logger;
@@ -274,7 +281,7 @@ class ReviewJob implements ReviewSession {
     const settings = verificationSettings(
       deps.config.verification,
       a.standalone.review.verification,
-      deps.providers.primary.name,
+      s.providers.primary.name,
     );
     const verified = await trace.stage(verifyStage, { ...s, gathered, parsed, settings });
     const candidates = { ...parsed, outputs: verified.outputs };
@@ -298,7 +305,9 @@ class ReviewJob implements ReviewSession {
 
   /** What every stage may read: the run, the pull request, the policy, the configuration, the model env. */
   private shared(a: Admitted) {
-    const { store, config, providers, clock } = this.deps;
+    const { store, config, clock } = this.deps;
+    this.providers ??= this.providersOf(a);
+    const providers = this.providers;
     const { signal } = this.ctx;
     const span = this.trace.span;
     const env: ModelCallEnv = { clock, signal, span, contextTokens: config.contextTokens };
@@ -315,6 +324,12 @@ class ReviewJob implements ReviewSession {
       span,
       env,
     };
+  }
+
+  /** The server's providers, or the repository's own when its operator configuration sets `model`. */
+  private providersOf(a: Admitted): ProviderSelection {
+    const repoModel = repoModelOf(a.operatorConfig);
+    return repoModel && this.deps.providersFor ? this.deps.providersFor(repoModel) : this.deps.providers;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { FallbackProvider } from './providers/repo-model.js';
 import type { Logger } from 'pino';
 import { processEvidence } from '../evidence/artifacts.js';
 import type { ArtifactStorage } from '../evidence/storage.js';
@@ -142,12 +143,20 @@ async function record(input: RecordInput): Promise<Recorded> {
 }
 
 /** The run's warnings: what gathering, planning, reading the answers and merging noted. */
-function warningsOf({ gathered, plan, parsed, merged }: RecordInput): string[] {
+function warningsOf({ gathered, plan, parsed, merged, providers }: RecordInput): string[] {
+  const primary = providers.primary;
+  const fellBack =
+    primary instanceof FallbackProvider && primary.fellBack > 0
+      ? [
+          `model fallback: ${primary.fellBack} call(s) answered by ${primary.fallback.name}/${primary.fallback.model} after ${primary.primary.name}/${primary.primary.model} failed (the repository configuration's model.fallbackProvider)`,
+        ]
+      : [];
   return [
     ...gathered.instructions.notes.map((n) => `repository instructions: ${n}`),
     ...plan.notes.map((n) => `surrounding code: ${n}`),
     ...parsed.warnings,
     ...merged.warnings,
+    ...fellBack,
   ];
 }
 

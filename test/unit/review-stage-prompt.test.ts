@@ -1,3 +1,4 @@
+import { DEFAULT_REVIEW_POLICY } from '../../src/policy/policy.schema.js';
 import type { PullRequestFacts } from '../../src/review/gather.js';
 import { promptStage, type PromptInput } from '../../src/review/prompt.stage.js';
 import { REVIEW_OUTPUT_FIELDS } from '../../src/review/output.schema.js';
@@ -26,7 +27,7 @@ function input(over: Partial<PromptInput> = {}): PromptInput {
   return {
     run: runScope(),
     pr: PR,
-    policy: { customInstructions: 'Mind the cache invariants.' },
+    policy: { ...DEFAULT_REVIEW_POLICY, customInstructions: 'Mind the cache invariants.' },
     gathered: {
       paths: ['src/cache.ts', 'src/store.ts'],
       prior: [],
@@ -218,5 +219,36 @@ describe('stage prompt', () => {
       validationEvidence: true,
       incremental: false,
     });
+  });
+});
+
+describe('autoApprove.instructions reach the model only when auto approval is possible', () => {
+  const criteria = 'Approve only dependency bumps with a changelog entry.';
+  const approving = (over: Record<string, unknown> = {}) => ({
+    ...DEFAULT_REVIEW_POLICY,
+    autoApprove: { ...DEFAULT_REVIEW_POLICY.autoApprove, enabled: true, instructions: criteria, ...over },
+  });
+
+  test('auto approval on and the pull request passes its gate: the criteria are in the system prompt', async () => {
+    const { system } = await promptStage.run(input({ policy: approving() }));
+    expect(system).toContain('Auto approval: Verdict approves this pull request on its own only when');
+    expect(system).toContain(criteria);
+  });
+
+  test('not possible: auto approval off, a draft, approval filters that do not match, or no text', async () => {
+    const off = { ...approving(), autoApprove: { ...approving().autoApprove, enabled: false } };
+    const notMatching = approving({
+      filters: [{ conditions: [{ field: 'label', operator: 'is', values: ['deps'] }] }],
+    });
+    for (const i of [
+      input({ policy: off }),
+      input({ policy: approving(), pr: { ...PR, draft: true } }),
+      input({ policy: notMatching }),
+      input({ policy: approving({ instructions: '   ' }) }),
+    ]) {
+      const { system } = await promptStage.run(i);
+      expect(system).not.toContain('Auto approval:');
+      expect(system).not.toContain(criteria);
+    }
   });
 });

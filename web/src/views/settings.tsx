@@ -384,6 +384,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
           path="memoryRuleCreation"
           label="Who may create memory rules"
           options={['ADMINS_ONLY', 'MEMBERS', 'EVERYONE']}
+          hint="Stored, with no effect: `@verdict learn` is authorized as the manual review commands are (docs/memory.md)."
         />
         <Field
           label="Paused authors"
@@ -556,11 +557,19 @@ function NumberInput({
   );
 }
 
-function Choice({ form, set, errorFor, path, label, options }: FieldProps & { options: string[] }) {
+function Choice({
+  form,
+  set,
+  errorFor,
+  path,
+  label,
+  options,
+  hint,
+}: FieldProps & { options: string[]; hint?: string }) {
   const id = idOf(path);
   const error = errorFor(path);
   return (
-    <Field label={label} id={id} error={error}>
+    <Field label={label} id={id} error={error} {...(hint !== undefined && { hint })}>
       <select
         id={id}
         value={String(getAt(form, path))}
