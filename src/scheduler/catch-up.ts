@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { requestReview } from '../review/request.js';
+import { writeTransaction } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
 
@@ -137,31 +138,39 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
       );
       continue;
     }
+    const missing: OpenPullRequest[] = [];
     for (const pr of open) {
       const runs = await store.runs.listForPr(repo.fullName, pr.number);
-      if (runs.some((run) => run.headSha === pr.headSha)) continue;
-      await store.pullRequests.upsert({
-        repo: repo.fullName,
-        number: pr.number,
-        headSha: pr.headSha,
-        baseRef: pr.baseRef,
-        headRef: pr.headRef,
-        title: pr.title,
-        author: pr.author,
-        draft: pr.draft,
-        installationId: repo.installationId,
-      });
-      const { owner, name } = splitFullName(repo.fullName);
-      const result = await requestReview(store, {
-        owner,
-        repo: name,
-        number: pr.number,
-        headSha: pr.headSha,
-        installationId: repo.installationId,
-        trigger: CATCH_UP_TRIGGER,
-      });
-      artifact.enqueued.push(result.run.reviewKey);
+      if (!runs.some((run) => run.headSha === pr.headSha)) missing.push(pr);
     }
+    if (missing.length === 0) continue;
+    const { owner, name } = splitFullName(repo.fullName);
+    const installationId = repo.installationId;
+    // One commit per repository: a first pass over a backlog is not one fsync per pull request.
+    const keys = await writeTransaction(store.db.knex, async (trx) => {
+      const queued: string[] = [];
+      for (const pr of missing) {
+        await store.pullRequests.upsert(
+          {
+            repo: repo.fullName,
+            number: pr.number,
+            headSha: pr.headSha,
+            baseRef: pr.baseRef,
+            headRef: pr.headRef,
+            title: pr.title,
+            author: pr.author,
+            draft: pr.draft,
+            installationId,
+          },
+          trx,
+        );
+        const request = { owner, repo: name, number: pr.number, headSha: pr.headSha, installationId };
+        const result = await requestReview(store, { ...request, trigger: CATCH_UP_TRIGGER }, trx);
+        queued.push(result.run.reviewKey);
+      }
+      return queued;
+    });
+    artifact.enqueued.push(...keys);
   }
   if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length > 0) {
     log.info(
