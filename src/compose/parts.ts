@@ -19,6 +19,8 @@ import { reviewFlow } from '../worker/review-flow.js';
 import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
+import { deadLettered, reviewFailed } from '../alerts/moments.js';
+import type { AlertDeps } from '../alerts/raise.js';
 import { selectProviders } from '../review/providers/index.js';
 import { providersForRepo } from '../review/providers/repo-model.js';
 import { QueueWorker } from '../worker/runner.js';
@@ -223,6 +225,7 @@ export function reviewEngineFor(
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
+    alerts: alertDepsFor(store, config, log),
     validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
     ...(!config.validation.enabled && {
       validationSwitch: config.validation.switch === 'off' ? 'off' : 'auto',
@@ -323,6 +326,7 @@ export function createWebhookWorker(
         afterJob?.();
       }
     },
+    onDeadLetter: (e) => deadLettered(alertDepsFor(store, config, log), e),
     log,
     pollMs: 1000,
     timers,
@@ -347,9 +351,17 @@ export function createReviewWorker(
     owner: `${config.worker.id}:${process.pid}`,
     leaseMs: config.worker.leaseMs,
     concurrency: Math.min(config.worker.concurrency, config.worker.maxJobs),
-    handler: reviewJobHandler(store, executor, log),
+    handler: reviewJobHandler(store, executor, log, {
+      onRunFailed: (repo) => reviewFailed(alertDepsFor(store, config, log), repo),
+    }),
+    onDeadLetter: (e) => deadLettered(alertDepsFor(store, config, log), e),
     log,
     pollMs: 1000,
     timers,
   });
+}
+
+/** Where a process's alerts go: the store, the watchdog URL and Telegram as the config says. */
+export function alertDepsFor(store: Store, config: Config, log: Logger): AlertDeps {
+  return { store, log: log.child({ name: 'alerts' }), config: config.scheduler };
 }

@@ -23,6 +23,7 @@ import type { ModelCallEnv } from './model-call.js';
 import { parseStage, type Parsed } from './parse.stage.js';
 import { planStage } from './plan.stage.js';
 import { promptStage } from './prompt.stage.js';
+import type { AlertDeps } from '../alerts/raise.js';
 import type { ProviderSelection } from './providers/index.js';
 import { repoModelOf, type RepoModel } from './providers/repo-model.js';
 import {
@@ -49,6 +50,8 @@ export type ReviewEngineDeps = {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /** Where the moment alerts go (`budget_reached` at admission); absent: none. */
+  alerts?: AlertDeps;
   /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
   validation?: ReviewValidator | null;
   /**
