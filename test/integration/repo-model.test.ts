@@ -5,7 +5,16 @@ import { selectProviders } from '../../src/review/providers/select.js';
 import { ModelCallError, type ModelProvider } from '../../src/review/providers/types.js';
 import { runResultSchema } from '../../src/review/run-result.js';
 import { TOKENS } from '../helpers/operator.js';
-import { OPENAI, completion, github, review, reviewHarness } from '../helpers/review-harness.js';
+import {
+  HEAD,
+  HEAD2,
+  OPENAI,
+  completion,
+  github,
+  pull,
+  review,
+  reviewHarness,
+} from '../helpers/review-harness.js';
 
 /**
  * The operator repository configuration's `model` takes effect (issue 36 item 4): provider, model,
@@ -159,14 +168,14 @@ describe('reasoning effort reaches the provider that takes it', () => {
 describe('a review of a repository whose operator configuration sets model', () => {
   const h = reviewHarness();
 
-  async function configure(model: Record<string, unknown>) {
+  async function configure(model: Record<string, unknown>, body: Record<string, unknown> = { model }) {
     const res = await fetch(`${h.app.baseUrl}/operator/api/repos/acme%2Fweb`, {
       method: 'PATCH',
       headers: {
         authorization: `Bearer ${TOKENS.VERDICT_OPERATOR_ADMIN_TOKEN}`,
         'content-type': 'application/json',
       },
-      body: JSON.stringify({ model }),
+      body: JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as any };
   }
@@ -227,5 +236,21 @@ describe('a review of a repository whose operator configuration sets model', () 
     );
     const spans = (await h.spansOf(run)).spans.filter((s: any) => s.kind === 'model');
     expect(spans.map((s: any) => s.attributes?.provider ?? s.provider)).toContain('anthropic');
+  }, 60_000);
+
+  test('branches.include: [master] makes a pull request into master reviewed (it was refused before)', async () => {
+    await h.start({ ...ENV, VERDICT_VERIFICATION: '0' });
+    const intoMaster = (sha: string) =>
+      github(pull({ head: { sha, ref: 'fix' }, base: { ref: 'master', repo: { default_branch: 'main' } } }));
+    intoMaster(HEAD);
+    expect(await h.reviewRun()).toMatchObject({ status: 'skipped', reason: 'auto_review_disabled' });
+    expect((await configure({}, { branches: { include: ['master'] } })).status).toBe(200);
+    intoMaster(HEAD2);
+    nock(OPENAI)
+      .post('/v1/chat/completions')
+      .reply(200, completion(JSON.stringify(review({ findings: [] }))));
+    // A new head: the pull request's next push after the operator's change.
+    const reviewed = await h.reviewRun(HEAD2);
+    expect(reviewed).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
   }, 60_000);
 });
