@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { authorize, sendRefusal, type Principal, type ServiceTokens } from '../http/auth.js';
-import { readJsonValue } from '../http/json.js';
+import { NUL_BYTE_MESSAGE, nulBytePath, readJsonValue } from '../http/json.js';
 import { forwardedProto, sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
 import {
   describeInput,
@@ -77,6 +77,12 @@ export function restOperation<S extends z.ZodType, O>(
       }
       try {
         const raw = await restInput(req, params, url, source);
+        const nul = nulBytePath(raw);
+        if (nul !== null) {
+          const what = source.from === 'query' || source.from === 'params' ? 'parameter' : 'field';
+          const message = `Invalid ${what} ${nul}: ${NUL_BYTE_MESSAGE}`;
+          return sendJson(res, 400, { ok: false, error: 'invalid_request', message });
+        }
         const parsed = op.input.safeParse(raw);
         if (!parsed.success) {
           const message = source.describe

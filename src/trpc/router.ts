@@ -3,7 +3,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { z } from 'zod';
 import { authorize } from '../http/auth.js';
-import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
+import { nestedDeeperThan, NUL_BYTE_MESSAGE, nulBytePath, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
 import { requestContext, type OperatorDeps } from '../operator/rest.js';
 import { analyticsOperations } from '../services/analytics.js';
@@ -97,7 +97,10 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>, kind: Operation['ty
         throw refusal(status, body.error, body.message ?? 'Unauthorized');
       }
       // As on REST: an input nested past the depth limit is refused before any schema walks it.
-      if (nestedDeeperThan(await getRawInput())) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
+      const raw = await getRawInput();
+      if (nestedDeeperThan(raw)) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
+      const nul = nulBytePath(raw);
+      if (nul !== null) throw refusal(400, 'invalid_request', `Invalid input ${nul}: ${NUL_BYTE_MESSAGE}`);
       return next({ ctx: { operation: requestContext(deps, access.principal, req) } });
     })
     .input(op.input);
