@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { z } from 'zod';
 import { authorize } from '../http/auth.js';
+import { TRPC_MAX_BATCH } from './limits.js';
 import { nestedDeeperThan, NUL_BYTE_MESSAGE, nulBytePath, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
 import { requestContext, type OperatorDeps } from '../operator/rest.js';
@@ -210,6 +211,7 @@ export function trpcMount(deps: OperatorDeps): Mount {
     router: appRouter,
     basePath: `${TRPC_PREFIX}/`,
     maxBodySize: TRPC_MAX_BODY_BYTES,
+    maxBatchSize: TRPC_MAX_BATCH,
     createContext: ({ req }) => ({ deps, req }),
     onError: ({ error, path }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') {
