@@ -19,6 +19,7 @@ import type { OperatorDeps } from '../operator/rest.js';
 import { registerOperatorRoutes } from '../operator/routes.js';
 import { ReadCache, StampedCache, watchShownWrites } from '../services/read-cache.js';
 import { trpcMount } from '../trpc/router.js';
+import { AuthThrottle } from '../http/throttle.js';
 import { registerQueueRoutes } from '../queue/http-routes.js';
 import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
@@ -124,6 +125,8 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     log,
   });
   for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  // One count of failed authentications per client address for every face that takes a token.
+  const throttle = new AuthThrottle({ now: () => clock.now() });
   const operator: OperatorDeps = {
     store,
     tokens: config.tokens,
@@ -135,6 +138,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
     github: repositoryGitHubFor(probot, store, config),
+    throttle,
     server: { validation: { switch: config.validation.switch, running: config.validation.enabled } },
   };
   // One listener for both caches: it runs on every query, ingress writes included.
@@ -152,6 +156,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerQueueRoutes(router, {
     queue: store.jobs,
     tokens: config.tokens,
+    throttle,
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
   });
@@ -183,6 +188,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
           github: { webUrl: config.github.webUrl, apiUrl: config.github.baseUrl },
           publicUrl: config.publicUrl,
           tokens: config.tokens,
+          throttle,
           sessions: store.uiSessions,
           clock,
           dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
+import type { AuthThrottle } from '../http/throttle.js';
 import { readJsonBody } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
 import { sendJson, type RouteHandler, type Router } from '../http/router.js';
@@ -80,13 +81,15 @@ export function registerQueueRoutes(
   deps: {
     queue: QueueBackend;
     tokens: ServiceTokens;
+    /** Failed authentications per client address (429 past the limit). */
+    throttle?: AuthThrottle | null;
     defaultLeaseMs: number;
     maxLeaseMs?: number;
     log: Logger;
   },
 ): void {
   const { queue, log } = deps;
-  const auth = { tokens: deps.tokens };
+  const auth = { tokens: deps.tokens, throttle: deps.throttle };
   const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
   /** A claim or renewal that names no lease gets the server default (never over the maximum). */
   const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
