@@ -157,6 +157,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     queue: store.jobs,
     tokens: config.tokens,
     throttle,
+    runStatus: async (runId) => (await store.runs.get(runId))?.status ?? null,
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
   });
