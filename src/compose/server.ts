@@ -7,7 +7,8 @@ import type { Probot } from 'probot';
 import { randomId, systemTimers, type Clock, type IdGenerator, type Timers } from '../clock.js';
 import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
-import { BodyBudget, Router } from '../http/router.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
 import { createHttpServer, type Mount } from '../server.js';
@@ -117,7 +118,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const ingress = createWebhookHandler({
     secret: config.github.webhookSecret,
     maxBytes: config.maxWebhookBytes,
-    budget: new BodyBudget(config.webhookInflightBytes),
+    budget: new BodyBudget({ capacity: config.webhookInflightBytes, maxBodyBytes: config.maxWebhookBytes }),
     botHandles: config.botHandles,
     competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),

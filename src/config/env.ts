@@ -590,7 +590,7 @@ const http = {
     '1000',
   ),
   VERDICT_WEBHOOK_INFLIGHT_BYTES: v(
-    'Webhook body bytes held in memory at once over all requests, unsigned ones included; past it a webhook answers 503 ingress_busy (Retry-After: 1).',
+    'Webhook body bytes held in memory at once over all requests, unsigned ones included, counted as they arrive: a quarter is kept for bodies that declare at most 1 MiB, and one client address holds at most a quarter of the rest (or one maximum-size body); past it a webhook answers 503 ingress_busy (Retry-After: 1).',
     integer(1024, 16 * 1024 * 1024 * 1024),
     String(100 * 1024 * 1024),
   ),

@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './router.js';
 import { hasControlCharacter } from './text.js';
-import { clientAddress, THROTTLED_MESSAGE, type AuthThrottle } from './throttle.js';
+import { clientAddress } from './router.js';
+import { THROTTLED_MESSAGE, type AuthThrottle } from './throttle.js';
 
 /**
  * The static service-token classes of operator-api 5.1. Classes are not hierarchical: a route accepts

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 
 /**
  * Failed authentications per client address (issue 37): after `limit` different wrong tokens from one
@@ -58,12 +57,6 @@ export class AuthThrottle {
     }
     this.windows.set(address, { tokens: new Set([tag]), resetAt: now + this.windowMs });
   }
-}
-
-/** The address a request came from (the socket's peer; an IPv4-mapped IPv6 address as IPv4). */
-export function clientAddress(req: IncomingMessage): string {
-  const raw = req.socket.remoteAddress ?? 'unknown';
-  return raw.startsWith('::ffff:') ? raw.slice(7) : raw;
 }
 
 export const THROTTLED_MESSAGE = 'Too many failed authentications from this address: try again later';
