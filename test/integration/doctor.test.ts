@@ -190,7 +190,7 @@ describe('npm start: the start-up checks', () => {
       'openai not asked: start-up does not call out; npx verdict doctor does',
     );
     expect(checks.find((l) => l.check === 'github-app')!.msg).toContain('http://localhost:9999/');
-    expect(lines.at(-1)).toMatchObject({ event: 'startup-checks', attention: 2, level: 40 });
+    expect(lines.at(-1)).toMatchObject({ event: 'startup-checks', attention: 3, level: 40 });
   });
 
   test('a check that throws is logged as a warning and start-up goes on', async () => {
