@@ -11,7 +11,7 @@ import { BodyBudget } from '../http/body-budget.js';
 import { Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
-import { createHttpServer, type Mount } from '../server.js';
+import { createHttpServer, drainServer, type Mount } from '../server.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
 import { openStore, type Store } from '../store/index.js';
 import { registerOpenApiRoute } from '../operator/openapi.js';
@@ -244,12 +244,20 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
           resolve((server.address() as AddressInfo).port);
         });
       }),
+    /**
+     * Stops within a bounded time (docs/operator.md "Stopping"): the workers and the scheduler stop claiming
+     * at once and finish or release what they hold, while the HTTP server drains (drainServer: at most
+     * DRAIN_MS); then the deliveries still committing are written and the store is closed.
+     */
     stop: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      const workersStopped = Promise.all([
+        scheduler.stop(),
+        webhookWorker?.stop(),
+        reviewWorker?.stop(),
+      ]);
+      await drainServer(server);
       await committer.drain();
-      await scheduler.stop();
-      await Promise.all([webhookWorker?.stop(), reviewWorker?.stop()]);
+      await workersStopped;
       await store.close();
     },
   };
