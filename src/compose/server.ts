@@ -250,11 +250,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
      * DRAIN_MS); then the deliveries still committing are written and the store is closed.
      */
     stop: async () => {
-      const workersStopped = Promise.all([
-        scheduler.stop(),
-        webhookWorker?.stop(),
-        reviewWorker?.stop(),
-      ]);
+      const workersStopped = Promise.all([scheduler.stop(), webhookWorker?.stop(), reviewWorker?.stop()]);
       await drainServer(server);
       await committer.drain();
       await workersStopped;
