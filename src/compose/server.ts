@@ -24,6 +24,7 @@ import { AuthThrottle } from '../http/throttle.js';
 import { registerQueueRoutes } from '../queue/http-routes.js';
 import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
+import { startWorkerThread, type WorkerThread } from '../worker/thread-host.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { dashboardMounts } from '../dashboard/routes.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -78,6 +79,12 @@ export type RuntimeOptions = {
    * wait for a worker that has one.
    */
   reviewExecutor?: ReviewExecutor | null;
+  /**
+   * The process environment the inline worker's thread reads its configuration from (`npm start` gives
+   * `process.env`). With it, `VERDICT_WORKER_INLINE` and `VERDICT_WORKER_THREAD` on and no `reviewExecutor`,
+   * the worker lanes run in a worker thread (src/worker/thread.ts); without it, in this thread.
+   */
+  workerThreadEnv?: NodeJS.ProcessEnv;
   /** The dashboard's SPA build (index.html, assets/); default `web/dist` beside package.json. */
   uiDist?: string;
   /**
@@ -103,6 +110,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     }));
   const probot = createProbot(config.github, log);
   let webhookWorker: QueueWorker | null = null;
+  let thread: WorkerThread | null = null;
   await loadApp(probot, store, config, log);
 
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
@@ -122,7 +130,10 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     botHandles: config.botHandles,
     competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),
-    onEnqueued: () => webhookWorker?.kick(),
+    onEnqueued: () => {
+      webhookWorker?.kick();
+      thread?.kick();
+    },
     log,
   });
   for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
@@ -204,14 +215,23 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 
   let reviewWorker: QueueWorker | null = null;
-  if (config.workerInline) {
+  const inThisThread = () => {
     webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick(), timers);
     const executor =
       opts.reviewExecutor === undefined
         ? reviewEngineFor(store, probot, config, log, { clock, ids })
         : opts.reviewExecutor;
     if (executor) reviewWorker = createReviewWorker(store, store.jobs, executor, config, log, timers);
-  }
+  };
+  const memory = config.store.client === 'sqlite' && config.store.filename === ':memory:';
+  const threaded =
+    config.workerInline &&
+    config.workerThread &&
+    opts.workerThreadEnv !== undefined &&
+    opts.reviewExecutor === undefined &&
+    opts.store === undefined &&
+    !memory;
+  if (config.workerInline && !threaded) inThisThread();
   if (
     store.db.dialect === 'sqlite' &&
     config.store.client === 'sqlite' &&
@@ -221,6 +241,24 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       { event: 'memory-queue' },
       'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
     );
+  }
+
+  /** The worker lanes: in their thread when `threaded` (in this one if the thread cannot start them). */
+  async function startLanes(): Promise<void> {
+    if (threaded) {
+      try {
+        thread = await startWorkerThread(opts.workerThreadEnv!, log);
+        return;
+      } catch (error) {
+        log.error(
+          { event: 'worker-thread-failed', err: error },
+          'the worker thread did not start: the worker runs in the server thread',
+        );
+        inThisThread();
+      }
+    }
+    webhookWorker?.start();
+    reviewWorker?.start();
   }
 
   return {
@@ -238,10 +276,10 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       new Promise<number>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
-          webhookWorker?.start();
-          reviewWorker?.start();
-          if (config.scheduler.enabled) scheduler.start();
-          resolve((server.address() as AddressInfo).port);
+          void startLanes().then(() => {
+            if (config.scheduler.enabled) scheduler.start();
+            resolve((server.address() as AddressInfo).port);
+          }, reject);
         });
       }),
     /**
@@ -250,7 +288,12 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
      * DRAIN_MS); then the deliveries still committing are written and the store is closed.
      */
     stop: async () => {
-      const workersStopped = Promise.all([scheduler.stop(), webhookWorker?.stop(), reviewWorker?.stop()]);
+      const workersStopped = Promise.all([
+        scheduler.stop(),
+        webhookWorker?.stop(),
+        reviewWorker?.stop(),
+        thread?.stop(),
+      ]);
       await drainServer(server);
       await committer.drain();
       await workersStopped;

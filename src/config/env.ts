@@ -301,6 +301,11 @@ const worker = {
     flag,
     '1',
   ),
+  VERDICT_WORKER_THREAD: v(
+    '1: the in-process worker of `npm start` runs in a worker thread with its own store connection, so reviews and webhook processing never hold up webhook intake; 0: in the server thread.',
+    flag,
+    '1',
+  ),
   VERDICT_WORKER_ID: v(
     'Worker identity for leases (default: the host name); the lease owner is <id>:<pid>.',
     text,

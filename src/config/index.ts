@@ -75,6 +75,8 @@ export type Config = {
    */
   publishMode: 'live' | 'shadow';
   workerInline: boolean;
+  /** `VERDICT_WORKER_THREAD`: the inline worker in a worker thread (when the process's environment is given). */
+  workerThread: boolean;
   worker: WorkerConfig;
   queue: QueueSelection;
   /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
@@ -244,6 +246,7 @@ export function loadConfig(
     competitorLogins: s.VERDICT_COMPETITOR_LOGINS ?? [],
     competitorTriggersReview: s.VERDICT_COMPETITOR_TRIGGERS_REVIEW,
     workerInline: s.VERDICT_WORKER_INLINE,
+    workerThread: s.VERDICT_WORKER_THREAD,
     worker: workerConfig(s),
     queue: queueSelection(s, env, store),
     // A blank token is unset: the class is closed (an empty VERDICT_ value does not fall through).
