@@ -310,6 +310,7 @@ export function createWebhookWorker(
   log: Logger,
   afterJob?: () => void,
   timers: Timers = systemTimers,
+  mayClaim?: () => number,
 ): QueueWorker {
   const handle = webhookJobHandler(store, probot);
   return new QueueWorker({
@@ -330,6 +331,7 @@ export function createWebhookWorker(
     log,
     pollMs: 1000,
     timers,
+    ...(mayClaim && { mayClaim }),
   });
 }
 
@@ -344,6 +346,7 @@ export function createReviewWorker(
   config: Config,
   log: Logger,
   timers: Timers = systemTimers,
+  mayClaim?: () => number,
 ): QueueWorker {
   return new QueueWorker({
     queue,
@@ -358,6 +361,7 @@ export function createReviewWorker(
     log,
     pollMs: 1000,
     timers,
+    ...(mayClaim && { mayClaim }),
   });
 }
 

@@ -136,7 +136,12 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     },
     log,
   });
-  for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  // A webhook coming in tells the worker thread to hold off its writes for a moment (thread.ts).
+  const intake: typeof ingress = (...args) => {
+    thread?.busy();
+    return ingress(...args);
+  };
+  for (const path of WEBHOOK_PATHS) router.add('POST', path, intake);
   // One count of failed authentications per client address for every face that takes a token.
   const throttle = new AuthThrottle({ now: () => clock.now() });
   const operator: OperatorDeps = {

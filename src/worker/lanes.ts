@@ -16,7 +16,12 @@ export type WorkerLanes = { kick(): void; stop(): Promise<void> };
  * review engine. The `webhooks` lane runs when that queue is the store's own job table, where ingress
  * records deliveries and their jobs together; a finished webhook job wakes the review lane.
  */
-export async function startWorkerLanes(config: Config, log: Logger): Promise<WorkerLanes> {
+export async function startWorkerLanes(
+  config: Config,
+  log: Logger,
+  /** How long to hold off claiming (see QueueWorker's `mayClaim`); absent: never. */
+  mayClaim?: () => number,
+): Promise<WorkerLanes> {
   const store = await openConfiguredStore(config);
   const queue = await openQueue(config.queue, { store, clock: systemClock, ids: randomId, log });
   const probot = createProbot(config.github, log);
@@ -24,14 +29,15 @@ export async function startWorkerLanes(config: Config, log: Logger): Promise<Wor
   let review: QueueWorker | null = null;
   let webhooks: QueueWorker | null = null;
   if (queue.sharesStore) {
-    webhooks = createWebhookWorker(store, probot, config, log, () => review?.kick());
+    webhooks = createWebhookWorker(store, probot, config, log, () => review?.kick(), undefined, mayClaim);
   } else {
     log.info(
       { event: 'lane-skipped', lane: 'webhooks' },
       `webhooks lane not run: deliveries and their jobs live in the store, and this worker claims from the ${queue.describe}`,
     );
   }
-  review = createReviewWorker(store, queue.backend, reviewEngineFor(store, probot, config, log), config, log);
+  const engine = reviewEngineFor(store, probot, config, log);
+  review = createReviewWorker(store, queue.backend, engine, config, log, undefined, mayClaim);
   const workers = [webhooks, review].filter((w): w is QueueWorker => w !== null);
   for (const worker of workers) worker.start();
   log.info(

@@ -44,6 +44,12 @@ export type QueueWorkerOptions = {
   reapEveryMs?: number;
   /** The clock and timers of polls, renewals, reaps and the grace period (default: the system's). */
   timers?: Timers;
+  /**
+   * How long to hold off claiming, in ms (0: claim now); asked before every claim. Holding, the worker
+   * sleeps that long (at most `pollMs`; a kick wakes it) and asks again. The inline worker's thread yields
+   * to the server's webhook intake with it (src/worker/thread.ts).
+   */
+  mayClaim?: () => number;
   /** Called when jobs are dead-lettered (an alert is raised); its failure never stops the worker. */
   onDeadLetter?: (e: {
     queue: string;
@@ -111,6 +117,11 @@ export class QueueWorker {
       if (this.inFlight.size >= this.opts.concurrency) {
         // Every slot is busy: wait for one to free up, or for stop().
         await Promise.race([...this.inFlight, this.stopping]);
+        continue;
+      }
+      const hold = this.opts.mayClaim?.() ?? 0;
+      if (hold > 0) {
+        await this.sleep(Math.min(hold, poll));
         continue;
       }
       let jobs: ClaimedJob[] = [];

@@ -2,7 +2,12 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 
 /** The inline worker running in a thread of its own (thread.ts), as the server thread sees it. */
-export type WorkerThread = { kick(): void; stop(): Promise<void> };
+export type WorkerThread = {
+  kick(): void;
+  /** The server thread is taking a webhook in: the lanes hold off claiming for a moment (thread.ts). */
+  busy(): void;
+  stop(): Promise<void>;
+};
 
 /**
  * Starts the inline worker in a worker thread (`VERDICT_WORKER_THREAD`, docs/operator.md): the review and
@@ -17,8 +22,15 @@ export function startWorkerThread(env: NodeJS.ProcessEnv, log: Logger): Promise<
     worker.on('message', (m: { type: string; error?: string }) => {
       if (m.type === 'started') {
         running = true;
+        let told = 0;
         resolve({
           kick: () => worker.postMessage('kick'),
+          busy: () => {
+            const now = Date.now();
+            if (now - told < 20) return;
+            told = now;
+            worker.postMessage('busy');
+          },
           stop: () =>
             new Promise<void>((done) => {
               stopped = done;
