@@ -4,6 +4,7 @@ import type { ReviewOutput } from '../review/output.schema.js';
 import { validationStatusLines } from '../validation/report.js';
 import type { EvidenceArtifact } from '../evidence/artifacts.js';
 import { renderEvidence } from '../evidence/render.js';
+import { reviewMarker } from './markers.js';
 import {
   mergeStatus,
   mergeStatusCause,
@@ -455,7 +456,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
  * finding details altogether, then a hard cut), always keeping the merge status, and says so.
  */
 export function renderReviewBody(input: RenderInput): string {
-  const footer = `\n\n<!-- verdict:review run=${input.runId} -->`;
+  const footer = `\n\n${reviewMarker(input.runId)}`;
   for (const detail of [0, 1, 2, 3] as Detail[]) {
     const { body, shortened } = renderAt(input, detail);
     const note =
