@@ -2,7 +2,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { RunRecord } from '../store/runs.js';
-import type { Found } from './ledger.js';
+import { NO_SERVER_RETRY, type Found } from './ledger.js';
 import { annotationBatches } from './line-comments.js';
 import { refusalNotice } from './notice.js';
 import { ofRun, splitRepo, type PublishContext } from './publisher-deps.js';
@@ -89,6 +89,7 @@ export class CheckRunPublisher {
             title: 'Review in progress',
             summary: `${this.ctx.deps.productName} is reviewing this pull request.`,
           },
+          ...NO_SERVER_RETRY,
         }),
       { find: this.find(gh, run, headSha) },
     );
@@ -166,6 +167,7 @@ export class CheckRunPublisher {
               ...completed,
               completed_at: now,
               output,
+              ...NO_SERVER_RETRY,
             }),
       checkRunId ? {} : { find: this.find(gh, run, notice.headSha) },
     );
@@ -206,7 +208,13 @@ export class CheckRunPublisher {
       ofRun(run, 'check_run', summary, { request, step: 'check:complete' }),
       () =>
         known
-          ? gh.rest.checks.update({ owner, repo, check_run_id: Number(known), ...completed })
+          ? gh.rest.checks.update({
+              owner,
+              repo,
+              check_run_id: Number(known),
+              ...completed,
+              ...NO_SERVER_RETRY,
+            })
           : gh.rest.checks.create({
               owner,
               repo,
@@ -214,6 +222,7 @@ export class CheckRunPublisher {
               head_sha: c.commitId,
               external_id: run.id,
               ...completed,
+              ...NO_SERVER_RETRY,
             }),
       {
         find: known ? () => completedCheck(gh, run, known, first.length) : this.find(gh, run, c.commitId),
@@ -237,6 +246,7 @@ export class CheckRunPublisher {
             repo,
             check_run_id: Number(checkRunId),
             output: { title, summary, annotations: batch },
+            ...NO_SERVER_RETRY,
           }),
         { find: () => completedCheck(gh, run, checkRunId!, through) },
       );

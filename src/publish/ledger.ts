@@ -31,8 +31,8 @@ export type Sent<T> =
       data: T | null;
       /** Not sent: `published` when the ledger says it was, `found` when GitHub holds it. */
       reused: 'published' | 'found' | null;
-      /** The attempt's ledger row (what was sent beside the body, for a reused one). */
-      row: PublicationRecord | null;
+      /** What a reused publication was sent with beside its body (its ledger row's `request`). */
+      request: unknown;
     }
   | { ok: false; error: string; status: number | null };
 
@@ -64,19 +64,41 @@ export function outcomeUnknown(row: Pick<PublicationRecord, 'status' | 'error'>)
 }
 
 /**
+ * Request options for a call the ledger may repeat itself (one given a `find`): Octokit's own retry of
+ * server errors is off for it, since it would send again without looking (the ledger looks first).
+ */
+export const NO_SERVER_RETRY = { request: { retries: 0 } } as const;
+
+export type LedgerOptions = {
+  /** How many times a call answered with a server error (or no answer) is looked up and sent again. */
+  retries?: number;
+  /** Waits between those tries (injected by tests; default a timer). */
+  wait?: (ms: number) => Promise<void>;
+};
+
+/**
  * The publication ledger as the publishers use it: every attempt is a row with its receipt or its error
  * (shadow mode records what would have been sent and calls nothing). An attempt that names a `step` is
  * written `sending` before the call and finished after it, so a retried publication knows where the
- * earlier one stopped: a step `published` (in shadow mode also `shadowed`) is not sent again; a step left `sending`, or
- * failed without saying whether GitHub acted, is looked up on GitHub first (`find`) and recorded from
- * there when GitHub holds it. Only then is it sent, on the same row when that row was left `sending`.
+ * earlier one stopped: a step `published` (in shadow mode also `shadowed`) is not sent again; a step left
+ * `sending`, or failed without saying whether GitHub acted, is looked up on GitHub first (`find`) and
+ * recorded from there when GitHub holds it. Only then is it sent, on the same row when that row was left
+ * `sending`. A call with a `find` that gets a server error (or no answer) is looked up and sent again up
+ * to `retries` times, waiting 1, 4, 9 s... between tries, as Octokit would have without looking.
  */
 export class PublicationLedger {
+  private readonly retries: number;
+  private readonly wait: (ms: number) => Promise<void>;
+
   constructor(
     private readonly store: PublicationStore,
     private readonly mode: PublishMode,
     private readonly log: Logger,
-  ) {}
+    opts: LedgerOptions = {},
+  ) {
+    this.retries = opts.retries ?? 0;
+    this.wait = opts.wait ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
 
   async send<T>(
     attempt: Attempt,
@@ -103,44 +125,58 @@ export class PublicationLedger {
     // Shadowed counts as done only in shadow mode: a run shadowed before the App had credentials publishes.
     const done = prior?.status === 'published' || (this.mode === 'shadow' && prior?.status === 'shadowed');
     if (prior && done) {
-      return { ok: true, id: prior.receipt, data: null, reused: 'published', row: prior };
+      return { ok: true, id: prior.receipt, data: null, reused: 'published', request: prior.request };
     }
     if (this.mode === 'shadow') {
       await this.store.record({ ...entry, mode: 'shadow', status: 'shadowed', receipt: null, error: null });
-      return { ok: true, id: null, data: null, reused: null, row: null };
+      return { ok: true, id: null, data: null, reused: null, request: null };
     }
     if (prior && outcomeUnknown(prior) && opts.find) {
       const found = await this.lookUp<T>(prior, attempt, opts.find);
       if (found) return found;
     }
     // The row is written before the call when the step must happen once; reused when it was left sending.
-    const rowId = attempt.step
-      ? prior?.status === 'sending'
-        ? prior.id
-        : await this.store.record({ ...entry, mode: 'live', status: 'sending', receipt: null, error: null })
-      : null;
-    const end = async (e: Parameters<PublicationStore['finish']>[1]) => {
-      if (rowId !== null) await this.store.finish(rowId, e);
-      else await this.store.record({ ...entry, mode: 'live', ...e });
-    };
-    try {
-      const { data } = await call();
-      const receipt = opts.receiptOf
-        ? opts.receiptOf(data)
-        : String((data as { id?: unknown } | null)?.id ?? '') || null;
-      const node = (data as { node_id?: unknown } | null)?.node_id;
-      const nodeId = typeof node === 'string' ? node : null;
-      await end({ status: 'published', receipt, error: null, nodeId });
-      return { ok: true, id: receipt, data, reused: null, row: null };
-    } catch (error) {
-      const message = githubError(error);
-      await end({ status: 'failed', receipt: null, error: message });
-      this.log.warn(
-        { event: 'publish-failed', kind: attempt.kind, runId: attempt.runId, err: message },
-        `could not publish the ${attempt.kind}`,
-      );
-      return { ok: false, error: message, status: statusOf(error) };
+    const row = attempt.step ? (prior?.status === 'sending' ? prior : await this.sending(entry)) : null;
+    for (let tries = 1; ; tries++) {
+      try {
+        const { data } = await call();
+        const receipt = opts.receiptOf
+          ? opts.receiptOf(data)
+          : String((data as { id?: unknown } | null)?.id ?? '') || null;
+        const node = (data as { node_id?: unknown } | null)?.node_id;
+        const nodeId = typeof node === 'string' ? node : null;
+        const end = { status: 'published', receipt, error: null, nodeId } as const;
+        if (row) await this.store.finish(row.id, end);
+        else await this.store.record({ ...entry, mode: 'live', ...end });
+        return { ok: true, id: receipt, data, reused: null, request: null };
+      } catch (error) {
+        const message = githubError(error);
+        const status = statusOf(error);
+        if (row && opts.find && (status === null || status >= 500) && tries <= this.retries) {
+          // GitHub may have acted before it failed: look before sending again.
+          await this.wait(tries * tries * 1000);
+          const found = await this.lookUp<T>(row, attempt, opts.find, message);
+          if (found) return found;
+          continue;
+        }
+        const end = { status: 'failed', receipt: null, error: message } as const;
+        if (row) await this.store.finish(row.id, end);
+        else await this.store.record({ ...entry, mode: 'live', ...end });
+        this.log.warn(
+          { event: 'publish-failed', kind: attempt.kind, runId: attempt.runId, err: message },
+          `could not publish the ${attempt.kind}`,
+        );
+        return { ok: false, error: message, status };
+      }
     }
+  }
+
+  private async sending(
+    entry: Omit<Parameters<PublicationStore['record']>[0], 'mode' | 'status' | 'receipt' | 'error'>,
+  ) {
+    const row = { ...entry, mode: 'live' as const, status: 'sending' as const, receipt: null, error: null };
+    const id = await this.store.record(row);
+    return { id, status: row.status, error: null, nodeId: null, request: entry.request ?? null };
   }
 
   /**
@@ -161,30 +197,32 @@ export class PublicationLedger {
   }
 
   /**
-   * Looks on GitHub for what an interrupted attempt published. Found: its row is finished as published
-   * with GitHub's id (nothing is sent). Not found: null (send). The look-up itself failing: the attempt
-   * fails, nothing is sent (sending without knowing could publish twice; `retry-publish` tries again).
+   * Looks on GitHub for what an attempt whose outcome is unknown published (`error`: what the current
+   * attempt was answered). Found: its row is finished as published with GitHub's id (nothing is sent).
+   * Not found: null (send). The look-up itself failing: the attempt fails, nothing is sent (sending
+   * without knowing could publish twice; a retry or `retry-publish` looks again).
    */
   private async lookUp<T>(
-    prior: PublicationRecord,
+    row: Pick<PublicationRecord, 'id' | 'status' | 'error' | 'nodeId' | 'request'>,
     attempt: Pick<Attempt, 'kind' | 'runId' | 'step'>,
     find: () => Promise<Found | null>,
+    error: string | null = null,
   ): Promise<Sent<T> | null> {
     let found: Found | null;
     try {
       found = await find();
-    } catch (error) {
-      const message = `looking for the ${attempt.kind} an interrupted attempt may have published: ${githubError(error)}`;
+    } catch (lookupError) {
+      const message = `${error ? `${error}; then ` : ''}looking for the ${attempt.kind} an interrupted attempt may have published: ${githubError(lookupError)}`;
       this.log.warn({
         event: 'publish-lookup-failed',
         kind: attempt.kind,
         runId: attempt.runId,
         err: message,
       });
-      if (prior.status === 'sending') {
-        await this.store.finish(prior.id, { status: 'failed', receipt: null, error: message });
+      if (row.status === 'sending') {
+        await this.store.finish(row.id, { status: 'failed', receipt: null, error: message });
       }
-      return { ok: false, error: message, status: statusOf(error) };
+      return { ok: false, error: message, status: statusOf(lookupError) };
     }
     this.log.info(
       {
@@ -199,14 +237,10 @@ export class PublicationLedger {
         : `the ${attempt.kind} of an interrupted attempt is not on GitHub: sending it`,
     );
     if (!found) return null;
-    await this.store.finish(prior.id, {
-      status: 'published',
-      receipt: found.id,
-      // A failed attempt GitHub acted on keeps the error it answered with; a `sending` one had none.
-      error: prior.status === 'failed' ? prior.error : null,
-      nodeId: found.nodeId ?? prior.nodeId,
-    });
-    const row = { ...prior, status: 'published' as const, receipt: found.id, nodeId: found.nodeId ?? null };
-    return { ok: true, id: found.id, data: null, reused: 'found', row };
+    const nodeId = found.nodeId ?? row.nodeId;
+    // An attempt GitHub acted on keeps the error it was answered with; one left sending by a crash had none.
+    const kept = error ?? (row.status === 'failed' ? row.error : null);
+    await this.store.finish(row.id, { status: 'published', receipt: found.id, error: kept, nodeId });
+    return { ok: true, id: found.id, data: null, reused: 'found', request: row.request };
   }
 }

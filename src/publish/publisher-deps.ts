@@ -16,6 +16,11 @@ export type PublisherDeps = {
   /** Links to the files of findings in the body (default true; off where the repository is not on GitHub). */
   fileLinks?: boolean;
   log: Logger;
+  /**
+   * How many times a publication answered with a server error (or no answer) is looked for on GitHub and
+   * sent again (`VERDICT_GITHUB_RETRIES`; Octokit does not retry those calls itself).
+   */
+  requestRetries?: number;
 };
 
 /** What each part of the review publisher works with: its dependencies and the publication ledger. */

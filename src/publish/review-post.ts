@@ -5,7 +5,7 @@ import { withheldReason } from '../review/verification.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
-import type { Found } from './ledger.js';
+import { NO_SERVER_RETRY, type Found } from './ledger.js';
 import { lineCommentFor, probeComments, type LineComment } from './line-comments.js';
 import { reviewMarker } from './markers.js';
 import { fileUrl, ofRun, splitRepo, type PublishContext, type PublisherDeps } from './publisher-deps.js';
@@ -81,6 +81,7 @@ export async function postReview(
           body,
           event: r.event,
           ...(comments.length > 0 ? { comments: comments.map(({ fingerprint: _f, ...c }) => c) } : {}),
+          ...NO_SERVER_RETRY,
         }),
       { find: () => findOwnReview(gh, run) },
     );
@@ -90,7 +91,7 @@ export async function postReview(
     r.comments.length > 0 ? { comments: r.comments } : null,
   );
   if (first.ok) {
-    const posted = first.reused ? commentsOf(first.row?.request) : r.comments;
+    const posted = first.reused ? commentsOf(first.request) : r.comments;
     return { ok: true, reviewId: first.id, posted };
   }
   if (first.status !== 422 || r.comments.length === 0) return { ok: false, error: first.error };
@@ -124,7 +125,7 @@ export async function postReview(
     })),
   });
   if (!second.ok) return { ok: false, error: second.error };
-  return { ok: true, reviewId: second.id, posted: second.reused ? commentsOf(second.row?.request) : kept };
+  return { ok: true, reviewId: second.id, posted: second.reused ? commentsOf(second.request) : kept };
 }
 
 /**

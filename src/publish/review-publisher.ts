@@ -8,7 +8,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { CheckRunPublisher } from './check-run.js';
-import { githubError, PublicationLedger, type Found, type PublishMode } from './ledger.js';
+import { githubError, NO_SERVER_RETRY, PublicationLedger, type Found, type PublishMode } from './ledger.js';
 import { statusCommentMarker, withMarker } from './markers.js';
 import { fileUrl, ofRun, splitRepo, type PublishContext, type PublisherDeps } from './publisher-deps.js';
 import {
@@ -95,7 +95,10 @@ export class ReviewPublisher {
   private readonly checks: CheckRunPublisher;
 
   constructor(private readonly deps: PublisherDeps) {
-    this.ctx = { deps, ledger: new PublicationLedger(deps.store.publications, deps.mode, deps.log) };
+    const ledger = new PublicationLedger(deps.store.publications, deps.mode, deps.log, {
+      retries: deps.requestRetries ?? 0,
+    });
+    this.ctx = { deps, ledger };
     this.checks = new CheckRunPublisher(this.ctx);
   }
 
@@ -301,7 +304,14 @@ export class ReviewPublisher {
     );
     const comment = await this.ctx.ledger.send(
       ofRun(run, 'comment', text, { step: 'status_comment' }),
-      () => gh.rest.issues.createComment({ owner, repo, issue_number: run.prNumber, body: text }),
+      () =>
+        gh.rest.issues.createComment({
+          owner,
+          repo,
+          issue_number: run.prNumber,
+          body: text,
+          ...NO_SERVER_RETRY,
+        }),
       { find: () => findOwnStatusComment(gh, run) },
     );
     return comment.ok ? null : comment.error;

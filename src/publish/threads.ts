@@ -3,41 +3,13 @@ import type { RunResult } from '../review/run-result.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
-import { githubError, type Found } from './ledger.js';
+import { githubError, NO_SERVER_RETRY } from './ledger.js';
 import { DISPOSITION_REPLY, findThreadId, MINIMIZE_OUTDATED, RESOLVE_THREAD } from './line-comments.js';
 import { threadReplyMarker, withMarker } from './markers.js';
 import { ofRun, splitRepo, type PublishContext } from './publisher-deps.js';
 import { lineCommentFingerprint } from './render.js';
+import { findOwnReply } from './replies.js';
 import type { PlannedComment } from './review-post.js';
-
-/** Most pages of a pull request's review comments read to find a reply (100 a page). */
-const MAX_COMMENT_PAGES = 30;
-
-/**
- * A reply of Verdict's in the thread of `commentId`, found by the marker it ends with: what an interrupted
- * attempt may have posted. Review comments of a pull request are listed oldest first, replies with their
- * `in_reply_to_id`.
- */
-export async function findOwnReply(
-  gh: GitHubClient,
-  r: { repo: string; prNumber: number; commentId: string; marker: string },
-): Promise<Found | null> {
-  const { owner, repo } = splitRepo(r.repo);
-  let pages = 0;
-  for await (const page of gh.paginate.iterator(gh.rest.pulls.listReviewComments, {
-    owner,
-    repo,
-    pull_number: r.prNumber,
-    per_page: 100,
-  })) {
-    const own = page.data.find(
-      (c) => String(c.in_reply_to_id ?? '') === r.commentId && (c.body ?? '').includes(r.marker),
-    );
-    if (own) return { id: String(own.id), nodeId: own.node_id ?? null };
-    if (++pages >= MAX_COMMENT_PAGES) break;
-  }
-  return null;
-}
 
 /** Open review threads of the PR by fingerprint, of this mode (shadow threads are not GitHub's). */
 export async function openThreads(
@@ -149,10 +121,10 @@ export async function closeResolvedThreads(
           pull_number: run.prNumber,
           comment_id: Number(thread.commentId),
           body,
+          ...NO_SERVER_RETRY,
         }),
       {
-        find: () =>
-          findOwnReply(gh, { repo: run.repo, prNumber: run.prNumber, commentId: thread.commentId, marker }),
+        find: () => findOwnReply(gh, { owner, repo, number: run.prNumber }, thread.commentId, marker),
       },
     );
     await resolveThread(ctx, gh, run, thread, r.fingerprint);

@@ -194,6 +194,28 @@ describe('publication', () => {
     expect(reviews[0]!.error).toMatch(/502/);
   });
 
+  test('a server error on the review: looked for by its run marker before it is sent again, not repeated blindly', async () => {
+    const store = await start({ VERDICT_GITHUB_RETRIES: '1' });
+    const posted: string[] = [];
+    const { scope } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
+    // Octokit does not repeat the POST itself: the publisher looks (nothing there) and sends it once more.
+    scope
+      .get(`/repos/${REPO}/pulls/7/reviews`)
+      .query({ per_page: 100 })
+      .reply(200, [])
+      .post(`/repos/${REPO}/pulls/7/reviews`, (b) => (posted.push(b.body), true))
+      .reply(200, { id: 5557 })
+      .patch(`/repos/${REPO}/check-runs/9001`)
+      .reply(200, { id: 9001 });
+    answers(review());
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run).toMatchObject({ publishStatus: 'published', publishError: null });
+    expect(posted[0]).toContain(`<!-- verdict:review run=${run.id} -->`);
+    const reviews = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'review');
+    expect(reviews.map((p) => [p.status, p.receipt, p.error])).toEqual([['published', '5557', null]]);
+  });
+
   test('retry-publish refuses a run that is not analysed, and one without an installation id', async () => {
     const store = await start();
     const run = await storedRun(store, 9, null);
