@@ -28,3 +28,14 @@ export function statusCommentMarker(runId: string): string {
 export function withMarker(text: string, marker: string): string {
   return `${text}\n\n${marker}`;
 }
+
+/** Ends a line comment of a finding: ties the comment (and its thread) to the finding's fingerprint. */
+export function findingMarker(fingerprint: string): string {
+  return `<!-- verdict:finding ${fingerprint} -->`;
+}
+
+/** The fingerprint a line comment of Verdict carries, or null. */
+export function lineCommentFingerprint(body: string | null | undefined): string | null {
+  const m = /<!-- verdict:finding (fp_[0-9a-f]+) -->/.exec(body ?? '');
+  return m ? m[1]! : null;
+}

@@ -11,12 +11,8 @@ import { CheckRunPublisher } from './check-run.js';
 import { githubError, NO_SERVER_RETRY, PublicationLedger, type Found, type PublishMode } from './ledger.js';
 import { statusCommentMarker, withMarker } from './markers.js';
 import { fileUrl, ofRun, splitRepo, type PublishContext, type PublisherDeps } from './publisher-deps.js';
-import {
-  MERGE_STATUS_BADGE,
-  renderDescriptionSummary,
-  withDescriptionSummary,
-  type RenderInput,
-} from './render.js';
+import { renderDescriptionSummary, withDescriptionSummary } from './description.js';
+import { MERGE_STATUS_BADGE, type RenderInput } from './render.js';
 import { planFindings, postReview, reviewNote, verificationView } from './review-post.js';
 import {
   autoApproval,

@@ -5,9 +5,8 @@ import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
 import { githubError, NO_SERVER_RETRY } from './ledger.js';
 import { DISPOSITION_REPLY, findThreadId, MINIMIZE_OUTDATED, RESOLVE_THREAD } from './line-comments.js';
-import { threadReplyMarker, withMarker } from './markers.js';
+import { lineCommentFingerprint, threadReplyMarker, withMarker } from './markers.js';
 import { ofRun, splitRepo, type PublishContext } from './publisher-deps.js';
-import { lineCommentFingerprint } from './render.js';
 import { findOwnReply } from './replies.js';
 import type { PlannedComment } from './review-post.js';
 
