@@ -199,7 +199,9 @@ export function createScheduler(
 
 /** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */
 export async function loadApp(probot: Probot, store: Store, config: Config, log: Logger): Promise<void> {
-  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log, {
+    retries: config.github.requestRetries,
+  });
   await probot.load(verdictApp({ store, config, log, replies }));
 }
 
@@ -296,6 +298,7 @@ export function reviewPublisherFor(
     webUrl: config.github.webUrl,
     ...(opts.fileLinks === false ? { fileLinks: false } : {}),
     log: log.child({ name: 'publish' }),
+    requestRetries: config.github.requestRetries,
   });
 }
 
