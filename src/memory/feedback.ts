@@ -10,7 +10,7 @@ import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
 import type { FeedbackCollection } from '../worker/review-flow.js';
 import { splitFullName } from '../store/repositories.js';
-import { mostAlike } from './similarity.js';
+import { mostAlike } from './alike.js';
 
 /**
  * Feedback on Verdict's line comments, folded into the memory of their repository (NAMES.md "Memory",
