@@ -23,6 +23,7 @@ import * as m022 from './022-memory.js';
 import * as m023 from './023-alerts.js';
 import * as m024 from './024-feedback.js';
 import * as m025 from './025-finding-status.js';
+import * as m027 from './027-memory-withheld.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -52,6 +53,7 @@ const migrations: Array<[string, Migration]> = [
   ['023-alerts', m023],
   ['024-feedback', m024],
   ['025-finding-status', m025],
+  ['027-memory-withheld', m027],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
