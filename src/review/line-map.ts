@@ -28,14 +28,15 @@ export function followLine(patch: string | null | undefined, line: number): Foll
       offset += hunk.newCount - hunk.oldCount;
       continue;
     }
-    let newSide = hunk.newStart;
+    // A hunk with no new side (`+10,0`) names the line before it.
+    let newSide = hunk.newCount === 0 ? hunk.newStart + 1 : hunk.newStart;
     for (const l of hunk.lines) {
       if (l.oldLine === line) {
         return l.kind === 'context' ? { line: l.newLine!, kept: true } : { line: newSide, kept: false };
       }
       if (l.newLine !== null) newSide = l.newLine + 1;
     }
-    return { line: hunk.newStart, kept: false };
+    return { line: newSide, kept: false };
   }
   return { line: line + offset, kept: true };
 }
