@@ -351,6 +351,14 @@ export const REWORDED: Pair[] = [
     },
   },
   {
+    label: 'go-pricing-fxrates-retry (backoff)',
+    a: R.backoffSleepIgnoresContextCancellation,
+    b: {
+      title: 'time.Sleep between retries does not stop on cancellation',
+      body: 'The backoff waits with `time.Sleep(delay)`, so a cancelled context still sleeps the full delay before the next attempt. Wait in a `select` on `ctx.Done()` and a timer so a cancelled checkout returns promptly.',
+    },
+  },
+  {
     label: 'java-crm-contact-search',
     a: R.sqlInjectionThroughTheSearch,
     b: {
