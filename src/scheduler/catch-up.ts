@@ -4,6 +4,8 @@ import type { Clock } from '../clock.js';
 import { requestReview } from '../review/request.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
+import type { GitHubClient } from '../github/client.js';
+import { MAX_REACTION_PRS_PER_PASS, readOpenPrReactions } from './reactions.js';
 
 /** How far back the loop looks at the App's webhook deliveries (NAMES.md: the last 72 hours). */
 export const REDELIVERY_WINDOW_MS = 72 * 3_600_000;
@@ -45,6 +47,8 @@ export type CatchUpGitHub = {
   redeliver(id: number): Promise<void>;
   /** Every open pull request of `repo`. */
   openPullRequests(repo: string, installationId: number): Promise<OpenPullRequest[]>;
+  /** The installation's Octokit (the feedback step reads reactions with it); absent: no feedback step. */
+  installation?(installationId: number): Promise<GitHubClient>;
 };
 
 export type CatchUpDeps = {
@@ -66,6 +70,8 @@ export type CatchUpArtifact = {
   deferred: number;
   /** What could not be done, one line each (a failed redelivery, a repository GitHub refused to list). */
   errors: string[];
+  /** The feedback step: new reactions counted on Verdict's line comments of open pull requests. */
+  reactions?: number;
   skipped?: 'app_credentials_missing';
 };
 
@@ -74,8 +80,10 @@ export type CatchUpArtifact = {
  * webhook on its own, so (1) every delivery of the last 72 hours that no attempt delivered (no 2xx) and
  * that this store does not hold is redelivered, the latest attempt's id, at most 50 a pass; (2) every open
  * pull request of an enabled, installed repository whose head has no run gets a review (trigger
- * `catch_up`; the worker's admission applies the automatic rules: branches, drafts, `review.auto`). A
- * failure of one redelivery or one repository is recorded and the pass goes on.
+ * `catch_up`; the worker's admission applies the automatic rules: branches, drafts, `review.auto`); (3)
+ * the reactions on Verdict's line comments of those open pull requests are read (reactions.ts) when the
+ * installation's client is given. A failure of one redelivery, repository or pull request is recorded
+ * and the pass goes on.
  */
 export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
   const { store, github, log } = deps;
@@ -126,6 +134,7 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
     }
   }
 
+  const reactionBudget = { left: MAX_REACTION_PRS_PER_PASS };
   for (const repo of await store.repositories.list()) {
     if (!repo.installed || repo.installationId === null || repo.config?.enabled !== true) continue;
     let open: OpenPullRequest[];
@@ -162,13 +171,23 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
       });
       artifact.enqueued.push(result.run.reviewKey);
     }
+    // (3) Feedback: reactions on Verdict's line comments of the open pull requests (reactions.ts).
+    if (github.installation) {
+      const installationId = repo.installationId;
+      const gh = () => github.installation!(installationId);
+      const read = await readOpenPrReactions(deps, gh, repo.fullName, open, reactionBudget);
+      artifact.reactions = (artifact.reactions ?? 0) + read.reactions;
+      artifact.errors.push(...read.errors);
+    }
   }
-  if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length > 0) {
+  const reactions = artifact.reactions ?? 0;
+  if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length + reactions > 0) {
     log.info(
       {
         event: 'catch-up',
         redelivered: artifact.redelivered.length,
         enqueued: artifact.enqueued.length,
+        reactions,
         deferred: artifact.deferred,
         errors: artifact.errors.length,
       },
