@@ -1,5 +1,6 @@
 import type { DismissedFinding, MatchableCluster } from '../store/suppression.js';
 import { AlikeIndex, type AlikeText } from './alike.js';
+import type { ClusterMemory } from './cluster-index.js';
 import { clusterSuppresses } from './match.js';
 
 /**
@@ -21,19 +22,26 @@ export type Suppression =
 export type SuppressibleFinding = AlikeText & { fingerprint: string };
 
 export class Suppressor {
-  private readonly clusters: AlikeIndex<MatchableCluster>;
   private readonly dismissed: AlikeIndex<DismissedFinding>;
   private readonly dismissedFingerprints: Map<string, DismissedFinding>;
 
-  constructor(clusters: readonly MatchableCluster[], dismissed: readonly DismissedFinding[]) {
-    this.clusters = new AlikeIndex(clusters);
+  constructor(
+    private readonly clusters: ClusterMemory,
+    dismissed: readonly DismissedFinding[],
+  ) {
     this.dismissed = new AlikeIndex(dismissed);
     this.dismissedFingerprints = new Map(dismissed.map((d) => [d.fingerprint, d]));
   }
 
+  /** A suppressor over clusters as the store lists them (tests; the review uses `clusterMemory`). */
+  static of(clusters: readonly MatchableCluster[], dismissed: readonly DismissedFinding[]): Suppressor {
+    const memory = { index: new AlikeIndex(clusters), standing: new Map(clusters.map((c) => [c.id, c])) };
+    return new Suppressor(memory, dismissed);
+  }
+
   /** Nothing can be withheld: no cluster and nothing dismissed on the pull request. */
   get empty(): boolean {
-    return this.clusters.items.length === 0 && this.dismissed.items.length === 0;
+    return this.clusters.standing.size === 0 && this.dismissed.items.length === 0;
   }
 
   /** Why `finding` is withheld, or null when it is posted. */
@@ -42,9 +50,10 @@ export class Suppressor {
     if (same) return { reason: 'dismissed', like: same, score: 1 };
     const dismissed = this.dismissed.best(finding);
     if (dismissed) return { reason: 'dismissed', like: dismissed.match, score: dismissed.score };
-    const cluster = this.clusters.best(finding);
-    if (cluster && clusterSuppresses(cluster.match)) {
-      return { reason: 'cluster', cluster: cluster.match, score: cluster.score };
+    const found = this.clusters.index.best(finding);
+    const standing = found ? this.clusters.standing.get(found.match.id) : undefined;
+    if (found && standing && clusterSuppresses(standing)) {
+      return { reason: 'cluster', cluster: { ...standing, ...found.match }, score: found.score };
     }
     return null;
   }

@@ -1,4 +1,5 @@
 import { alike } from '../memory/alike.js';
+import { clusterMemory } from '../memory/cluster-index.js';
 import { Suppressor, suppressionReason, type Suppression } from '../memory/suppress.js';
 import type { GitHubClient } from '../github/client.js';
 import type { FindingRecord } from '../store/findings.js';
@@ -78,7 +79,7 @@ async function recall(input: RecallInput): Promise<Recalled> {
 
   // 2. Suppression.
   const [clusters, dismissed] = await Promise.all([
-    store.suppression.clusters(run.repo),
+    clusterMemory(store.suppression, run.repo),
     store.suppression.dismissedOnPr(run.repo, run.prNumber),
   ]);
   const suppressor = new Suppressor(clusters, dismissed);

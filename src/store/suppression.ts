@@ -10,14 +10,18 @@ import { writeTransaction } from './db.js';
  * once.
  */
 
-/** A cluster as matching reads it: its exemplar's text and what decides whether it withholds. */
-export type MatchableCluster = {
+/** What decides whether a cluster withholds the findings like it (its action and feedback). */
+export type ClusterStanding = {
   id: string;
-  title: string;
-  body: string;
   action: ClusterAction;
   feedback: { up: number; dismissed: number };
 };
+
+/** A cluster's exemplar text, what a finding is compared with (it never changes once created). */
+export type ClusterText = { id: string; title: string; body: string };
+
+/** A cluster as matching reads it: its exemplar's text and what decides whether it withholds. */
+export type MatchableCluster = ClusterStanding & ClusterText;
 
 /** A finding dismissed on a pull request (a 👎, `@verdict ignore`, a resolution leaving its lines). */
 export type DismissedFinding = { fingerprint: string; title: string; body: string; path: string | null };
@@ -31,6 +35,12 @@ export type WithheldEntry = {
 
 type Raw = Record<string, unknown>;
 
+const standingOf = (r: Raw): ClusterStanding => ({
+  id: String(r.id),
+  action: String(r.action) as ClusterAction,
+  feedback: { up: Number(r.feedback_up), dismissed: Number(r.feedback_dismissed) },
+});
+
 export class SuppressionStore {
   constructor(
     private readonly knex: Knex,
@@ -39,20 +49,50 @@ export class SuppressionStore {
 
   /** Every cluster of `repo` (case-insensitively), oldest first: what a finding is matched against. */
   async clusters(repo: string): Promise<MatchableCluster[]> {
-    const rows: Raw[] = await this.knex('memory_clusters')
+    const rows: Raw[] = await this.ofRepo(repo).select(
+      'id',
+      'exemplar_title',
+      'exemplar_body',
+      'action',
+      'feedback_up',
+      'feedback_dismissed',
+    );
+    return rows.map((r) => ({
+      ...standingOf(r),
+      title: String(r.exemplar_title),
+      body: String(r.exemplar_body),
+    }));
+  }
+
+  /** The clusters of `repo`, oldest first. */
+  private ofRepo(repo: string) {
+    return this.knex('memory_clusters')
       .whereRaw('lower(repo) = ?', [repo.toLowerCase()])
       .orderBy([
         { column: 'created_at', order: 'asc' },
         { column: 'id', order: 'asc' },
-      ])
-      .select('id', 'exemplar_title', 'exemplar_body', 'action', 'feedback_up', 'feedback_dismissed');
-    return rows.map((r) => ({
-      id: String(r.id),
-      title: String(r.exemplar_title),
-      body: String(r.exemplar_body),
-      action: String(r.action) as ClusterAction,
-      feedback: { up: Number(r.feedback_up), dismissed: Number(r.feedback_dismissed) },
-    }));
+      ]);
+  }
+
+  /** The action and feedback of every cluster of `repo`, oldest first (no text: a light read). */
+  async standing(repo: string): Promise<ClusterStanding[]> {
+    const rows: Raw[] = await this.ofRepo(repo).select('id', 'action', 'feedback_up', 'feedback_dismissed');
+    return rows.map(standingOf);
+  }
+
+  /** The exemplar texts of those of the clusters `ids` of `repo` that exist, in no particular order. */
+  async texts(repo: string, ids: readonly string[]): Promise<ClusterText[]> {
+    const out: ClusterText[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows: Raw[] = await this.knex('memory_clusters')
+        .whereRaw('lower(repo) = ?', [repo.toLowerCase()])
+        .whereIn('id', ids.slice(i, i + 500))
+        .select('id', 'exemplar_title', 'exemplar_body');
+      for (const r of rows) {
+        out.push({ id: String(r.id), title: String(r.exemplar_title), body: String(r.exemplar_body) });
+      }
+    }
+    return out;
   }
 
   /**

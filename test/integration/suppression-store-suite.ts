@@ -1,4 +1,6 @@
+import { clusterMemory } from '../../src/memory/cluster-index.js';
 import { migrationSource } from '../../src/store/migrations/index.js';
+import { SuppressionStore } from '../../src/store/suppression.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
 
 const REPO = 'Octo/Demo';
@@ -124,6 +126,44 @@ export function suppressionStoreSuite(dialect: TestDialect): void {
       { repo: REPO, prNumber: 7, ...entries[1] },
     ]);
     expect(await t.store.suppression.recordWithheld(run, [])).toBe(0);
+  });
+
+  test('clusterMemory: the texts indexed once, new clusters added, rebuilt when one is deleted', async () => {
+    await newCluster('clu_1', 'Eviction races with writes');
+    t.clock.advance(1000);
+    await newCluster('clu_2', 'Missing null check on user');
+    const first = await clusterMemory(t.store.suppression, REPO);
+    expect(first.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_2']);
+    expect(first.standing.get('clu_1')).toMatchObject({ action: 'none' });
+    const race = { title: 'Eviction races with concurrent writes', body: 'Eviction races with writes: why' };
+    expect(first.index.best(race)?.match.id).toBe('clu_1');
+
+    // Nothing new: the same index; the standing read again (an action set since is seen).
+    const c1 = (await t.store.memory.getCluster('clu_1'))!;
+    await t.store.memory.updateCluster('clu_1', c1.revision, { action: 'suppress' }, 'test');
+    const second = await clusterMemory(t.store.suppression, 'octo/demo');
+    expect(second.index).toBe(first.index);
+    expect(second.standing.get('clu_1')).toMatchObject({ action: 'suppress' });
+
+    // A cluster created since joins the same index.
+    t.clock.advance(1000);
+    await newCluster('clu_3', 'SQL injection through the search term');
+    const third = await clusterMemory(t.store.suppression, REPO);
+    expect(third.index).toBe(first.index);
+    expect(third.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_2', 'clu_3']);
+
+    // One deleted: built again without it.
+    const c2 = (await t.store.memory.getCluster('clu_2'))!;
+    await t.store.memory.deleteCluster('clu_2', c2.revision, 'test');
+    const fourth = await clusterMemory(t.store.suppression, REPO);
+    expect(fourth.index).not.toBe(first.index);
+    expect(fourth.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_3']);
+    expect([...fourth.standing.keys()]).toEqual(['clu_1', 'clu_3']);
+
+    // Another store has its own.
+    const other = new SuppressionStore(t.store.db.knex, t.clock);
+    expect((await clusterMemory(other, REPO)).index).not.toBe(fourth.index);
+    expect((await clusterMemory(t.store.suppression, 'nobody/none')).index.items).toEqual([]);
   });
 
   test('migration 027 steps down and up', async () => {

@@ -25,7 +25,7 @@ const newFinding = { ...sqlReworded, fingerprint: 'fp_new' };
 
 describe('Suppressor', () => {
   test('a suppressing cluster withholds what is alike it, and nothing else', () => {
-    const s = new Suppressor([cluster('clu_1', sql, { action: 'suppress' })], []);
+    const s = Suppressor.of([cluster('clu_1', sql, { action: 'suppress' })], []);
     expect(s.decide(newFinding)).toMatchObject({ reason: 'cluster', cluster: { id: 'clu_1' } });
     const other = { ...RECORDED.leadingWildcardLikeCannotUse, fingerprint: 'fp_other' };
     expect(s.decide(other)).toBeNull();
@@ -41,20 +41,20 @@ describe('Suppressor', () => {
     ['action keep, three dismissals', { action: 'keep' as const, feedback: { up: 0, dismissed: 3 } }, false],
     ['action suppress, an up', { action: 'suppress' as const, feedback: { up: 1, dismissed: 0 } }, true],
   ])('%s: withheld %s', (_label, over, withheld) => {
-    const s = new Suppressor([cluster('clu_1', sql, over)], []);
+    const s = Suppressor.of([cluster('clu_1', sql, over)], []);
     expect(s.decide(newFinding) !== null).toBe(withheld);
   });
 
   test('a finding belongs to its most alike cluster: one most like a keep cluster is posted', () => {
     const keep = cluster('clu_keep', sqlReworded, { action: 'keep' });
     const suppress = cluster('clu_sup', sql, { action: 'suppress' });
-    expect(new Suppressor([suppress, keep], []).decide(newFinding)).toBeNull();
-    expect(new Suppressor([suppress], []).decide(newFinding)).not.toBeNull();
+    expect(Suppressor.of([suppress, keep], []).decide(newFinding)).toBeNull();
+    expect(Suppressor.of([suppress], []).decide(newFinding)).not.toBeNull();
   });
 
   test('a finding like one dismissed on the pull request (same fingerprint, or alike) is withheld', () => {
     const dismissed = { fingerprint: 'fp_old', ...sql, path: 'src/main/java/ContactDao.java' };
-    const s = new Suppressor([], [dismissed]);
+    const s = Suppressor.of([], [dismissed]);
     expect(s.decide({ ...sql, fingerprint: 'fp_old' })).toMatchObject({ reason: 'dismissed', score: 1 });
     expect(s.decide(newFinding)).toMatchObject({ reason: 'dismissed', like: { fingerprint: 'fp_old' } });
     expect(suppressionReason(s.decide(newFinding)!)).toBe(
@@ -62,14 +62,14 @@ describe('Suppressor', () => {
     );
     for (const { a, b } of APART.slice(0, 10)) {
       expect(
-        new Suppressor([], [{ fingerprint: 'x', ...a, path: null }]).decide({ ...b, fingerprint: 'y' }),
+        Suppressor.of([], [{ fingerprint: 'x', ...a, path: null }]).decide({ ...b, fingerprint: 'y' }),
       ).toBeNull();
     }
   });
 
   test('empty: nothing to match against', () => {
-    expect(new Suppressor([], []).empty).toBe(true);
-    expect(new Suppressor([], []).decide(newFinding)).toBeNull();
-    expect(new Suppressor([cluster('c', sql)], []).empty).toBe(false);
+    expect(Suppressor.of([], []).empty).toBe(true);
+    expect(Suppressor.of([], []).decide(newFinding)).toBeNull();
+    expect(Suppressor.of([cluster('c', sql)], []).empty).toBe(false);
   });
 });
