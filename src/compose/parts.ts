@@ -96,8 +96,8 @@ export function createCommandBridge(
 /**
  * The GitHub calls of `pr-agent-loop`: the App's webhook deliveries with the App's JWT (newest first, cursor
  * pagination followed through the `link` header until an attempt older than the window), their
- * redelivery, and a repository's open pull requests with its installation's token. Null without App
- * credentials.
+ * redelivery, a repository's open pull requests with its installation's token, and that installation's
+ * Octokit for the feedback step (reactions). Null without App credentials.
  */
 export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub | null {
   if (!config.github.hasCredentials) return null;
@@ -121,6 +121,7 @@ export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub 
       const octokit = (await probot.auth()) as GitHubClient;
       await octokit.request('POST /app/hook/deliveries/{delivery_id}/attempts', { delivery_id: id });
     },
+    installation: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
     openPullRequests: async (repo, installationId) => {
       const octokit = (await probot.auth(installationId)) as GitHubClient;
       const { owner, name } = splitFullName(repo);

@@ -87,6 +87,8 @@ export type RenderInput = PublishableAnalysis & {
   verification?: VerificationView | null;
   /** Agreement across samples (absent or null: one sample). */
   samples?: SamplesView | null;
+  /** Findings withheld because reviewers dismissed similar ones (memory; absent: none). */
+  dismissedLike?: number;
 };
 
 /** A finding withheld after verification, as the body lists it. */
@@ -393,6 +395,11 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
     parts.push(
       `<details>\n<summary>Withheld after verification (${withheld.length})</summary>\n\n${withheldLines(withheld, detail)}\n\n</details>`,
     );
+  }
+  const dismissedLike = input.dismissedLike ?? 0;
+  if (dismissedLike > 0) {
+    const n = dismissedLike === 1 ? '1 finding' : `${dismissedLike} findings`;
+    parts.push(`_${n} withheld: reviewers dismissed similar ones._`);
   }
 
   // What the sandbox ran (validation's own text: commands and output in code spans and fences).

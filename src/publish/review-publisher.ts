@@ -278,6 +278,7 @@ export class ReviewPublisher {
       reviewNote: reviewNote(result),
       verification: verificationView(result),
       samples: result.samples ?? null,
+      dismissedLike: result.recall?.suppressed.length ?? 0,
       instructionFiles: result.instructions?.files ?? [],
       fileLink:
         commitId && this.deps.fileLinks !== false

@@ -24,6 +24,7 @@ import { parseStage, type Parsed } from './parse.stage.js';
 import { planStage } from './plan.stage.js';
 import { promptStage } from './prompt.stage.js';
 import type { AlertDeps } from '../alerts/raise.js';
+import { recallStage } from './recall.stage.js';
 import type { ProviderSelection } from './providers/index.js';
 import { repoModelOf, type RepoModel } from './providers/repo-model.js';
 import {
@@ -293,10 +294,14 @@ class ReviewJob implements ReviewSession {
       parsed: candidates,
     });
     const filtered = await trace.stage(filterStage, { ...s, gathered, merged });
-    const anchored = await trace.stage(anchorStage, { gathered, filtered, validation });
+    const anchoredNow = await trace.stage(anchorStage, { gathered, filtered, validation });
+    // Prior findings reworded keep their identity; findings like dismissed ones are withheld.
+    const recalled = await trace.stage(recallStage, { ...s, gathered, plan, anchored: anchoredNow });
+    const { anchored } = recalled;
     const recorded = await trace.stage(recordStage, {
       ...s,
       ...{ gathered, plan, budgeted, called, parsed, verified, merged, filtered, anchored, validation },
+      recalled,
       ...{ ...this.records, notes: a.notes, evidence: deps.evidence, log: this.log },
     });
     await trace.span(
@@ -361,7 +366,7 @@ class ReviewJob implements ReviewSession {
 
   private analysed({ result, findings: stored, degraded }: Recorded, coverageComplete: boolean) {
     const verdict = result.output.verdict;
-    const findings = stored.filter((f) => f.status !== 'withheld').length;
+    const findings = stored.filter((f) => (f.status ?? 'published') === 'published').length;
     this.log.info(
       { event: 'review-analysed', verdict, findings, degraded, coverageComplete },
       `review ${this.run.reviewKey} analysed: ${verdict}, ${findings} finding(s)${degraded ? ' (degraded)' : ''}`,
