@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { runCli } from '../../src/cli/main.js';
 import { recordedCalls } from '../../src/cli/testlab.js';
 import { candidatesOf } from '../../src/review/verification.js';
 import { saveTestLabRun } from '../../src/testlab/record.js';
@@ -309,5 +310,42 @@ describe('a live Test Lab run against an OpenAI-compatible model', () => {
       'analysed',
       'analysed',
     ]);
+  });
+
+  test('verdict testlab run --provider --model --samples saves the live record; --from-record replays it', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = {
+      stdout: (t: string) => out.push(t),
+      stderr: (t: string) => err.push(t),
+      env: { ...env, LOG_LEVEL: 'silent' as const, VERDICT_DB_PATH: join(dir, 'cli.sqlite') },
+      isTty: false,
+    };
+    const before = seen.length;
+    const args = ['--cases', PLANTED, '--concurrency', '1', '--json', '--init'];
+    const code = await runCli(
+      ['testlab', 'run', '--provider', 'openai', '--model', 'gpt-4o-mini', '--samples', '2', ...args],
+      io,
+    );
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    const live = JSON.parse(out.pop()!).record;
+    expect(live).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini', mode: 'live' });
+    expect(live.scores).toMatchObject({ samples: 2, recall: 1, caught: 1 });
+    expect(live.cases[0].samples.map((x: { calls: unknown[] }) => x.calls.length)).toEqual([
+      (seen.length - before) / 2,
+      (seen.length - before) / 2,
+    ]);
+    expect(await runCli(['testlab', 'run', '--from-record', live.id, '--json'], io)).toBe(0);
+    const replayed = JSON.parse(out.pop()!).record;
+    expect(replayed).toMatchObject({
+      provider: 'replay',
+      model: `recorded:${live.id}`,
+      mode: 'recorded',
+      refusals: [],
+    });
+    expect(replayed.scores).toMatchObject({ recall: 1, caught: 1 });
+    expect(seen.length - before).toBe(2 * live.cases[0].samples[0].calls.length);
+    expect(await runCli(['testlab', 'run', '--from-record', replayed.id, '--json'], io)).toBe(1);
+    expect(err.pop()).toMatch(/recorded no answers \(it is not a live run\)/);
   });
 });
