@@ -82,7 +82,7 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
             : null,
     ),
     '',
-    `${run.provider}/${run.model} (${run.mode}${run.scores.samples > 1 ? `, ${run.scores.samples} samples: ratios are their mean` : ''}): ${scoreLine(run.scores)}`,
+    `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
     ...reviewBenchLines(run),
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
     verificationLine(run.scores),
@@ -93,6 +93,11 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
 /** ReviewBench's scores, the cases replay skipped, each sample's scores and the refused recorded calls. */
 function reviewBenchLines(run: TestLabRun): string[] {
   const out: string[] = [];
+  if (run.mode !== 'replay') {
+    out.push(
+      `${run.mode} run, ${run.scores.samples} sample(s)${run.scores.samples > 1 ? ': every ratio is the mean of the samples' : ''}`,
+    );
+  }
   const rb = run.scores.reviewBench;
   if (rb) {
     out.push(
