@@ -12,6 +12,7 @@ import { modelJudge } from './judge.js';
 import { PromptRecorder, RecordedAnswersProvider, type CallLog } from './live.js';
 import { RecordingProvider, REPLAY_MODEL, ReplayProvider } from './replay-provider.js';
 import {
+  emptyResult,
   labScores,
   sampleOf,
   skippedResult,
@@ -19,7 +20,7 @@ import {
   type LabScores,
   type RunMode,
 } from './samples.js';
-import { reviewPromptTokens, scoreCase, type CaseResult, type Judge } from './score.js';
+import { reviewPromptTokens, scoreCase, type Judge } from './score.js';
 
 /** An environment as the configuration reads it. */
 export type Env = Record<string, string | undefined>;
@@ -292,30 +293,8 @@ function judgeFor(
   return { provider, judge: modelJudge(provider) };
 }
 
-async function caseResult(
-  store: Store,
-  c: TestLabCase,
-  run: RunRecord | null,
-  timeoutMs: number,
-  judge?: Judge,
-): Promise<LabCaseResult> {
-  const base: CaseResult = {
-    name: c.name,
-    language: c.meta.language,
-    kind: c.meta.kind,
-    clean: c.clean,
-    status: 'error',
-    error: null,
-    findings: [],
-    bugs: [],
-    falseFindings: 0,
-    tokens: { input: 0, output: 0 },
-    costUsd: null,
-    wallMs: 0,
-    promptTokens: 0,
-    parts: 0,
-  };
-  if (!run) return { ...base, error: 'the review run disappeared' };
+/** A run's tokens, cost, time, prompt size and parts, from its trace (the spans that carry token counts). */
+async function usageOf(store: Store, run: RunRecord) {
   const traces = await store.traces.list({ runId: run.id, limit: 10 });
   const spans = (await Promise.all(traces.map((t) => store.traces.get(t.traceId)))).flatMap(
     (t) => t?.spans ?? [],
@@ -324,7 +303,7 @@ async function caseResult(
   const models = spans.filter((s) => s.inputTokens !== null || s.outputTokens !== null);
   const costs = models.map((s) => s.costUsd);
   const trace = traces[0];
-  const usage = {
+  return {
     tokens: {
       input: models.reduce((n, s) => n + (s.inputTokens ?? 0), 0),
       output: models.reduce((n, s) => n + (s.outputTokens ?? 0), 0),
@@ -338,6 +317,18 @@ async function caseResult(
     messageTokens: reviewPromptTokens(spans, 'messageTokens'),
     parts: Number((run.result as { chunks?: { total?: number } } | null)?.chunks?.total ?? 0),
   };
+}
+
+async function caseResult(
+  store: Store,
+  c: TestLabCase,
+  run: RunRecord | null,
+  timeoutMs: number,
+  judge?: Judge,
+): Promise<LabCaseResult> {
+  const base = emptyResult(c);
+  if (!run) return { ...base, error: 'the review run disappeared' };
+  const usage = await usageOf(store, run);
   if (!TERMINAL_RUN_STATUSES.has(run.status)) {
     return {
       ...base,

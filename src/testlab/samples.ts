@@ -69,16 +69,15 @@ export type LabScores = Scores & {
   perSample: SampleScores[];
 };
 
-/** The result of a case replay does not review (live only), counted as skipped. */
-export function skippedResult(c: TestLabCase, reason: string): LabCaseResult {
+/** A case's result before anything is known of its review (status `error`, nothing found). */
+export function emptyResult(c: TestLabCase): CaseResult {
   return {
     name: c.name,
     language: c.meta.language,
     kind: c.meta.kind,
     clean: c.clean,
-    status: 'skipped',
+    status: 'error',
     error: null,
-    skipped: reason,
     findings: [],
     bugs: [],
     falseFindings: 0,
@@ -88,6 +87,11 @@ export function skippedResult(c: TestLabCase, reason: string): LabCaseResult {
     promptTokens: 0,
     parts: 0,
   };
+}
+
+/** The result of a case replay does not review (live only), counted as skipped. */
+export function skippedResult(c: TestLabCase, reason: string): LabCaseResult {
+  return { ...emptyResult(c), status: 'skipped', skipped: reason };
 }
 
 /** The sample record of a reviewed case. */
