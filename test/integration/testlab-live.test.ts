@@ -1,17 +1,15 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { runCli } from '../../src/cli/main.js';
 import { recordedCalls } from '../../src/cli/testlab.js';
-import { candidatesOf } from '../../src/review/verification.js';
 import { saveTestLabRun } from '../../src/testlab/record.js';
 import { runTestLab } from '../../src/testlab/runner.js';
 import type { LabCaseResult } from '../../src/testlab/samples.js';
+import { fakeOpenAI, listen, type Seen } from '../helpers/fake-openai.js';
 import { callApi, TOKENS } from '../helpers/operator.js';
 import { reviewOutput } from '../helpers/review-output.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
@@ -61,87 +59,18 @@ function reviewAnswer(caseName: string): string {
   return JSON.stringify(reviewOutput());
 }
 
-/** A chat completion exactly as the API returns one. */
-function completion(content: string, promptTokens: number, completionTokens: number) {
-  return {
-    id: `chatcmpl-${createHash('sha1').update(content).digest('hex').slice(0, 24)}`,
-    object: 'chat.completion',
-    created: 1_760_000_000,
-    model: 'gpt-4o-mini-2024-07-18',
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content, refusal: null, annotations: [] },
-        logprobs: null,
-        finish_reason: 'stop',
-      },
-    ],
-    usage: {
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: promptTokens + completionTokens,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: {
-        reasoning_tokens: 0,
-        audio_tokens: 0,
-        accepted_prediction_tokens: 0,
-        rejected_prediction_tokens: 0,
-      },
-    },
-    service_tier: 'default',
-    system_fingerprint: 'fp_0123456789',
-  };
-}
-
-type Seen = { caseName: string | null; schema: string; answer: string };
-
-/** A local OpenAI-compatible server: reviews answered per case, every verification candidate confirmed. */
-function fakeOpenAI(seen: Seen[]): Server {
-  return createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
-        return;
-      }
-      const body = JSON.parse(raw);
-      const schema = String(body.response_format?.json_schema?.name ?? 'none');
-      const text = body.messages.map((m: { content: string }) => m.content).join('\n');
-      const caseName = /testlab\/([a-z0-9-]+)#/.exec(text)?.[1] ?? null;
-      const answer =
-        schema === 'verification'
-          ? JSON.stringify({
-              results: (candidatesOf(String(body.messages.at(-1).content)) ?? []).map((c) => ({
-                id: c.id,
-                verdict: 'confirmed',
-                score: 90,
-                reason: 'The code shows it.',
-              })),
-            })
-          : reviewAnswer(caseName ?? '');
-      seen.push({ caseName, schema, answer });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(completion(answer, 1500, 250)));
-    });
-  });
-}
-
 describe('a live Test Lab run against an OpenAI-compatible model', () => {
   const seen: Seen[] = [];
-  const server = fakeOpenAI(seen);
+  const server = fakeOpenAI(seen, reviewAnswer);
   let env: Record<string, string | undefined>;
   let app: RunningVerdict;
   const dir = mkdtempSync(join(tmpdir(), 'tl-live-'));
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
     env = {
       PATH: process.env.PATH,
       VERDICT_RUNNER_PROVIDER: 'openai',
       VERDICT_RUNNER_MODEL: 'gpt-4o-mini',
-      VERDICT_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      VERDICT_OPENAI_BASE_URL: await listen(server),
     };
     app = await startVerdict(TOKENS);
   });

@@ -15,6 +15,8 @@ import {
   readReviewBench,
 } from '../../src/testlab/reviewbench.js';
 import { runTestLab } from '../../src/testlab/runner.js';
+import { fakeOpenAI, listen, type Seen } from '../helpers/fake-openai.js';
+import { reviewOutput } from '../helpers/review-output.js';
 
 const MIT = `MIT License
 
@@ -234,5 +236,35 @@ describe('importing ReviewBench pull requests', () => {
     expect(run.cases.map((c) => c.status)).toEqual(imported.map(() => 'skipped'));
     expect(run.cases[0]!.skipped).toMatch(/live run/);
     expect(run.scores).toMatchObject({ mode: 'replay', skippedCases: imported.length, failedCases: 0 });
+  });
+
+  test('a live run reviews every imported case end to end from what the case serves', async () => {
+    const seen: Seen[] = [];
+    const server = fakeOpenAI(seen, () => JSON.stringify(reviewOutput()));
+    try {
+      const run = await runTestLab({
+        corpus: join(process.cwd(), 'fixtures/testlab'),
+        cases: 'rbench-*',
+        concurrency: 2,
+        env: {
+          VERDICT_RUNNER_PROVIDER: 'openai',
+          VERDICT_RUNNER_MODEL: 'gpt-4o-mini',
+          VERDICT_OPENAI_BASE_URL: await listen(server),
+        },
+        log: pino({ level: 'silent' }),
+      });
+      expect(run.cases.map((c) => `${c.name}: ${c.status} ${c.error}`)).toEqual(
+        run.cases.map((c) => `${c.name}: analysed null`),
+      );
+      expect(run.unknownRequests).toEqual([]);
+      expect(new Set(seen.map((x) => x.caseName))).toEqual(new Set(run.cases.map((c) => c.name)));
+      // A review that finds nothing covers no golden finding: recall 0, precision undefined.
+      expect(run.scores.reviewBench).toMatchObject({ cases: run.cases.length, coveredTp: 0, findings: 0 });
+      expect(run.scores.reviewBench!.goldenTp).toBeGreaterThanOrEqual(100);
+      expect(run.scores.reviewBench!.groundedRecall).toBe(0);
+      expect(run.scores.reviewBench!.groundedPrecision).toBeNull();
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
