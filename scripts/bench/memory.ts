@@ -255,6 +255,7 @@ async function main() {
           headSha: 'f'.repeat(40),
           createdAt: 0,
         },
+        clock: systemClock,
         gh: {} as GitHubClient,
         store: reviewStore,
         gathered: { prior: [], fileAtHead: async () => null },

@@ -1,6 +1,10 @@
-import type { DismissedFinding, MatchableCluster } from '../store/suppression.js';
+import type {
+  ClusterStanding,
+  ClusterText,
+  DismissedFinding,
+  MatchableCluster,
+} from '../store/suppression.js';
 import { AlikeIndex, type AlikeText } from './alike.js';
-import type { ClusterMemory } from './cluster-index.js';
 import { clusterSuppresses } from './match.js';
 
 /**
@@ -19,44 +23,65 @@ export type Suppression =
   | { reason: 'dismissed'; like: DismissedFinding; score: number }
   | { reason: 'cluster'; cluster: MatchableCluster; score: number };
 
+/** What a finding is most like: a finding dismissed on the pull request, or a cluster. */
+export type Likeness =
+  | { reason: 'dismissed'; like: DismissedFinding; score: number }
+  | { reason: 'cluster'; cluster: ClusterText; score: number };
+
 export type SuppressibleFinding = AlikeText & { fingerprint: string };
+
+/** The standing of clusters by id, as read when they were matched. */
+export type StandingOf = (ids: readonly string[]) => Promise<ReadonlyMap<string, ClusterStanding>>;
 
 export class Suppressor {
   private readonly dismissed: AlikeIndex<DismissedFinding>;
   private readonly dismissedFingerprints: Map<string, DismissedFinding>;
 
   constructor(
-    private readonly clusters: ClusterMemory,
+    private readonly clusters: AlikeIndex<ClusterText>,
     dismissed: readonly DismissedFinding[],
   ) {
     this.dismissed = new AlikeIndex(dismissed);
     this.dismissedFingerprints = new Map(dismissed.map((d) => [d.fingerprint, d]));
   }
 
-  /** A suppressor over clusters as the store lists them (tests; the review uses `clusterMemory`). */
-  static of(clusters: readonly MatchableCluster[], dismissed: readonly DismissedFinding[]): Suppressor {
-    const memory = { index: new AlikeIndex(clusters), standing: new Map(clusters.map((c) => [c.id, c])) };
-    return new Suppressor(memory, dismissed);
-  }
-
   /** Nothing can be withheld: no cluster and nothing dismissed on the pull request. */
   get empty(): boolean {
-    return this.clusters.standing.size === 0 && this.dismissed.items.length === 0;
+    return this.clusters.items.length === 0 && this.dismissed.items.length === 0;
   }
 
-  /** Why `finding` is withheld, or null when it is posted. */
-  decide(finding: SuppressibleFinding): Suppression | null {
+  /** What `finding` is most like, the dismissed findings first; null when nothing is alike it. */
+  likeness(finding: SuppressibleFinding): Likeness | null {
     const same = this.dismissedFingerprints.get(finding.fingerprint);
     if (same) return { reason: 'dismissed', like: same, score: 1 };
     const dismissed = this.dismissed.best(finding);
     if (dismissed) return { reason: 'dismissed', like: dismissed.match, score: dismissed.score };
-    const found = this.clusters.index.best(finding);
-    const standing = found ? this.clusters.standing.get(found.match.id) : undefined;
-    if (found && standing && clusterSuppresses(standing)) {
-      return { reason: 'cluster', cluster: { ...standing, ...found.match }, score: found.score };
-    }
-    return null;
+    const cluster = this.clusters.best(finding);
+    return cluster ? { reason: 'cluster', cluster: cluster.match, score: cluster.score } : null;
   }
+
+  /**
+   * Why each finding is withheld, or null when it is posted; the standing of the clusters they are most
+   * like is read once for all of them (`standingOf`), a cluster gone since is no reason.
+   */
+  async decide(
+    findings: readonly SuppressibleFinding[],
+    standingOf: StandingOf,
+  ): Promise<(Suppression | null)[]> {
+    const likeness = findings.map((f) => this.likeness(f));
+    const ids = [...new Set(likeness.flatMap((l) => (l?.reason === 'cluster' ? [l.cluster.id] : [])))];
+    const standing = ids.length > 0 ? await standingOf(ids) : new Map<string, ClusterStanding>();
+    return likeness.map((l) => (l === null ? null : withholds(l, standing)));
+  }
+}
+
+/** Whether a likeness withholds: a dismissed finding always, a cluster when it suppresses. */
+export function withholds(l: Likeness, standing: ReadonlyMap<string, ClusterStanding>): Suppression | null {
+  if (l.reason === 'dismissed') return l;
+  const s = standing.get(l.cluster.id);
+  return s && clusterSuppresses(s)
+    ? { reason: 'cluster', cluster: { ...s, ...l.cluster }, score: l.score }
+    : null;
 }
 
 /** What the finding's stored record says of why it was withheld. */

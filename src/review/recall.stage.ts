@@ -1,6 +1,7 @@
 import { alike } from '../memory/alike.js';
-import { clusterMemory } from '../memory/cluster-index.js';
+import { clusterIndex } from '../memory/cluster-index.js';
 import { Suppressor, suppressionReason, type Suppression } from '../memory/suppress.js';
+import type { Clock } from '../clock.js';
 import type { GitHubClient } from '../github/client.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { Store } from '../store/index.js';
@@ -34,6 +35,8 @@ import type { RunScope, Stage } from './stage.js';
 
 export type RecallInput = {
   run: RunScope;
+  /** The review's clock (how long the cluster index is trusted on its stamp). */
+  clock: Pick<Clock, 'now'>;
   gh: GitHubClient;
   store: Pick<Store, 'findings' | 'suppression'>;
   gathered: Pick<Gathered, 'prior' | 'fileAtHead'>;
@@ -79,16 +82,21 @@ async function recall(input: RecallInput): Promise<Recalled> {
 
   // 2. Suppression.
   const [clusters, dismissed] = await Promise.all([
-    clusterMemory(store.suppression, run.repo),
+    clusterIndex(store.suppression, run.repo, input.clock.now()),
     store.suppression.dismissedOnPr(run.repo, run.prNumber),
   ]);
   const suppressor = new Suppressor(clusters, dismissed);
+  const candidates = suppressor.empty ? [] : findings.filter((f) => !isCheck(f));
+  const decisions = await suppressor.decide(
+    candidates.map((f) => ({ ...f, fingerprint: findingFingerprint(f) })),
+    (ids) => store.suppression.standing(ids),
+  );
+  const decided = new Map(candidates.map((f, i) => [f, decisions[i]!]));
   const suppressed: SuppressedFinding[] = [];
   const kept: AnchoredFinding[] = [];
   for (const f of findings) {
-    const decided =
-      isCheck(f) || suppressor.empty ? null : suppressor.decide({ ...f, fingerprint: findingFingerprint(f) });
-    if (decided) suppressed.push({ finding: f, suppression: decided, reason: suppressionReason(decided) });
+    const why = decided.get(f) ?? null;
+    if (why) suppressed.push({ finding: f, suppression: why, reason: suppressionReason(why) });
     else kept.push(f);
   }
   if (suppressed.length > 0) {

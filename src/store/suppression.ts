@@ -74,23 +74,48 @@ export class SuppressionStore {
       ]);
   }
 
-  /** The action and feedback of every cluster of `repo`, oldest first (no text: a light read). */
-  async standing(repo: string): Promise<ClusterStanding[]> {
-    const rows: Raw[] = await this.ofRepo(repo).select('id', 'action', 'feedback_up', 'feedback_dismissed');
-    return rows.map(standingOf);
+  /**
+   * What changes when a cluster of `repo` is created or deleted: how many there are and when the newest
+   * was created (a light read of the index on `lower(repo)`).
+   */
+  async stamp(repo: string): Promise<string> {
+    const row = (await this.knex('memory_clusters')
+      .whereRaw('lower(repo) = ?', [repo.toLowerCase()])
+      .count({ n: '*' })
+      .max({ newest: 'created_at' })
+      .first()) as Raw | undefined;
+    return `${Number(row?.n ?? 0)}:${Number(row?.newest ?? 0)}`;
   }
 
-  /** The exemplar texts of those of the clusters `ids` of `repo` that exist, in no particular order. */
-  async texts(repo: string, ids: readonly string[]): Promise<ClusterText[]> {
-    const out: ClusterText[] = [];
+  /** The ids of the clusters of `repo`, oldest first. */
+  async ids(repo: string): Promise<string[]> {
+    return ((await this.ofRepo(repo).select('id')) as Raw[]).map((r) => String(r.id));
+  }
+
+  /** The action and feedback of the clusters `ids` that exist. */
+  async standing(ids: readonly string[]): Promise<Map<string, ClusterStanding>> {
+    const out = new Map<string, ClusterStanding>();
     for (let i = 0; i < ids.length; i += 500) {
       const rows: Raw[] = await this.knex('memory_clusters')
-        .whereRaw('lower(repo) = ?', [repo.toLowerCase()])
         .whereIn('id', ids.slice(i, i + 500))
-        .select('id', 'exemplar_title', 'exemplar_body');
-      for (const r of rows) {
-        out.push({ id: String(r.id), title: String(r.exemplar_title), body: String(r.exemplar_body) });
-      }
+        .select('id', 'action', 'feedback_up', 'feedback_dismissed');
+      for (const r of rows) out.set(String(r.id), standingOf(r));
+    }
+    return out;
+  }
+
+  /** The exemplar texts of the clusters of `repo` (oldest first), or of those of `ids` that exist. */
+  async texts(repo: string, ids?: readonly string[]): Promise<ClusterText[]> {
+    const read = async (q: Knex.QueryBuilder) =>
+      ((await q.select('id', 'exemplar_title', 'exemplar_body')) as Raw[]).map((r) => ({
+        id: String(r.id),
+        title: String(r.exemplar_title),
+        body: String(r.exemplar_body),
+      }));
+    if (ids === undefined) return read(this.ofRepo(repo));
+    const out: ClusterText[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      out.push(...(await read(this.ofRepo(repo).whereIn('id', ids.slice(i, i + 500)))));
     }
     return out;
   }

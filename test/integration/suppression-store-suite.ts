@@ -1,4 +1,4 @@
-import { clusterMemory } from '../../src/memory/cluster-index.js';
+import { RECHECK_MS, clusterIndex } from '../../src/memory/cluster-index.js';
 import { migrationSource } from '../../src/store/migrations/index.js';
 import { SuppressionStore } from '../../src/store/suppression.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
@@ -128,42 +128,58 @@ export function suppressionStoreSuite(dialect: TestDialect): void {
     expect(await t.store.suppression.recordWithheld(run, [])).toBe(0);
   });
 
-  test('clusterMemory: the texts indexed once, new clusters added, rebuilt when one is deleted', async () => {
+  test('clusterIndex: the texts indexed once, new clusters added, rebuilt when one is deleted', async () => {
     await newCluster('clu_1', 'Eviction races with writes');
     t.clock.advance(1000);
     await newCluster('clu_2', 'Missing null check on user');
-    const first = await clusterMemory(t.store.suppression, REPO);
-    expect(first.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_2']);
-    expect(first.standing.get('clu_1')).toMatchObject({ action: 'none' });
+    const ids = (index: { items: readonly { id: string }[] }) => index.items.map((c) => c.id);
+    const now = () => t.clock.now();
+    const first = await clusterIndex(t.store.suppression, REPO, now());
+    expect(ids(first)).toEqual(['clu_1', 'clu_2']);
     const race = { title: 'Eviction races with concurrent writes', body: 'Eviction races with writes: why' };
-    expect(first.index.best(race)?.match.id).toBe('clu_1');
+    expect(first.best(race)?.match.id).toBe('clu_1');
 
-    // Nothing new: the same index; the standing read again (an action set since is seen).
+    // Nothing created or deleted: the same index, in any spelling of the repository.
     const c1 = (await t.store.memory.getCluster('clu_1'))!;
     await t.store.memory.updateCluster('clu_1', c1.revision, { action: 'suppress' }, 'test');
-    const second = await clusterMemory(t.store.suppression, 'octo/demo');
-    expect(second.index).toBe(first.index);
-    expect(second.standing.get('clu_1')).toMatchObject({ action: 'suppress' });
+    expect(await clusterIndex(t.store.suppression, 'octo/demo', now())).toBe(first);
+    // The standing is read apart, as it is now.
+    expect((await t.store.suppression.standing(['clu_1', 'gone'])).get('clu_1')).toMatchObject({
+      action: 'suppress',
+    });
 
     // A cluster created since joins the same index.
     t.clock.advance(1000);
     await newCluster('clu_3', 'SQL injection through the search term');
-    const third = await clusterMemory(t.store.suppression, REPO);
-    expect(third.index).toBe(first.index);
-    expect(third.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_2', 'clu_3']);
+    const third = await clusterIndex(t.store.suppression, REPO, now());
+    expect(third).toBe(first);
+    expect(ids(third)).toEqual(['clu_1', 'clu_2', 'clu_3']);
 
     // One deleted: built again without it.
     const c2 = (await t.store.memory.getCluster('clu_2'))!;
     await t.store.memory.deleteCluster('clu_2', c2.revision, 'test');
-    const fourth = await clusterMemory(t.store.suppression, REPO);
-    expect(fourth.index).not.toBe(first.index);
-    expect(fourth.index.items.map((c) => c.id)).toEqual(['clu_1', 'clu_3']);
-    expect([...fourth.standing.keys()]).toEqual(['clu_1', 'clu_3']);
+    const fourth = await clusterIndex(t.store.suppression, REPO, now());
+    expect(fourth).not.toBe(first);
+    expect(ids(fourth)).toEqual(['clu_1', 'clu_3']);
+
+    // Deleted and created between two reviews (the same count): the newest's creation tells; and past
+    // RECHECK_MS the ids are read again even with the same stamp.
+    const c3 = (await t.store.memory.getCluster('clu_3'))!;
+    await t.store.memory.deleteCluster('clu_3', c3.revision, 'test');
+    t.clock.advance(1000);
+    await newCluster('clu_4', 'Unused import of lodash');
+    const fifth = await clusterIndex(t.store.suppression, REPO, now());
+    expect(ids(fifth)).toEqual(['clu_1', 'clu_4']);
+    // (A change the stamp cannot see: a cluster's id rewritten under it.)
+    await t.store.db.knex('memory_clusters').where({ id: 'clu_1' }).update({ id: 'clu_1b' });
+    expect(await clusterIndex(t.store.suppression, REPO, now())).toBe(fifth);
+    const later = await clusterIndex(t.store.suppression, REPO, now() + RECHECK_MS);
+    expect(ids(later)).toEqual(['clu_1b', 'clu_4']);
 
     // Another store has its own.
     const other = new SuppressionStore(t.store.db.knex, t.clock);
-    expect((await clusterMemory(other, REPO)).index).not.toBe(fourth.index);
-    expect((await clusterMemory(t.store.suppression, 'nobody/none')).index.items).toEqual([]);
+    expect(await clusterIndex(other, REPO, now())).not.toBe(later);
+    expect((await clusterIndex(t.store.suppression, 'nobody/none', now())).items).toEqual([]);
   });
 
   test('migration 027 steps down and up', async () => {
