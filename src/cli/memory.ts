@@ -334,12 +334,30 @@ export async function memoryCommand(
           `instruction files   ${list(p.instructionFiles)}`,
           `suppressed clusters ${list(p.suppressedClusters)}`,
           ...out.notes.map((n) => paint(`note: ${n}`, 'yellow')),
+          ...memoryNotes(out.memory).map((n) => paint(`note: ${n}`, 'yellow')),
         ].join('\n'),
       );
       return 0;
     }
   }
   throw new CliError(`unknown subcommand "${sub}"`);
+}
+
+/** What the preview's memory selection left out or skipped, as notes (none when it gave everything). */
+function memoryNotes(memory: {
+  leftOut: { contexts: number; knowledge: number; linkedIssues: number };
+  skippedIssues: Array<{ number: number; reason: string }>;
+}): string[] {
+  const { contexts, knowledge, linkedIssues } = memory.leftOut;
+  const left = [
+    contexts > 0 ? `${contexts} context(s)` : null,
+    knowledge > 0 ? `${knowledge} knowledge document(s)` : null,
+    linkedIssues > 0 ? `${linkedIssues} linked issue(s)` : null,
+  ].filter((x) => x !== null);
+  return [
+    ...(left.length > 0 ? [`left out by the caps and budgets: ${left.join(', ')}`] : []),
+    ...memory.skippedIssues.map((i) => `#${i.number} not given: ${i.reason}`),
+  ];
 }
 
 /** GitHub through the App's credentials, as the server composes it (null without them: the preview refuses). */

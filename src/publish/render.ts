@@ -5,6 +5,7 @@ import { validationStatusLines } from '../validation/report.js';
 import type { EvidenceArtifact } from '../evidence/artifacts.js';
 import { renderEvidence } from '../evidence/render.js';
 import { findingMarker, reviewMarker } from './markers.js';
+import { memoryFooter } from './memory-footer.js';
 import {
   mergeStatus,
   mergeStatusCause,
@@ -448,6 +449,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   if (used.length > 0) {
     parts.push(`<sub>Repository instructions followed: ${used.map((p) => codePath(p)).join(', ')}.</sub>`);
   }
+  parts.push(memoryFooter(input.memory) ?? '');
   if (policy.featureTips) {
     const h = `@${input.botHandle}`;
     parts.push(

@@ -19,7 +19,12 @@ export type PublishableAnalysis = {
   degraded: boolean;
   /** Repo-native validation beside the review (absent or null: off). */
   validation?: ValidationReport | null;
+  /** The memory the model was given (named in the body's footer; absent or null: none recorded). */
+  memory?: MemoryUsed | null;
 };
+
+/** What the footer names of the memory a review was given. */
+export type MemoryUsed = Pick<NonNullable<RunResult['memory']>, 'contexts' | 'knowledge' | 'linkedIssues'>;
 
 /** What publication reads of a stored analysis. */
 export function analysisOf(result: RunResult): PublishableAnalysis {
@@ -28,6 +33,7 @@ export function analysisOf(result: RunResult): PublishableAnalysis {
     coverage: result.coverage ?? null,
     degraded: result.degraded === true,
     validation: result.validation ?? null,
+    memory: result.memory ?? null,
   };
 }
 

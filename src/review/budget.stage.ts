@@ -77,7 +77,7 @@ async function budget(input: BudgetInput): Promise<Budgeted> {
 export const budgetStage: Stage<BudgetInput, Budgeted> = {
   name: 'budget',
   run: budget,
-  counts: (b) => ({
+  counts: (b, input) => ({
     contextWindow: b.window.contextTokens,
     contextWindowSource: b.window.source,
     inputBudget: b.inputBudget,
@@ -86,5 +86,9 @@ export const budgetStage: Stage<BudgetInput, Budgeted> = {
     parts: b.input.chunks.length,
     notReviewed: b.input.notReviewed.length,
     clipped: b.input.clipped.length,
+    // Memory and linked issues the model's window left out (beyond what their own budgets left out).
+    memoryLeftOut: input.prompt.context.memory.length - b.context.memory.length,
+    linkedIssuesLeftOut:
+      (input.prompt.context.linkedIssues?.length ?? 0) - (b.context.linkedIssues?.length ?? 0),
   }),
 };

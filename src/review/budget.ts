@@ -116,8 +116,9 @@ export type ContextCut = { what: string; count: number };
 
 /**
  * Fits the context sections of the prompt (everything but the diff) into `maxTokens`: competitor reviews
- * are left out first, then memory contexts, then prior findings (the most severe are kept), then the
- * description is shortened. Returns the fitted context and what was cut, to be named in
+ * are left out first, then linked issues, then memory (contexts and knowledge documents, from the end
+ * of their order: memory.ts), then instruction files, then prior findings (the most severe are kept),
+ * then the description is shortened. Returns the fitted context and what was cut, to be named in
  * `missingValidations`.
  */
 export function fitContext(
@@ -135,16 +136,19 @@ export function fitContext(
   };
   const SEVERITY: Record<string, number> = { blocker: 0, high: 1, medium: 2, low: 3 };
   fitted.prior = [...fitted.prior].sort((a, b) => (SEVERITY[a.severity] ?? 9) - (SEVERITY[b.severity] ?? 9));
-  const shrink = (key: 'competitors' | 'memory' | 'prior', what: string) => {
-    while (fitted[key].length > 0 && measure(fitted) > maxTokens) {
-      const keep = Math.floor(fitted[key].length / 2);
-      cut(what, fitted[key].length - keep);
-      fitted = { ...fitted, [key]: fitted[key].slice(0, keep) };
+  // Each list keeps its first half until it fits: the first items are the ones to keep.
+  const shrink = (key: 'competitors' | 'linkedIssues' | 'memory' | 'prior', what: string) => {
+    const length = () => fitted[key]?.length ?? 0;
+    while (length() > 0 && measure(fitted) > maxTokens) {
+      const keep = Math.floor(length() / 2);
+      cut(what, length() - keep);
+      fitted = { ...fitted, [key]: fitted[key]!.slice(0, keep) };
     }
   };
   if (measure(fitted) <= maxTokens) return { ctx: ctx, cuts };
   shrink('competitors', 'review(s) by other review bots');
-  shrink('memory', 'memory context(s)');
+  shrink('linkedIssues', 'linked issue(s)');
+  shrink('memory', 'memory item(s)');
   while ((fitted.instructions?.length ?? 0) > 0 && measure(fitted) > maxTokens) {
     cut('repository instruction file(s)', 1);
     fitted = { ...fitted, instructions: fitted.instructions!.slice(0, -1) };

@@ -34,8 +34,16 @@ export type CallInput = {
   gathered?: { changed: ChangedFile[] };
 };
 
-/** One usable answer of a part (a part split in two has two or more). */
-export type PartOutput = { output: ReviewOutput; warnings: string[]; unreadable: number };
+/**
+ * One usable answer of a part (a part split in two has two or more); `removedContextIds`: the cited ids
+ * that were not supplied, removed from its findings.
+ */
+export type PartOutput = {
+  output: ReviewOutput;
+  warnings: string[];
+  unreadable: number;
+  removedContextIds?: number;
+};
 
 /** How one model pass over all parts went (primary or shadow). */
 export type PassResult = {
@@ -203,6 +211,7 @@ async function reviewPart(
         output: parsed.output,
         warnings: parsed.warnings,
         unreadable: parsed.unreadable.length,
+        removedContextIds: parsed.removedContextIds,
       };
       if (!kept || candidate.unreadable <= kept.unreadable) kept = candidate;
       error = null;

@@ -1,19 +1,20 @@
 import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { CompetitorReview } from '../store/competitors.js';
-import type { MemoryContext } from '../store/memory.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ChangedFile } from './context.js';
 import { fileReader, listChangedFiles, type PullRequestFacts } from './gather.js';
 import { readInstructions, type RepositoryInstructions } from './instructions.js';
+import { selectReviewMemory, type ReviewMemory } from './memory.js';
 import type { PriorFinding, RunResult } from './run-result.js';
 import type { RunScope, Stage } from './stage.js';
 
 /**
  * Stage `gather`: what the review reads besides the pull request admission read. All pages of the PR's
  * files (when admission did not list them), the PR's earlier runs and the prior findings to dispose of,
- * the repository's instruction files from the base branch, the memory contexts whose path glob matches a
- * changed path, and other review bots' reviews. It also opens the reader of files at the head, which
+ * the repository's instruction files from the base branch, the memory the review is given (memory.ts:
+ * the contexts and knowledge documents that match a changed path, the issues the PR's body links, in
+ * budget), and other review bots' reviews. It also opens the reader of files at the head, which
  * reads each path once per run (the plan's surrounding code and the filter's evidence share it).
  */
 
@@ -38,7 +39,7 @@ export type Gathered = {
   latest: RunRecord | null;
   prior: PriorFinding[];
   instructions: RepositoryInstructions;
-  memory: MemoryContext[];
+  memory: ReviewMemory;
   competitors: CompetitorReview[];
   /** A file's text at the head, null when absent there; each path is read once per run. */
   fileAtHead: (path: string) => Promise<string | null>;
@@ -65,7 +66,8 @@ async function gather(input: GatherInput): Promise<Gathered> {
   const prior = previous ? await priorFindings(store, previous) : [];
   const latest = await latestFinished(store, run);
   const instructions = await readInstructions(gh, run.owner, run.name, pr.baseRef, paths);
-  const memory = await store.memory.forReview(run.repo, paths);
+  const target = { repo: run.repo, owner: run.owner, name: run.name, number: run.prNumber, body: pr.body };
+  const memory = await selectReviewMemory({ store, gh }, { ...target, paths });
   const competitors = await store.competitors.listForPr(run.repo, run.prNumber);
   const fileAtHead = cachedReader(fileReader(gh, run.owner, run.name, run.headSha));
   return { changed, paths, previous, latest, prior, instructions, memory, competitors, fileAtHead };
@@ -112,7 +114,11 @@ export const gatherStage: Stage<GatherInput, Gathered> = {
   counts: (g) => ({
     files: g.changed.length,
     priorFindings: g.prior.length,
-    memoryContexts: g.memory.length,
+    memoryContexts: g.memory.items.filter((i) => i.kind === 'context').length,
+    knowledgeDocuments: g.memory.items.filter((i) => i.kind === 'knowledge').length,
+    linkedIssues: g.memory.issues.length,
+    memoryLeftOut: g.memory.leftOut.contexts + g.memory.leftOut.knowledge + g.memory.leftOut.linkedIssues,
+    skippedIssues: g.memory.skippedIssues.length,
     competitorReviews: g.competitors.length,
     instructionFiles: g.instructions.files.length,
     previousRun: g.previous?.id ?? null,

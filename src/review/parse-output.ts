@@ -28,6 +28,8 @@ export type ParsedReview =
       warnings: string[];
       /** Findings the model gave that could not be used (no path, no title): counted, never silent. */
       unreadable: UnreadableFinding[];
+      /** `contextIds` the findings cited that were not supplied, removed (also said in `warnings`). */
+      removedContextIds: number;
     }
   | { ok: false; error: string; raw: string };
 
@@ -165,6 +167,7 @@ function normaliseFindings(
   supplied: ReadonlySet<string>,
   warnings: string[],
   unreadable: UnreadableFinding[],
+  removed: { ids: number },
 ): Finding[] {
   const findings: Finding[] = [];
   let removedIds = 0;
@@ -203,6 +206,7 @@ function normaliseFindings(
       `removed ${plural(removedIds, 'unsupported contextId')} (not among the supplied memory-context ids) from ${plural(touched, 'finding')}`,
     );
   }
+  removed.ids += removedIds;
   return findings;
 }
 
@@ -282,6 +286,7 @@ export function parseReviewOutput(
   }
   const input = value as Record<string, unknown>;
   const unreadable: UnreadableFinding[] = [];
+  const removed = { ids: 0 };
   const unknown = Object.keys(input).filter(
     (key) => !(REVIEW_OUTPUT_FIELDS as readonly string[]).includes(key),
   );
@@ -296,7 +301,13 @@ export function parseReviewOutput(
     reasoning: input.reasoning as string,
     mergeVerdict: input.mergeVerdict as string,
     importantFiles: normaliseImportantFiles(input.importantFiles as unknown[], warnings),
-    findings: normaliseFindings(input.findings as unknown[], opts.suppliedContextIds, warnings, unreadable),
+    findings: normaliseFindings(
+      input.findings as unknown[],
+      opts.suppliedContextIds,
+      warnings,
+      unreadable,
+      removed,
+    ),
     priorFindingDispositions: normaliseDispositions(input.priorFindingDispositions, warnings),
     missingValidations: strings('missingValidations', input.missingValidations as unknown[], warnings),
     crossRepoImpact: strings('crossRepoImpact', input.crossRepoImpact as unknown[], warnings),
@@ -306,7 +317,7 @@ export function parseReviewOutput(
       warnings,
     ),
   };
-  return { ok: true, output, warnings, unreadable };
+  return { ok: true, output, warnings, unreadable, removedContextIds: removed.ids };
 }
 
 /**

@@ -25,6 +25,8 @@ export type Parsed = {
   warnings: string[];
   /** Findings the model gave that could not be used (no path, no title), over all parts. */
   unreadable: number;
+  /** Memory ids the findings cited that the model was not given, removed from them, over all parts. */
+  removedContextIds: number;
   /** The parts that could not be analysed, with their first error. */
   failed: ReadonlyMap<number, string>;
   /** Missing-validation lines: the unreadable findings and each part that could not be analysed. */
@@ -38,6 +40,7 @@ async function parse(input: ParseInput): Promise<Parsed> {
     o.warnings.map((w) => (parts.length > 1 ? `part ${o.chunk + 1}: ${w}` : w)),
   );
   const unreadable = pass.outputs.reduce((n, o) => n + o.unreadable, 0);
+  const removedContextIds = pass.outputs.reduce((n, o) => n + (o.removedContextIds ?? 0), 0);
   const missing: string[] = [];
   if (unreadable > 0) {
     missing.push(
@@ -52,6 +55,7 @@ async function parse(input: ParseInput): Promise<Parsed> {
     outputs: pass.outputs.map(({ chunk, output }) => ({ chunk, output })),
     warnings,
     unreadable,
+    removedContextIds,
     failed: pass.failed,
     missing,
   };
@@ -64,6 +68,7 @@ export const parseStage: Stage<ParseInput, Parsed> = {
     outputs: p.outputs.length,
     candidates: p.outputs.reduce((n, o) => n + o.output.findings.length, 0),
     unreadableFindings: p.unreadable,
+    removedContextIds: p.removedContextIds,
     failedParts: p.failed.size,
     warnings: p.warnings.length,
   }),

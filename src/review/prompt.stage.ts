@@ -10,10 +10,10 @@ import type { RunScope, Stage } from './stage.js';
 /**
  * Stage `prompt`: what the review tells the model besides the diff. The system prompt (role, output
  * contract, the operator's custom instructions, and `autoApprove.instructions` when auto approval is
- * possible for this pull request) and the context every part's message carries (prompt.ts
- * renders it): the PR's facts and description, full or incremental, repository instructions, memory
- * contexts, prior findings to dispose of, other bots' reviews and the validation's evidence when it came
- * in time. The budget stage then fits this into the model's window.
+ * possible for this pull request) and the context every part's message carries (prompt.ts renders it):
+ * the PR's facts and description, its linked issues, full or incremental, repository instructions, memory
+ * (contexts and knowledge documents), prior findings to dispose of, other bots' reviews and the
+ * validation's evidence when it came in time. The budget stage then fits this into the model's window.
  */
 
 export type PromptInput = {
@@ -46,7 +46,8 @@ async function prompt(input: PromptInput): Promise<ReviewPrompt> {
     headSha: run.headSha,
     labels: pr.labels,
     customInstructions: input.policy.customInstructions,
-    memory: gathered.memory.map((m) => ({ id: m.id, title: m.title, body: m.body })),
+    memory: gathered.memory.items,
+    linkedIssues: gathered.memory.issues,
     prior: gathered.prior,
     incremental:
       review.kind === 'incremental' ? { sinceSha: review.sinceSha, files: review.files.length } : null,
@@ -74,7 +75,8 @@ export const promptStage: Stage<PromptInput, ReviewPrompt> = {
   run: prompt,
   counts: ({ system, context }) => ({
     systemChars: system.length,
-    memoryContexts: context.memory.length,
+    memoryItems: context.memory.length,
+    linkedIssues: context.linkedIssues?.length ?? 0,
     priorFindings: context.prior.length,
     instructionFiles: context.instructions?.length ?? 0,
     competitorReviews: context.competitors.length,

@@ -1,4 +1,7 @@
 import { clipPatch, fileHeader, type ReviewChunk } from './context.js';
+import { dataFence } from './fence.js';
+import type { LinkedIssue } from './linked-issues.js';
+import { linkedIssuesSection, memorySection, type MemoryItem } from './memory.js';
 import { COMPETITOR_ARRAY_FIELDS } from './output.schema.js';
 import type { PriorFinding } from './run-result.js';
 
@@ -13,7 +16,10 @@ export type PromptContext = {
   headSha: string;
   labels: string[];
   customInstructions: string;
-  memory: Array<{ id: string; title: string; body: string }>;
+  /** Contexts and knowledge documents of Verdict's memory that apply (memory.ts), in the order given. */
+  memory: MemoryItem[];
+  /** Issues the pull request closes or references, read from GitHub (the `linked-issues` integration). */
+  linkedIssues?: LinkedIssue[];
   /** Findings of earlier reviews the model is asked to dispose of (review-engine 2.4). */
   prior: PriorFinding[];
   /**
@@ -38,9 +44,8 @@ const COMPETITORS_TOTAL_TOKENS = 8000;
 
 /** Tokens of the PR description the prompt carries at most. */
 const BODY_TOKENS = 2000;
-/** Prior findings, memory contexts and since-last-review paths the prompt lists at most. */
+/** Prior findings and since-last-review paths the prompt lists at most. */
 const MAX_PRIOR = 100;
-const MAX_MEMORY_CHARS = 4000;
 const MAX_LISTED_PATHS = 200;
 
 /**
@@ -106,11 +111,7 @@ export function systemPrompt(customInstructions: string, approvalInstructions: s
 }
 
 /** Text from the pull request in a fence it cannot close (data, never instructions). */
-export function dataFence(text: string): string {
-  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}text\n${text}\n${fence}`;
-}
+export { dataFence };
 
 function limitList(items: string[], max: number): string {
   const shown = items.slice(0, max).join('\n');
@@ -132,9 +133,10 @@ export function chunkPrompt(ctx: PromptContext, chunk: ReviewChunk | null, chunk
     factsSection(ctx),
     instructionsSection(ctx),
     descriptionSection(ctx),
+    linkedIssuesSection(ctx.linkedIssues ?? []),
     reviewKindSection(ctx),
     ctx.validation ? `## Validation results (run by Verdict, not by the author)\n${ctx.validation}` : null,
-    memorySection(ctx),
+    memorySection(ctx.memory),
     competitorsSection(ctx),
     priorSection(ctx),
     ...diffSections(ctx, chunk, chunkCount),
@@ -187,13 +189,6 @@ function reviewKindSection(ctx: PromptContext): string | null {
     ].join('\n');
   }
   return ctx.fullReviewNote ? `## Full review\n${ctx.fullReviewNote}` : null;
-}
-
-function memorySection(ctx: PromptContext): string | null {
-  if (ctx.memory.length === 0) return null;
-  return `## Memory contexts\nA finding may cite the ids of these in \`contextIds\`; use no other ids.\n${ctx.memory
-    .map((m) => `- id \`${m.id}\`: ${m.title}\n  ${m.body.slice(0, MAX_MEMORY_CHARS).replace(/\n/g, '\n  ')}`)
-    .join('\n')}`;
 }
 
 function competitorsSection(ctx: PromptContext): string | null {

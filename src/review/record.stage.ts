@@ -11,6 +11,7 @@ import type { ReviewInput } from './context.js';
 import type { Filtered } from './filter.stage.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import type { Gathered } from './gather.stage.js';
+import { memoryReport } from './memory.js';
 import type { Merged } from './merge.stage.js';
 import type { ReviewOutput } from './output.schema.js';
 import type { Parsed } from './parse.stage.js';
@@ -56,11 +57,11 @@ export type RecordInput = RecordTarget & {
   notes: string[];
   pr: { baseRef: string };
   policy: { strictness: Strictness };
-  gathered: Pick<Gathered, 'changed' | 'prior' | 'instructions'>;
+  gathered: Pick<Gathered, 'changed' | 'prior' | 'instructions' | 'memory'>;
   plan: Pick<Plan, 'review' | 'notes'>;
   budgeted: Pick<Budgeted, 'context' | 'input'>;
   called: Called;
-  parsed: Pick<Parsed, 'unreadable' | 'warnings'>;
+  parsed: Pick<Parsed, 'unreadable' | 'warnings' | 'removedContextIds'>;
   /** Verification: its report, and the candidates it withheld (stored, never posted). */
   verified: Pick<Verified, 'withheld' | 'report'>;
   merged: Pick<Merged, 'coverage' | 'synthesis' | 'warnings'>;
@@ -147,6 +148,7 @@ async function record(input: RecordInput): Promise<Recorded> {
 
 /** The run's warnings: what gathering, planning, reading the answers and merging noted. */
 function warningsOf({ gathered, plan, parsed, merged, providers }: RecordInput): string[] {
+  const unread = gathered.memory.skippedIssues.filter((i) => i.reason.startsWith('could not be read'));
   const primary = providers.primary;
   const fellBack =
     primary instanceof FallbackProvider && primary.fellBack > 0
@@ -156,6 +158,7 @@ function warningsOf({ gathered, plan, parsed, merged, providers }: RecordInput):
       : [];
   return [
     ...gathered.instructions.notes.map((n) => `repository instructions: ${n}`),
+    ...unread.map((i) => `linked issues: #${i.number} ${i.reason}`),
     ...plan.notes.map((n) => `surrounding code: ${n}`),
     ...parsed.warnings,
     ...merged.warnings,
@@ -268,6 +271,7 @@ function resultOf(input: RecordInput, built: Built): RunResult {
     chunks: chunkSummary(input.budgeted.input, input.called.primary),
     synthesis: input.merged.synthesis,
     instructions: { files: (input.budgeted.context.instructions ?? []).map((i) => i.path) },
+    memory: memoryReport(input.gathered.memory, input.budgeted.context, input.parsed.removedContextIds),
     review: {
       kind: plan.review.kind,
       reason: plan.review.reason,

@@ -140,6 +140,27 @@ export const recallReportSchema = z.object({
   ),
 });
 
+/**
+ * The memory a review was given (src/review/memory.ts; docs/memory.md "What a review is given"): the
+ * contexts by id, the knowledge documents by path and the linked issues by number, as the model got them;
+ * what matched but was left out by the caps and budgets, per kind; how many were cut short; the numbers
+ * the body references that were not given (pull requests, missing issues, failed reads); and the cited
+ * ids removed from findings because they were not given.
+ */
+export const memoryReportSchema = z.object({
+  contexts: z.array(z.string()),
+  knowledge: z.array(z.string()),
+  linkedIssues: z.array(z.number().int()),
+  leftOut: z.object({
+    contexts: z.number().int(),
+    knowledge: z.number().int(),
+    linkedIssues: z.number().int(),
+  }),
+  clipped: z.number().int(),
+  skippedIssues: z.array(z.object({ number: z.number().int(), reason: z.string() })),
+  removedIds: z.number().int(),
+});
+
 export const runResultSchema = z.object({
   headSha: z.string(),
   provider: z.string(),
@@ -186,6 +207,8 @@ export const runResultSchema = z.object({
     .nullable(),
   /** The repository instruction files the prompt quoted (from the base branch). */
   instructions: z.object({ files: z.array(z.string()) }).optional(),
+  /** The memory the model was given; absent on runs recorded before it existed. */
+  memory: memoryReportSchema.optional(),
   /** Full or incremental (NAMES.md), why, and since which reviewed head. */
   review: z.object({
     kind: z.enum(['full', 'incremental']),
@@ -246,3 +269,4 @@ export type RunResult = z.infer<typeof runResultSchema>;
 export type VerificationReportRecord = z.infer<typeof verificationReportSchema>;
 export type SamplesReport = z.infer<typeof samplesReportSchema>;
 export type RecallReport = z.infer<typeof recallReportSchema>;
+export type MemoryReport = z.infer<typeof memoryReportSchema>;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { AccessRule } from '../http/auth.js';
 import { plainText } from '../http/text.js';
-import { KNOWLEDGE_ROOT, linkedIssueNumbers } from '../memory/match.js';
+import { KNOWLEDGE_ROOT } from '../memory/match.js';
 import { globProblem } from '../policy/filters.schema.js';
 import { GatherError, getPullRequest, listChangedFiles } from '../review/gather.js';
 import { readInstructions } from '../review/instructions.js';
+import { knowledgePathOf, selectReviewMemory } from '../review/memory.js';
 import type { Store } from '../store/index.js';
 import {
   CLUSTER_ACTIONS,
@@ -190,8 +191,9 @@ function githubRefusal(error: unknown, repo: string, number: number): OperatorEr
 /**
  * What a review of `repo#number` would be given, without calling a model: the pull request and its
  * changed files read from GitHub as the review's gather stage reads them, the instruction files that
- * apply, the enabled contexts and knowledge documents that match, the issues its body links, and the
- * clusters of the repository whose findings are withheld.
+ * apply, the memory the review's own selection gives (`selectReviewMemory`: the enabled contexts and
+ * knowledge documents that match, in order and budget, and the linked issues read from GitHub), and the
+ * clusters of the repository whose findings are withheld. `memory` says what the selection left out.
  */
 export async function previewMemory(ctx: OperationContext, repo: string, number: number) {
   if (!ctx.github) {
@@ -202,11 +204,12 @@ export async function previewMemory(ctx: OperationContext, repo: string, number:
     );
   }
   const { owner, name } = splitFullName(repo);
+  let gh;
   let pr;
   let files;
   let instructions;
   try {
-    const gh = await ctx.github(repo);
+    gh = await ctx.github(repo);
     pr = await getPullRequest(gh, owner, name, number);
     files = await listChangedFiles(gh, owner, name, number, pr.changedFiles);
     instructions = await readInstructions(
@@ -220,20 +223,21 @@ export async function previewMemory(ctx: OperationContext, repo: string, number:
     throw githubRefusal(error, repo, number);
   }
   const changed = files.map((f) => f.filename);
-  const { memory } = ctx.store;
-  const [contexts, knowledge, clusters] = await Promise.all([
-    memory.forReview(repo, changed),
-    memory.knowledgeForReview(repo, changed),
-    memory.suppressingClusters(repo),
+  const target = { repo, owner, name, number, body: pr.body, paths: changed };
+  const [memory, clusters] = await Promise.all([
+    selectReviewMemory({ store: ctx.store, gh }, target),
+    ctx.store.memory.suppressingClusters(repo),
   ]);
+  const given = (kind: 'context' | 'knowledge') => memory.items.filter((i) => i.kind === kind);
   return {
     preview: {
-      contexts: contexts.map((c) => c.id),
-      knowledge: knowledge.map((d) => d.path),
-      linkedIssues: linkedIssueNumbers(pr.body, repo, number),
+      contexts: given('context').map((i) => i.id),
+      knowledge: given('knowledge').map((i) => knowledgePathOf(i.id)),
+      linkedIssues: memory.issues.map((i) => i.number),
       instructionFiles: instructions.files.map((f) => f.path),
       suppressedClusters: clusters.map((c) => c.id),
     },
+    memory: { leftOut: memory.leftOut, skippedIssues: memory.skippedIssues },
     pullRequest: {
       repo,
       number,

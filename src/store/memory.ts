@@ -86,8 +86,8 @@ export type MemoryWrite<T> =
 export const MAX_REVIEW_CONTEXTS = 50;
 /** Most knowledge documents one review is given. */
 export const MAX_REVIEW_KNOWLEDGE = 50;
-/** Contexts of a repository (and the workspace) one review considers, oldest first. */
-const REVIEW_CANDIDATES = 1000;
+/** Contexts of a repository (and the workspace) one review considers, the most recently written first. */
+export const REVIEW_CANDIDATES = 1000;
 
 type Raw = Record<string, unknown>;
 
@@ -319,14 +319,19 @@ export class MemoryStore {
 
   /**
    * The enabled contexts of a review of `repo` changing `paths`: the repository's and the workspace's
-   * whose globs match a changed path (or that have none), oldest first, at most MAX_REVIEW_CONTEXTS.
+   * whose globs match a changed path (or that have none), the most recently written first, at most
+   * `limit` (the review orders and budgets them: src/review/memory.ts).
    */
-  async forReview(repo: string, paths: readonly string[]): Promise<MemoryContext[]> {
+  async forReview(
+    repo: string,
+    paths: readonly string[],
+    limit = MAX_REVIEW_CONTEXTS,
+  ): Promise<MemoryContext[]> {
     const rows: Raw[] = await this.knex('memory_contexts')
       .where((q) => q.whereRaw(...whereRepo(repo)).orWhereNull('repo'))
       .where('enabled', true)
       .orderBy([
-        { column: 'created_at', order: 'asc' },
+        { column: 'updated_at', order: 'desc' },
         { column: 'id', order: 'asc' },
       ])
       .limit(REVIEW_CANDIDATES);
@@ -335,7 +340,7 @@ export class MemoryStore {
       const context = mapContext(row);
       if (!contextApplies(context.paths, paths)) continue;
       out.push(context);
-      if (out.length === MAX_REVIEW_CONTEXTS) break;
+      if (out.length === limit) break;
     }
     return out;
   }
@@ -540,9 +545,13 @@ export class MemoryStore {
 
   /**
    * The knowledge documents of a review of `repo` changing `paths` (`knowledgeApplies`), without empty
-   * ones, by path, at most MAX_REVIEW_KNOWLEDGE.
+   * ones, by path, at most `limit`.
    */
-  async knowledgeForReview(repo: string, paths: readonly string[]): Promise<KnowledgeDocument[]> {
+  async knowledgeForReview(
+    repo: string,
+    paths: readonly string[],
+    limit = MAX_REVIEW_KNOWLEDGE,
+  ): Promise<KnowledgeDocument[]> {
     const candidates: Raw[] = await this.knex('memory_knowledge')
       .select('path')
       .whereRaw(...whereRepo(repo))
@@ -551,7 +560,7 @@ export class MemoryStore {
     const matching = candidates
       .map((r) => String(r.path))
       .filter((path) => knowledgeApplies(path, paths))
-      .slice(0, MAX_REVIEW_KNOWLEDGE);
+      .slice(0, limit);
     if (matching.length === 0) return [];
     const rows: Raw[] = await this.knex('memory_knowledge')
       .whereRaw(...whereRepo(repo))

@@ -95,6 +95,18 @@ maybe('operator dashboard in a browser', () => {
             size: 9,
           })),
         }),
+      // The linked issues: #12 an issue, #3 a pull request (not given to a review, so not listed).
+      'GET /api/v3/repos/acme/api/issues/12': (res) =>
+        json(res, 200, { id: 12, number: 12, state: 'open', title: 'Readings drift', body: 'They drift.' }),
+      'GET /api/v3/repos/acme/api/issues/3': (res) =>
+        json(res, 200, {
+          id: 3,
+          number: 3,
+          state: 'open',
+          title: 'A PR',
+          body: '',
+          pull_request: { url: 'u' },
+        }),
       'GET /api/v3/repos/acme/api/contents/AGENTS.md': (res) => {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('Log every request id.');
@@ -579,7 +591,7 @@ maybe('operator dashboard in a browser', () => {
       );
     expect(await items('Contexts')).toEqual([`Log through log.info ${context!.id}`]);
     expect(await items('Knowledge')).toEqual(['src']);
-    expect(await items('Linked issues')).toEqual(['#12', '#3']);
+    expect(await items('Linked issues')).toEqual(['#12']);
     expect(await items('Instruction files')).toEqual(['AGENTS.md']);
     expect(await items('Suppressed clusters')).toEqual([`Naming nits ${naming!.id}`]);
     await preview.scrollIntoViewIfNeeded();

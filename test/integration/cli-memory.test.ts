@@ -362,7 +362,9 @@ describe('verdict memory', () => {
         ])
         .get('/repos/acme/web/git/trees/main')
         .query({ recursive: 'true' })
-        .reply(200, { sha: 'f'.repeat(40), url: '', truncated: false, tree: [] });
+        .reply(200, { sha: 'f'.repeat(40), url: '', truncated: false, tree: [] })
+        .get('/repos/acme/web/issues/5')
+        .reply(200, { id: 5, number: 5, state: 'open', title: 'Slow lookups', body: 'Cache them.' });
       const res = await cli(['memory', 'preview', '--repo', 'acme/web', '--number', '7'], {
         APP_ID: '42',
         PRIVATE_KEY: privateKey,

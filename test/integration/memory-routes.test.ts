@@ -598,19 +598,27 @@ describe('POST /memory/integrations/preview with the GitHub App', () => {
       .reply(200, 'Log every request id.')
       .get('/repos/acme/web/contents/src%2FAGENTS.md')
       .query({ ref: 'main' })
-      .reply(200, 'Prefer pure functions in src.');
+      .reply(200, 'Prefer pure functions in src.')
+      // The linked issues are read as the review reads them: #3 is a pull request, so not given.
+      .get('/repos/acme/web/issues/12')
+      .reply(200, { id: 1, number: 12, state: 'open', title: 'Cache misses', body: 'Misses.' })
+      .get('/repos/acme/web/issues/3')
+      .reply(200, { id: 2, number: 3, state: 'open', title: 'A PR', body: '', pull_request: { url: 'u' } });
     const res = await preview({ repo: 'acme/web', number: 7 });
     expect(res.status).toBe(200);
-    // Oldest first; two created in the same millisecond come by id.
-    res.body.preview.contexts.sort();
     expect(res.body).toEqual({
       ok: true,
+      // In the review's order: the repository's with globs, then the workspace's for every path.
       preview: {
-        contexts: ['ctx-all', 'ctx-src'],
+        contexts: ['ctx-src', 'ctx-all'],
         knowledge: ['src/cache'],
-        linkedIssues: [12, 3],
+        linkedIssues: [12],
         instructionFiles: ['AGENTS.md', 'src/AGENTS.md'],
         suppressedClusters: ['clu-suppress'],
+      },
+      memory: {
+        leftOut: { contexts: 0, knowledge: 0, linkedIssues: 0 },
+        skippedIssues: [{ number: 3, reason: 'pull request' }],
       },
       pullRequest: {
         repo: 'acme/web',

@@ -198,15 +198,23 @@ export function memoryStoreSuite(dialect: TestDialect): void {
       expect(await ids(['docs/x/y.md'])).toEqual(['m1', 'm2']);
     });
 
-    test(`forReview gives at most ${MAX_REVIEW_CONTEXTS}, the oldest first`, async () => {
+    test(`forReview gives at most ${MAX_REVIEW_CONTEXTS} (or its limit), the most recently written first`, async () => {
       for (let i = 0; i < MAX_REVIEW_CONTEXTS + 5; i++) {
         t.clock.set(10_000 + i);
         await t.store.memory.createContext(context({ id: `k${String(i).padStart(3, '0')}` }));
       }
       const given = await t.store.memory.forReview('octo/demo', ['a.ts']);
       expect(given).toHaveLength(MAX_REVIEW_CONTEXTS);
-      expect(given[0]!.id).toBe('k000');
-      expect(given.at(-1)!.id).toBe(`k0${MAX_REVIEW_CONTEXTS - 1}`);
+      expect(given[0]!.id).toBe(`k0${MAX_REVIEW_CONTEXTS + 4}`);
+      expect(given.at(-1)!.id).toBe('k005');
+      // An edit makes a context the most recent.
+      t.clock.set(20_000);
+      expect(await t.store.memory.updateContext('k000', 1, { title: 'edited' }, 't')).toMatchObject({
+        ok: true,
+      });
+      const all = await t.store.memory.forReview('octo/demo', ['a.ts'], 1000);
+      expect(all).toHaveLength(MAX_REVIEW_CONTEXTS + 5);
+      expect(all[0]!.id).toBe('k000');
     });
   });
 

@@ -59,7 +59,7 @@ describe('the review engine', () => {
     // The prompt carried the diff, the memory context with its id, and asked for the JSON schema.
     const prompt = sent.messages.map((m: { content: string }) => m.content).join('\n');
     expect(prompt).toContain('export function evict(key)');
-    expect(prompt).toContain('id `mem-1`');
+    expect(prompt).toContain('### Context "mem-1" (acme/web; src/**)');
     expect(sent.model).toBe('gpt-4o-mini');
 
     const findings = await store.findings.listForRun(run.id);

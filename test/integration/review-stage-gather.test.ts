@@ -150,16 +150,73 @@ describe('stage gather', () => {
       files: [{ path: 'AGENTS.md', appliesTo: 'every file', text: 'Log every request id.' }],
       notes: [],
     });
-    expect(out.memory.map((m) => m.id)).toEqual(['mem-src']);
+    expect(out.memory.items.map((m) => m.id)).toEqual(['mem-src']);
+    expect(out.memory.issues).toEqual([]);
     expect(out.competitors.map((c) => c.login)).toEqual(['coderabbitai[bot]']);
     expect(gatherStage.counts(out, i)).toEqual({
       files: 1,
       priorFindings: 2,
       memoryContexts: 1,
+      knowledgeDocuments: 0,
+      linkedIssues: 0,
+      memoryLeftOut: 0,
+      skippedIssues: 0,
       competitorReviews: 1,
       instructionFiles: 1,
       previousRun: previous.id,
     });
+  });
+
+  test('memory: the matching contexts and knowledge documents, and the issues the body links read from GitHub', async () => {
+    const { store } = t;
+    const context = { repo: REPO, title: 'Rule', body: 'b', createdBy: 'test' };
+    await store.memory.createContext({ ...context, id: 'mem-src', paths: ['src/**'] });
+    await store.memory.createContext({ ...context, id: 'mem-all', repo: null, paths: [] });
+    await store.memory.createContext({ ...context, id: 'mem-docs', paths: ['docs/**'] });
+    await store.memory.putKnowledge({ repo: REPO, path: 'src', body: 'Notes on src.' }, 'test');
+    await store.memory.putKnowledge({ repo: REPO, path: 'docs', body: 'Notes on docs.' }, 'test');
+    const issue = (number: number, over: Record<string, unknown> = {}) => ({
+      id: 1000 + number,
+      number,
+      state: 'open',
+      title: `Issue ${number}`,
+      body: `Body of ${number}.`,
+      user: { login: 'alice' },
+      labels: [],
+      ...over,
+    });
+    const scope = nock(API)
+      .get(`/repos/${REPO}/git/trees/main`)
+      .query({ recursive: 'true' })
+      .reply(404, { message: 'Not Found' })
+      .get(`/repos/${REPO}/issues/12`)
+      .reply(200, issue(12, { state: 'closed' }))
+      .get(`/repos/${REPO}/issues/3`)
+      .reply(200, issue(3, { pull_request: { url: `${API}/repos/${REPO}/pulls/3` } }))
+      .get(`/repos/${REPO}/issues/4`)
+      .reply(404, { message: 'Not Found' })
+      .get(`/repos/${REPO}/issues/5`)
+      .reply(502, { message: 'Bad Gateway' })
+      .get(`/repos/${REPO}/issues/6`)
+      .reply(200, issue(6, { body: null }));
+    const pr = { ...PR, body: 'Fixes #12, see #3, #4, acme/web#5 and https://github.com/acme/web/issues/6.' };
+    const out = await gatherStage.run(input(store, { pr }));
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(out.memory.items.map((m) => [m.kind, m.id])).toEqual([
+      ['context', 'mem-src'],
+      ['context', 'mem-all'],
+      ['knowledge', 'knowledge:src'],
+    ]);
+    expect(out.memory.issues).toEqual([
+      { number: 12, state: 'closed', title: 'Issue 12', body: 'Body of 12.', clipped: false },
+      { number: 6, state: 'open', title: 'Issue 6', body: '', clipped: false },
+    ]);
+    expect(out.memory.skippedIssues).toEqual([
+      { number: 3, reason: 'pull request' },
+      { number: 4, reason: 'not found' },
+      { number: 5, reason: 'could not be read: GitHub answered 502' },
+    ]);
+    expect(out.memory.leftOut).toEqual({ contexts: 0, knowledge: 0, linkedIssues: 0 });
   });
 
   test('files admission did not list are listed here; a file at the head is read once per run', async () => {

@@ -4,6 +4,7 @@ import { buildReviewInput } from '../../src/review/context.js';
 import type { Called } from '../../src/review/call.stage.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
 import type { Finding } from '../../src/review/output.schema.js';
+import type { MemoryItem, ReviewMemory } from '../../src/review/memory.js';
 import type { PromptContext } from '../../src/review/prompt.js';
 import {
   recordFailedAnalysis,
@@ -42,10 +43,27 @@ const PRIOR: PriorFinding[] = ['fp-fixed', 'fp-open'].map((fingerprint) => ({
   headSha: 'a'.repeat(40),
 }));
 
-const CONTEXT = { instructions: [{ path: 'AGENTS.md', appliesTo: 'every file', text: 't' }] } as Pick<
-  PromptContext,
-  'instructions'
->;
+const item = (kind: 'context' | 'knowledge', id: string): MemoryItem => ({
+  kind,
+  id,
+  scope: 's',
+  title: 't',
+  body: 'b',
+  clipped: id === 'knowledge:src',
+});
+const issue = (number: number) => ({ number, state: 'open', title: 't', body: 'b', clipped: false });
+/** What the gather stage selected: the budget stage then left out `mem-2` and issue #9 for the window. */
+const MEMORY: ReviewMemory = {
+  items: [item('context', 'mem-1'), item('knowledge', 'knowledge:src'), item('context', 'mem-2')],
+  issues: [issue(8), issue(9)],
+  leftOut: { contexts: 1, knowledge: 0, linkedIssues: 2 },
+  skippedIssues: [{ number: 3, reason: 'pull request' }],
+};
+const CONTEXT = {
+  instructions: [{ path: 'AGENTS.md', appliesTo: 'every file', text: 't' }],
+  memory: MEMORY.items.slice(0, 2),
+  linkedIssues: MEMORY.issues.slice(0, 1),
+} as Pick<PromptContext, 'instructions' | 'memory' | 'linkedIssues'>;
 
 const verificationOff: VerificationReport = {
   status: 'off',
@@ -123,14 +141,19 @@ describe('stage record', () => {
       notes: ['a filter needs labels: deferred'],
       pr: { baseRef: 'main' },
       policy: { strictness: 'low' },
-      gathered: { changed, prior: PRIOR, instructions: { files: [], notes: ['tree too large'] } },
+      gathered: {
+        changed,
+        prior: PRIOR,
+        instructions: { files: [], notes: ['tree too large'] },
+        memory: MEMORY,
+      },
       plan: {
         review: { kind: 'full', reason: 'first review of this pull request', sinceSha: null },
         notes: ['x.ts could not be read'],
       },
       budgeted: { context: CONTEXT as PromptContext, input: buildReviewInput(changed) },
       called,
-      parsed: { unreadable: 0, warnings: ['removed trailing commas from the JSON'] },
+      parsed: { unreadable: 0, warnings: ['removed trailing commas from the JSON'], removedContextIds: 2 },
       verified: { withheld: [], report: verificationOff },
       merged: {
         coverage: fullCoverage({ headSha: HEAD }),
@@ -195,6 +218,16 @@ describe('stage record', () => {
       strictness: { level: 'low', dropped: 1 },
       chunks: { total: 1, failed: 0, errors: [], splits: 0 },
       instructions: { files: ['AGENTS.md'] },
+      // What the model was given (after the window), what was left out in all, and the ids removed.
+      memory: {
+        contexts: ['mem-1'],
+        knowledge: ['src'],
+        linkedIssues: [8],
+        leftOut: { contexts: 2, knowledge: 0, linkedIssues: 3 },
+        clipped: 1,
+        skippedIssues: [{ number: 3, reason: 'pull request' }],
+        removedIds: 2,
+      },
       review: { kind: 'full', files: 1 },
       baseRef: 'main',
       anchors: { kept: 1, removed: 0 },

@@ -340,9 +340,13 @@ describe('a sturdy review engine', () => {
     expect(prompts.length).toBeGreaterThan(2);
     for (const n of prompts) expect(n).toBeLessThanOrEqual(budget);
     const result = run.result as any;
-    expect(result.output.missingValidations.join('\n')).toMatch(
-      /Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): \d+ memory context\(s\)/,
-    );
+    const line =
+      /Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): (\d+) memory item\(s\)/;
+    const cut = line.exec(result.output.missingValidations.join('\n'));
+    expect(cut).not.toBeNull();
+    // The run records what the window left out of its memory, and what it gave.
+    expect(result.memory.leftOut.contexts).toBe(Number(cut![1]));
+    expect(result.memory.contexts).toHaveLength(6 - Number(cut![1]));
   });
 
   test("the answer's room in the budget is the provider's own output cap", async () => {

@@ -22,9 +22,12 @@ const ctx = (over: Partial<PromptContext> = {}): PromptContext => ({
   labels: [],
   customInstructions: '',
   memory: Array.from({ length: 8 }, (_, i) => ({
+    kind: 'context' as const,
     id: `mem_${i}`,
+    scope: 'acme/web; every path',
     title: `Rule ${i}`,
     body: 'Always check. '.repeat(200),
+    clipped: false,
   })),
   prior: Array.from({ length: 6 }, (_, i) => ({
     priorReviewKey: 'k',
@@ -114,15 +117,15 @@ describe('fitting the context sections', () => {
     expect(tight.cuts.map((c) => c.what)).toEqual(
       [
         'review(s) by other review bots',
-        'memory context(s)',
+        'memory item(s)',
         'prior finding(s) to dispose of',
         'the description, shortened',
       ].filter((w) => tight.cuts.some((c) => c.what === w)),
     );
-    expect(tight.cuts.find((c) => c.what === 'memory context(s)')!.count).toBe(8);
+    expect(tight.cuts.find((c) => c.what === 'memory item(s)')!.count).toBe(8);
     if (tight.ctx.prior.length > 0) expect(tight.ctx.prior[0]!.severity).toBe('blocker');
     expect(cutsLine(tight.cuts, modelWindow('gpt-4o'), 'gpt-4o')).toMatch(
-      /^Left out of the prompt to stay within gpt-4o's context window \(128000 tokens\): 4 review\(s\) by other review bots, 8 memory context\(s\)/,
+      /^Left out of the prompt to stay within gpt-4o's context window \(128000 tokens\): 4 review\(s\) by other review bots, 8 memory item\(s\)/,
     );
   });
 });

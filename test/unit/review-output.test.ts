@@ -407,7 +407,7 @@ describe('parseReviewOutput', () => {
   test('parses a full object without warnings', () => {
     const value = full({ findings: [finding()], importantFiles: [{ path: 'a', overview: 'b' }] });
     const result = parse(text(value));
-    expect(result).toEqual({ ok: true, output: value, warnings: [], unreadable: [] });
+    expect(result).toEqual({ ok: true, output: value, warnings: [], unreadable: [], removedContextIds: 0 });
   });
 
   test('parses inside a fence with prose around', () => {
@@ -494,23 +494,25 @@ describe('parseReviewOutput', () => {
   test('removes contextIds that were not supplied and counts them', () => {
     const findings = [
       finding({ contextIds: ['mem_1', 'mem_x', 'mem_y'] }),
-      finding({ contextIds: ['mem_2'] }),
-      finding({ contextIds: ['bogus'] }),
+      finding({ contextIds: ['mem_2', 'knowledge:src/api'] }),
+      finding({ contextIds: ['bogus', 'knowledge:src'] }),
       finding({ contextIds: [] }),
     ];
+    // Knowledge documents are cited by `knowledge:<path>`, kept when given like a context's id.
     const result = parseReviewOutput(text(minimal({ findings })), {
-      suppliedContextIds: new Set(['mem_1', 'mem_2']),
+      suppliedContextIds: new Set(['mem_1', 'mem_2', 'knowledge:src/api']),
     });
     expect(result.ok).toBe(true);
     if (result.ok) {
       expect(result.output.findings.map((f: Finding) => f.contextIds)).toEqual([
         ['mem_1'],
-        ['mem_2'],
+        ['mem_2', 'knowledge:src/api'],
         [],
         [],
       ]);
+      expect(result.removedContextIds).toBe(4);
       expect(result.warnings).toHaveLength(1);
-      expect(result.warnings[0]).toContain('3 unsupported contextIds');
+      expect(result.warnings[0]).toContain('4 unsupported contextIds');
       expect(result.warnings[0]).toContain('2 findings');
     }
   });

@@ -58,14 +58,19 @@ describe('stage budget', () => {
       parts: 1,
       notReviewed: 0,
       clipped: 0,
+      memoryLeftOut: 0,
+      linkedIssuesLeftOut: 0,
     });
   });
 
   test('a small window: the context is cut with a line that says what, and the diff gets what is left', async () => {
     const memory = Array.from({ length: 40 }, (_, n) => ({
+      kind: 'context' as const,
       id: `mem-${n}`,
+      scope: 'acme/web; every path',
       title: `Rule ${n}`,
       body: 'Keep every cache entry consistent with the store; '.repeat(30),
+      clipped: false,
     }));
     const out = await budgetStage.run(
       input({
@@ -77,7 +82,7 @@ describe('stage budget', () => {
     expect(out.context.memory.length).toBeLessThan(40);
     expect(out.input.missingValidations).toEqual([
       expect.stringMatching(
-        /^Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): \d+ memory context\(s\)\.$/,
+        /^Left out of the prompt to stay within gpt-4o-mini's context window \(12000 tokens\): \d+ memory item\(s\)\.$/,
       ),
     ]);
     expect(out.chunkTokens).toBeLessThan(out.inputBudget - out.contextTokens);

@@ -26,7 +26,9 @@ const CONTEXT: PromptContext = {
   headSha: HEAD,
   labels: [],
   customInstructions: '',
-  memory: [{ id: 'mem-1', title: 'Rule', body: 'b' }],
+  memory: [
+    { kind: 'context', id: 'mem-1', scope: 'acme/web; every path', title: 'Rule', body: 'b', clipped: false },
+  ],
   prior: [],
   incremental: null,
   fullReviewNote: null,

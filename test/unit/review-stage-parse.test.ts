@@ -48,6 +48,7 @@ describe('stage parse', () => {
           output: reviewOutput({ findings: [finding('c1'), finding('c2')] }),
           warnings: [],
           unreadable: 1,
+          removedContextIds: 2,
         },
       ],
       failed: new Map([[1, 'chat completion timeout after 5000 ms']]),
@@ -67,6 +68,7 @@ describe('stage parse', () => {
       outputs: 2,
       candidates: 3,
       unreadableFindings: 2,
+      removedContextIds: 2,
       failedParts: 1,
       warnings: 1,
     });

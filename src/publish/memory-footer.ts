@@ -1,0 +1,41 @@
+import type { MemoryUsed } from './status.js';
+
+/**
+ * The review body's footer line naming the memory the model was given (NAMES.md "Memory"): its contexts
+ * by id, its knowledge documents by path and its linked issues by number, at most MAX_NAMED of each
+ * (then how many more). Null when the review was given none: the body is then as without memory.
+ */
+
+/** Ids, paths or issues named per kind; the rest are counted. */
+export const MAX_NAMED = 10;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** Inline code that its text cannot close (no HTML or mention is parsed inside it). */
+function code(text: string): string {
+  const clean = text.replace(/[\r\n]+/g, ' ');
+  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
+  const ticks = '`'.repeat(longest + 1);
+  const pad = longest > 0 ? ' ' : '';
+  return `${ticks}${pad}${clean}${pad}${ticks}`;
+}
+
+function named(items: readonly string[]): string {
+  const shown = items.slice(0, MAX_NAMED).join(', ');
+  return items.length > MAX_NAMED ? `${shown} and ${items.length - MAX_NAMED} more` : shown;
+}
+
+export function memoryFooter(memory: MemoryUsed | null | undefined): string | null {
+  if (!memory) return null;
+  const { contexts, knowledge, linkedIssues } = memory;
+  const parts = [
+    contexts.length > 0 ? `${plural(contexts.length, 'context')} (${named(contexts.map(code))})` : null,
+    knowledge.length > 0
+      ? `${plural(knowledge.length, 'knowledge document')} (${named(knowledge.map(code))})`
+      : null,
+    linkedIssues.length > 0
+      ? `${plural(linkedIssues.length, 'linked issue')} (${named(linkedIssues.map((n) => `#${n}`))})`
+      : null,
+  ].filter((p) => p !== null);
+  return parts.length === 0 ? null : `<sub>Memory: ${parts.join(', ')}.</sub>`;
+}
