@@ -12,7 +12,13 @@ async function main(): Promise<void> {
   loadDotEnv('.env');
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel, undefined, config.logFormat);
-  const verdict = await createVerdict(config, { log });
+  const verdict = await createVerdict(config, { log, workerThreadEnv: process.env });
+  let smee: { stop(): Promise<void> } | null = null;
+  // Before listening: a SIGTERM that comes while the server starts still stops it gracefully.
+  stopOnSignals(log, 'stopping: no new claims, finishing in-flight jobs', async () => {
+    await smee?.stop().catch(() => undefined);
+    await verdict.stop();
+  });
   const port = await verdict.listen();
   const base = `http://localhost:${port}`;
   log.info(
@@ -27,7 +33,6 @@ async function main(): Promise<void> {
   );
   // The doctor's checks without the network (docs/operator.md): logged as warnings, the server keeps running.
   await logStartupChecks(config, { log, env: process.env, knex: verdict.store.db.knex, serverUrl: base });
-  let smee: { stop(): Promise<void> } | null = null;
   if (config.github.webhookProxyUrl) {
     const { SmeeClient } = await import('smee-client');
     const client = new SmeeClient({
@@ -45,10 +50,6 @@ async function main(): Promise<void> {
       'forwarding webhooks from smee',
     );
   }
-  stopOnSignals(log, 'stopping: no new claims, finishing in-flight jobs', async () => {
-    await smee?.stop().catch(() => undefined);
-    await verdict.stop();
-  });
 }
 
 /**

@@ -27,7 +27,9 @@ export function createHttpServer(
     headersTimeout: opts.requestTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, opts.requestTimeoutMs),
   };
-  return createServer(serverOptions, (req, res) => {
+  const server = createServer(serverOptions, (req, res) => {
+    // Stopping: this answer is the connection's last (keep-alive clients cannot hold the server open).
+    if (draining.has(server)) res.setHeader('connection', 'close');
     const url = new URL(req.url ?? '/', 'http://localhost');
     const done = (p: Promise<void> | void) =>
       Promise.resolve(p).catch((error) => {
@@ -55,4 +57,30 @@ export function createHttpServer(
     if ('methodNotAllowed' in found) return sendMethodNotAllowed(req, res, found.allow.join(', '));
     done(found.handler(req, res, found.params, url));
   });
+  return server;
+}
+
+/** Servers that are stopping: their answers close their connections. */
+const draining = new WeakSet<Server>();
+
+/** How long a stopping server waits for in-flight requests before it closes every connection. */
+export const DRAIN_MS = 10_000;
+
+/**
+ * Stops a server within a bounded time (issue 37): it stops accepting connections, closes the idle
+ * keep-alive ones, answers every request still in flight or arriving on an open connection with
+ * `Connection: close`, and after `drainMs` closes whatever connection is left. Resolves when the server has
+ * closed.
+ */
+export async function drainServer(server: Server, drainMs = DRAIN_MS): Promise<void> {
+  draining.add(server);
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+  timer.unref();
+  try {
+    await closed;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -19,7 +19,7 @@ for (const dir of dirs) {
     const c = loadCase(dir);
     cases.push(c);
     const problems: string[] = [];
-    if (c.answers.size === 0) problems.push('no recorded answer under answers/');
+    if (c.answers.size === 0 && !c.meta.liveOnly) problems.push('no recorded answer under answers/');
     for (const [file, text] of c.answers) {
       if (file === 'synthesis.txt') {
         const synthesis = parseSynthesis(text);
@@ -37,9 +37,12 @@ for (const dir of dirs) {
       }
     }
     const changed = c.files.filter((f) => f.changed).length;
+    const golden = c.golden ?? [];
     const label = c.clean
       ? 'clean'
-      : c.bugs.map((b) => `${b.category}@${b.path}:${b.lines.join('-')}`).join(', ');
+      : golden.length > 0
+        ? `${golden.filter((g) => g.label === 'tp').length} tp / ${golden.filter((g) => g.label === 'fp').length} fp golden findings from ${c.meta.source?.repo}#${c.meta.source?.pr} (${c.meta.source?.licence}; live only)`
+        : c.bugs.map((b) => `${b.category}@${b.path}:${b.lines.join('-')}`).join(', ');
     console.log(
       `${problems.length ? 'FAIL' : 'ok  '} ${c.name} [${c.meta.language}, ${changed} changed file(s)] ${label}`,
     );

@@ -38,6 +38,8 @@ const OPTIONS = {
   'judge-model': { type: 'string' },
   corpus: { type: 'string' },
   record: { type: 'boolean' },
+  samples: { type: 'string' },
+  'from-record': { type: 'string' },
   'from-pr': { type: 'string' },
   bug: { type: 'string', multiple: true },
   severity: { type: 'string' },

@@ -15,7 +15,9 @@ export function painter(isTty: boolean, env: NodeJS.ProcessEnv = process.env): P
 export function statusColour(status: string): Colour {
   if (/^(completed|succeeded|published|analysed|clear|ok|processed)$/.test(status)) return 'green';
   if (/^(failed|error|dead|needs-attention|BLOCK)$/.test(status)) return 'red';
-  if (/^(queued|running|pending|waiting|skipped|superseded|shadowed|degraded|CAUTION)$/.test(status)) {
+  if (
+    /^(queued|running|pending|sending|waiting|skipped|superseded|shadowed|degraded|CAUTION)$/.test(status)
+  ) {
     return 'yellow';
   }
   return 'cyan';

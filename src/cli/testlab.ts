@@ -15,7 +15,9 @@ import {
   verificationLine,
 } from '../testlab/record.js';
 import { runTestLab, type TestLabRun } from '../testlab/runner.js';
-import type { CaseResult } from '../testlab/score.js';
+import type { CallLog, RecordedCall } from '../testlab/live.js';
+import type { LabCaseResult } from '../testlab/samples.js';
+import type { TestLabRecord } from '../store/testlab.js';
 import { table, type Painter } from './table.js';
 
 export { TESTLAB_HELP } from './testlab-help.js';
@@ -31,6 +33,8 @@ export type TestLabCliOptions = {
   name?: string;
   json?: boolean;
   record?: boolean;
+  samples?: string;
+  'from-record'?: string;
   'from-pr'?: string;
   bug?: string[];
   severity?: string;
@@ -38,12 +42,24 @@ export type TestLabCliOptions = {
   language?: string;
 };
 
-function caseRows(cases: CaseResult[]): string[][] {
+function caught(c: LabCaseResult): string {
+  if (c.status === 'skipped') return '-';
+  if (c.reviewBench) return `${c.reviewBench.coveredTp}/${c.reviewBench.goldenTp} golden`;
+  return c.clean ? 'clean' : `${c.bugs.filter((b) => b.finding !== null).length}/${c.bugs.length}`;
+}
+
+function matchOrFalse(c: LabCaseResult): string {
+  if (c.status === 'skipped') return 'live only';
+  if (c.reviewBench) return `${c.reviewBench.matched} matched, ${c.reviewBench.unmatched} unmatched`;
+  return c.clean ? String(c.falseFindings) : c.bugs.map((b) => b.matchedBy ?? 'missed').join(',');
+}
+
+function caseRows(cases: LabCaseResult[]): string[][] {
   return cases.map((c) => [
     c.name,
     c.language,
-    c.clean ? 'clean' : `${c.bugs.filter((b) => b.finding !== null).length}/${c.bugs.length}`,
-    c.clean ? String(c.falseFindings) : c.bugs.map((b) => b.matchedBy ?? 'missed').join(','),
+    caught(c),
+    matchOrFalse(c),
     String(c.findings.length),
     c.status,
     String(c.tokens.input + c.tokens.output),
@@ -58,14 +74,60 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
       ['case', 'lang', 'caught', 'match / false', 'findings', 'status', 'tokens', 'time'],
       caseRows(run.cases),
       paint,
-      (col, v) => (col === 5 && v !== 'analysed' ? 'red' : col === 3 && /missed/.test(v) ? 'yellow' : null),
+      (col, v) =>
+        col === 5 && v !== 'analysed' && v !== 'skipped'
+          ? 'red'
+          : col === 3 && /missed/.test(v)
+            ? 'yellow'
+            : null,
     ),
     '',
     `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
+    ...reviewBenchLines(run),
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
     verificationLine(run.scores),
     `median review prompt per case: ${run.scores.medianPromptTokens ?? '-'} tokens sent, ${run.scores.medianMessageTokens ?? '-'} of them the request (without the system prompt and schema)`,
   ].join('\n');
+}
+
+/** ReviewBench's scores, the cases replay skipped, each sample's scores and the refused recorded calls. */
+function reviewBenchLines(run: TestLabRun): string[] {
+  const out: string[] = [];
+  if (run.mode !== 'replay') {
+    out.push(
+      `${run.mode} run, ${run.scores.samples} sample(s)${run.scores.samples > 1 ? ': every ratio is the mean of the samples' : ''}`,
+    );
+  }
+  const rb = run.scores.reviewBench;
+  if (rb) {
+    out.push(
+      `real pull requests (ReviewBench rules, ${rb.cases} cases): grounded recall ${pct(rb.groundedRecall)} (${rb.coveredTp}/${rb.goldenTp} tp golden findings), grounded precision ${pct(rb.groundedPrecision)} (${rb.matchedTp}/${rb.matched} matched), ${rb.matchedFp} on fp golden findings, ${rb.unmatched} unmatched; precision with unmatched counted false ${pct(rb.precisionAllCounted)}`,
+    );
+  }
+  if (run.scores.skippedCases > 0) {
+    out.push(
+      `${run.scores.skippedCases} case(s) skipped: live only (real pull requests without authored answers)`,
+    );
+  }
+  if (run.scores.samples > 1) {
+    for (const s of run.scores.perSample) {
+      out.push(
+        `  sample ${s.sample}: recall ${pct(s.recall)}, precision ${pct(s.precision)}, false findings per clean case ${s.falseFindingsPerCleanCase ?? '-'}, anchor accuracy ${pct(s.anchorAccuracy)}${s.reviewBench ? `, ReviewBench grounded recall ${pct(s.reviewBench.groundedRecall)} precision ${pct(s.reviewBench.groundedPrecision)}` : ''}, ${s.tokens.input + s.tokens.output} tokens, ${(s.wallMs / 1000).toFixed(1)} s`,
+      );
+    }
+  }
+  for (const r of run.refusals) out.push(`refused: ${r}`);
+  return out;
+}
+
+/** The calls a live run recorded (its first sample's), by case, to replay with their prompt hashes. */
+export function recordedCalls(record: TestLabRecord): CallLog {
+  const calls: CallLog = new Map();
+  for (const c of record.cases as unknown as LabCaseResult[]) {
+    const first = (c.samples?.[0]?.calls ?? []) as RecordedCall[];
+    if (first.length > 0) calls.set(c.name, first);
+  }
+  return calls;
 }
 
 /** `verdict testlab run|compare`: resolves with the exit code. */
@@ -85,10 +147,31 @@ export async function testLabCommand(
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) {
       fail('--concurrency must be an integer from 1 to 32');
     }
+    const samples = opts.samples === undefined ? 1 : Number(opts.samples);
+    if (!Number.isInteger(samples) || samples < 1 || samples > 20) {
+      fail('--samples must be an integer from 1 to 20');
+    }
+    let recorded: Parameters<typeof runTestLab>[0]['recorded'];
+    let cases = opts.cases;
+    if (opts['from-record']) {
+      const source = await store.testLab.get(opts['from-record']);
+      if (!source) fail(`no Test Lab record ${opts['from-record']}`);
+      const calls = recordedCalls(source!);
+      if (calls.size === 0) fail(`Test Lab record ${source!.id} recorded no answers (it is not a live run)`);
+      recorded = {
+        calls,
+        provider: source!.provider,
+        providerModel: source!.model,
+        model: `recorded:${source!.id}`,
+      };
+      cases ??= [...calls.keys()].join(',');
+    }
     const run = await runTestLab({
       corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
-      cases: opts.cases,
+      cases,
       concurrency,
+      samples,
+      recorded,
       env: io.env,
       provider: opts.provider,
       model: opts.model,

@@ -19,7 +19,10 @@ import { reviewFlow } from '../worker/review-flow.js';
 import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
+import { deadLettered, reviewFailed } from '../alerts/moments.js';
+import type { AlertDeps } from '../alerts/raise.js';
 import { selectProviders } from '../review/providers/index.js';
+import { providersForRepo } from '../review/providers/repo-model.js';
 import { QueueWorker } from '../worker/runner.js';
 import { dispatchStoredDelivery, webhookJobHandler } from '../worker/webhook-consumer.js';
 import { hostname } from 'node:os';
@@ -93,8 +96,8 @@ export function createCommandBridge(
 /**
  * The GitHub calls of `pr-agent-loop`: the App's webhook deliveries with the App's JWT (newest first, cursor
  * pagination followed through the `link` header until an attempt older than the window), their
- * redelivery, and a repository's open pull requests with its installation's token. Null without App
- * credentials.
+ * redelivery, a repository's open pull requests with its installation's token, and that installation's
+ * Octokit for the feedback step (reactions). Null without App credentials.
  */
 export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub | null {
   if (!config.github.hasCredentials) return null;
@@ -118,6 +121,7 @@ export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub 
       const octokit = (await probot.auth()) as GitHubClient;
       await octokit.request('POST /app/hook/deliveries/{delivery_id}/attempts', { delivery_id: id });
     },
+    installation: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
     openPullRequests: async (repo, installationId) => {
       const octokit = (await probot.auth(installationId)) as GitHubClient;
       const { owner, name } = splitFullName(repo);
@@ -196,7 +200,9 @@ export function createScheduler(
 
 /** Loads the Verdict app into a Probot instance (live or shadow replies by App credentials). */
 export async function loadApp(probot: Probot, store: Store, config: Config, log: Logger): Promise<void> {
-  const replies = new ReplyPublisher(config.publishMode, store.publications, log);
+  const replies = new ReplyPublisher(config.publishMode, store.publications, log, {
+    retries: config.github.requestRetries,
+  });
   await probot.load(verdictApp({ store, config, log, replies }));
 }
 
@@ -212,15 +218,21 @@ export function reviewEngineFor(
   log: Logger,
   opts: { clock?: Clock; ids?: IdGenerator } = {},
 ): ReviewExecutor {
+  const providers = selectProviders(config.review.providers);
   const engine = createReviewEngine({
     store,
     config: config.review,
-    providers: selectProviders(config.review.providers),
+    providers,
+    providersFor: (repoModel) => providersForRepo(providers, config.review.providers, repoModel),
     github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
+    alerts: alertDepsFor(store, config, log),
     validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
+    ...(!config.validation.enabled && {
+      validationSwitch: config.validation.switch === 'off' ? 'off' : 'auto',
+    }),
     evidence: {
       enabled: config.evidence.enabled,
       requireArtifacts: config.evidence.requireArtifacts,
@@ -238,7 +250,7 @@ export function reviewEngineFor(
   });
 }
 
-/** Repo-native validation as the config says (null when VERDICT_VALIDATION_ENABLED is off). */
+/** Repo-native validation as the config says (null when off: the operator's switch, or no executor). */
 export function reviewValidatorFor(store: Store, config: Config, clock: Clock): ReviewValidator | null {
   const v = config.validation;
   if (!v.enabled) return null;
@@ -287,6 +299,7 @@ export function reviewPublisherFor(
     webUrl: config.github.webUrl,
     ...(opts.fileLinks === false ? { fileLinks: false } : {}),
     log: log.child({ name: 'publish' }),
+    requestRetries: config.github.requestRetries,
   });
 }
 
@@ -301,6 +314,7 @@ export function createWebhookWorker(
   log: Logger,
   afterJob?: () => void,
   timers: Timers = systemTimers,
+  mayClaim?: () => number,
 ): QueueWorker {
   const handle = webhookJobHandler(store, probot);
   return new QueueWorker({
@@ -317,9 +331,11 @@ export function createWebhookWorker(
         afterJob?.();
       }
     },
+    onDeadLetter: (e) => deadLettered(alertDepsFor(store, config, log), e),
     log,
     pollMs: 1000,
     timers,
+    ...(mayClaim && { mayClaim }),
   });
 }
 
@@ -334,6 +350,7 @@ export function createReviewWorker(
   config: Config,
   log: Logger,
   timers: Timers = systemTimers,
+  mayClaim?: () => number,
 ): QueueWorker {
   return new QueueWorker({
     queue,
@@ -341,9 +358,18 @@ export function createReviewWorker(
     owner: `${config.worker.id}:${process.pid}`,
     leaseMs: config.worker.leaseMs,
     concurrency: Math.min(config.worker.concurrency, config.worker.maxJobs),
-    handler: reviewJobHandler(store, executor, log),
+    handler: reviewJobHandler(store, executor, log, {
+      onRunFailed: (repo) => reviewFailed(alertDepsFor(store, config, log), repo),
+    }),
+    onDeadLetter: (e) => deadLettered(alertDepsFor(store, config, log), e),
     log,
     pollMs: 1000,
     timers,
+    ...(mayClaim && { mayClaim }),
   });
+}
+
+/** Where a process's alerts go: the store, the watchdog URL and Telegram as the config says. */
+export function alertDepsFor(store: Store, config: Config, log: Logger): AlertDeps {
+  return { store, log: log.child({ name: 'alerts' }), config: config.scheduler };
 }

@@ -7,10 +7,11 @@ import type { Probot } from 'probot';
 import { randomId, systemTimers, type Clock, type IdGenerator, type Timers } from '../clock.js';
 import { SERVER_DEFAULT_LEASE_MS, type Config } from '../config/index.js';
 import { createProbot } from '../github/probot.js';
-import { BodyBudget, Router } from '../http/router.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';
 import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
-import { createHttpServer, type Mount } from '../server.js';
+import { createHttpServer, drainServer, type Mount } from '../server.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
 import { openStore, type Store } from '../store/index.js';
 import { registerOpenApiRoute } from '../operator/openapi.js';
@@ -19,9 +20,11 @@ import type { OperatorDeps } from '../operator/rest.js';
 import { registerOperatorRoutes } from '../operator/routes.js';
 import { ReadCache, StampedCache, watchShownWrites } from '../services/read-cache.js';
 import { trpcMount } from '../trpc/router.js';
+import { AuthThrottle } from '../http/throttle.js';
 import { registerQueueRoutes } from '../queue/http-routes.js';
 import { type ReviewExecutor } from '../worker/review-consumer.js';
 import { QueueWorker } from '../worker/runner.js';
+import { startWorkerThread, type WorkerThread } from '../worker/thread-host.js';
 import { CommandBridge } from '../bridge/command-bridge.js';
 import { dashboardMounts } from '../dashboard/routes.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -76,6 +79,12 @@ export type RuntimeOptions = {
    * wait for a worker that has one.
    */
   reviewExecutor?: ReviewExecutor | null;
+  /**
+   * The process environment the inline worker's thread reads its configuration from (`npm start` gives
+   * `process.env`). With it, `VERDICT_WORKER_INLINE` and `VERDICT_WORKER_THREAD` on and no `reviewExecutor`,
+   * the worker lanes run in a worker thread (src/worker/thread.ts); without it, in this thread.
+   */
+  workerThreadEnv?: NodeJS.ProcessEnv;
   /** The dashboard's SPA build (index.html, assets/); default `web/dist` beside package.json. */
   uiDist?: string;
   /**
@@ -101,6 +110,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     }));
   const probot = createProbot(config.github, log);
   let webhookWorker: QueueWorker | null = null;
+  let thread: WorkerThread | null = null;
   await loadApp(probot, store, config, log);
 
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
@@ -116,14 +126,24 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const ingress = createWebhookHandler({
     secret: config.github.webhookSecret,
     maxBytes: config.maxWebhookBytes,
-    budget: new BodyBudget(config.webhookInflightBytes),
+    budget: new BodyBudget({ capacity: config.webhookInflightBytes, maxBodyBytes: config.maxWebhookBytes }),
     botHandles: config.botHandles,
     competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),
-    onEnqueued: () => webhookWorker?.kick(),
+    onEnqueued: () => {
+      webhookWorker?.kick();
+      thread?.kick();
+    },
     log,
   });
-  for (const path of WEBHOOK_PATHS) router.add('POST', path, ingress);
+  // A webhook coming in tells the worker thread to hold off its writes for a moment (thread.ts).
+  const intake: typeof ingress = (...args) => {
+    thread?.busy();
+    return ingress(...args);
+  };
+  for (const path of WEBHOOK_PATHS) router.add('POST', path, intake);
+  // One count of failed authentications per client address for every face that takes a token.
+  const throttle = new AuthThrottle({ now: () => clock.now() });
   const operator: OperatorDeps = {
     store,
     tokens: config.tokens,
@@ -135,6 +155,8 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     // Validated by a stamp before every hit, so it is on whenever the read cache is.
     prCache: new StampedCache(config.operatorCacheMs > 0, undefined, undefined, cacheNow),
     github: repositoryGitHubFor(probot, store, config),
+    throttle,
+    server: { validation: { switch: config.validation.switch, running: config.validation.enabled } },
   };
   // One listener for both caches: it runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {
@@ -151,6 +173,8 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   registerQueueRoutes(router, {
     queue: store.jobs,
     tokens: config.tokens,
+    throttle,
+    runStatus: async (runId) => (await store.runs.get(runId))?.status ?? null,
     defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
     log,
   });
@@ -182,6 +206,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
           github: { webUrl: config.github.webUrl, apiUrl: config.github.baseUrl },
           publicUrl: config.publicUrl,
           tokens: config.tokens,
+          throttle,
           sessions: store.uiSessions,
           clock,
           dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),
@@ -195,14 +220,23 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 
   let reviewWorker: QueueWorker | null = null;
-  if (config.workerInline) {
+  const inThisThread = () => {
     webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick(), timers);
     const executor =
       opts.reviewExecutor === undefined
         ? reviewEngineFor(store, probot, config, log, { clock, ids })
         : opts.reviewExecutor;
     if (executor) reviewWorker = createReviewWorker(store, store.jobs, executor, config, log, timers);
-  }
+  };
+  const memory = config.store.client === 'sqlite' && config.store.filename === ':memory:';
+  const threaded =
+    config.workerInline &&
+    config.workerThread &&
+    opts.workerThreadEnv !== undefined &&
+    opts.reviewExecutor === undefined &&
+    opts.store === undefined &&
+    !memory;
+  if (config.workerInline && !threaded) inThisThread();
   if (
     store.db.dialect === 'sqlite' &&
     config.store.client === 'sqlite' &&
@@ -212,6 +246,24 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       { event: 'memory-queue' },
       'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
     );
+  }
+
+  /** The worker lanes: in their thread when `threaded` (in this one if the thread cannot start them). */
+  async function startLanes(): Promise<void> {
+    if (threaded) {
+      try {
+        thread = await startWorkerThread(opts.workerThreadEnv!, log);
+        return;
+      } catch (error) {
+        log.error(
+          { event: 'worker-thread-failed', err: error },
+          'the worker thread did not start: the worker runs in the server thread',
+        );
+        inThisThread();
+      }
+    }
+    webhookWorker?.start();
+    reviewWorker?.start();
   }
 
   return {
@@ -229,18 +281,27 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       new Promise<number>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
-          webhookWorker?.start();
-          reviewWorker?.start();
-          if (config.scheduler.enabled) scheduler.start();
-          resolve((server.address() as AddressInfo).port);
+          void startLanes().then(() => {
+            if (config.scheduler.enabled) scheduler.start();
+            resolve((server.address() as AddressInfo).port);
+          }, reject);
         });
       }),
+    /**
+     * Stops within a bounded time (docs/operator.md "Stopping"): the workers and the scheduler stop claiming
+     * at once and finish or release what they hold, while the HTTP server drains (drainServer: at most
+     * DRAIN_MS); then the deliveries still committing are written and the store is closed.
+     */
     stop: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      const workersStopped = Promise.all([
+        scheduler.stop(),
+        webhookWorker?.stop(),
+        reviewWorker?.stop(),
+        thread?.stop(),
+      ]);
+      await drainServer(server);
       await committer.drain();
-      await scheduler.stop();
-      await Promise.all([webhookWorker?.stop(), reviewWorker?.stop()]);
+      await workersStopped;
       await store.close();
     },
   };

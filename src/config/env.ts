@@ -70,7 +70,7 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 }
 
 /** The spec's neutral provider words, named in the error to point at the real value. */
-const SPEC_WORDS: Record<string, string> = {
+export const SPEC_PROVIDER_WORDS: Record<string, string> = {
   gateway: 'openrouter',
   direct_a: 'openai',
   direct_b: 'anthropic',
@@ -85,7 +85,7 @@ const provider = z
   .pipe(
     z.enum(PROVIDER_NAMES, {
       error: (iss) => {
-        const hint = SPEC_WORDS[String(iss.input)];
+        const hint = SPEC_PROVIDER_WORDS[String(iss.input)];
         return `must be one of ${PROVIDER_NAMES.join(', ')} (got "${String(iss.input)}"${hint ? `; use "${hint}"` : ''})`;
       },
     }),
@@ -301,6 +301,11 @@ const worker = {
     flag,
     '1',
   ),
+  VERDICT_WORKER_THREAD: v(
+    '1: the in-process worker of `npm start` runs in a worker thread with its own store connection, so reviews and webhook processing never hold up webhook intake; 0: in the server thread.',
+    flag,
+    '1',
+  ),
   VERDICT_WORKER_ID: v(
     'Worker identity for leases (default: the host name); the lease owner is <id>:<pid>.',
     text,
@@ -350,9 +355,8 @@ const rateDollars = z
 
 const validation = {
   VERDICT_VALIDATION_ENABLED: v(
-    "Run the repository's own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md).",
+    "The operator's switch for running the repository's own checks (test, typecheck, lint, build) in a sandbox beside each review (docs/validation.md). Unset: on when an executor is available (bwrap on PATH, E2B_API_KEY, or the local executor allowed); 0 turns it off whatever the policy says, 1 turns it on.",
     flag,
-    'false',
   ),
   VERDICT_VALIDATION_EVIDENCE_WAIT_MS: v(
     'How long the model call waits for validation results to use them as evidence; later results still reach the review body.',
@@ -591,7 +595,7 @@ const http = {
     '1000',
   ),
   VERDICT_WEBHOOK_INFLIGHT_BYTES: v(
-    'Webhook body bytes held in memory at once over all requests, unsigned ones included; past it a webhook answers 503 ingress_busy (Retry-After: 1).',
+    'Webhook body bytes held in memory at once over all requests, unsigned ones included, counted as they arrive: a quarter is kept for bodies that declare at most 1 MiB, and one client address holds at most a quarter of the rest (or one maximum-size body); past it a webhook answers 503 ingress_busy (Retry-After: 1).',
     integer(1024, 16 * 1024 * 1024 * 1024),
     String(100 * 1024 * 1024),
   ),

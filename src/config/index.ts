@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ServiceTokens, TokenClass } from '../http/auth.js';
 import type { PriceTable, ProviderName } from '../review/providers/types.js';
+import { validationConfig, type ValidationConfig } from './validation.js';
+export type { ValidationConfig, ValidationSwitch } from './validation.js';
 import { ConfigError, lookup, parseEnv, type ProcessEnv, type Settings, type VariableName } from './env.js';
 
 /**
@@ -73,6 +75,8 @@ export type Config = {
    */
   publishMode: 'live' | 'shadow';
   workerInline: boolean;
+  /** `VERDICT_WORKER_THREAD`: the inline worker in a worker thread (when the process's environment is given). */
+  workerThread: boolean;
   worker: WorkerConfig;
   queue: QueueSelection;
   /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
@@ -115,38 +119,6 @@ export type EvidenceConfig = {
   store: EvidenceStoreConfig;
   /** `VERDICT_EVIDENCE_PUBLIC_BASE_URL` without its trailing slash (null: none). */
   publicBaseUrl: string | null;
-};
-
-/** Repo-native validation settings (issue 26; docs/validation-policy.md). */
-export type ValidationConfig = {
-  /** `VERDICT_VALIDATION_ENABLED`: off, reviews are semantic only and nothing is executed. */
-  enabled: boolean;
-  /** `VERDICT_VALIDATION_TIMEOUT_MS`: the time limit of one validation run (all its commands). */
-  timeoutMs: number;
-  /** `VERDICT_VALIDATION_EVIDENCE_WAIT_MS`: how long the model call waits for validation results. */
-  evidenceWaitMs: number;
-  /** `VERDICT_VALIDATION_SHADOW_TIMEOUT_MS`. */
-  shadowTimeoutMs: number;
-  /** `VERDICT_VALIDATION_CODE_CHANGES_ONLY` as written (only exactly `false` turns the gate off). */
-  codeChangesOnly: string;
-  /** `VERDICT_VALIDATION_TRUSTED_REPOS`, lower case. */
-  trustedRepos: string[];
-  /** `VERDICT_VALIDATION_ALLOW_LOCAL`. */
-  allowLocal: boolean;
-  /** `VERDICT_SELF_HOST_VALIDATION` as written (only `1` enables it). */
-  selfHostValidation: string | null;
-  /** `VERDICT_VALIDATION_ISOLATED_COMMAND` as argv (empty: none). */
-  isolatedCommand: string[];
-  /** `E2B_API_KEY` (null: e2b is skipped with `SKIPPED e2b: API key unavailable`). */
-  e2bApiKey: string | null;
-  /** `VERDICT_E2B_BUDGET_USD`: recorded e2b cost at or above which the e2b shadow is withheld. */
-  e2bBudgetUsd: number;
-  /** `VERDICT_VALIDATION_INSTALL`: the bubblewrap executor's dependency install step (`off`: offline only). */
-  install: 'off' | 'registry';
-  /** `VERDICT_VALIDATION_REGISTRY`: the npm registry of the install step, with a trailing slash. */
-  registry: string;
-  /** `VERDICT_E2B_COST_PER_SECOND_USD` (null: the recorded price table of src/validation/e2b.ts). */
-  e2bCostPerSecondUsd: number | null;
 };
 
 /** The operator dashboard (issue 25; docs/dashboard.md). */
@@ -274,6 +246,7 @@ export function loadConfig(
     competitorLogins: s.VERDICT_COMPETITOR_LOGINS ?? [],
     competitorTriggersReview: s.VERDICT_COMPETITOR_TRIGGERS_REVIEW,
     workerInline: s.VERDICT_WORKER_INLINE,
+    workerThread: s.VERDICT_WORKER_THREAD,
     worker: workerConfig(s),
     queue: queueSelection(s, env, store),
     // A blank token is unset: the class is closed (an empty VERDICT_ value does not fall through).
@@ -308,22 +281,7 @@ export function loadConfig(
       telegramBotToken: s.VERDICT_TELEGRAM_BOT_TOKEN ?? null,
       telegramApiUrl: s.VERDICT_TELEGRAM_API_URL,
     },
-    validation: {
-      enabled: s.VERDICT_VALIDATION_ENABLED,
-      timeoutMs: s.VERDICT_VALIDATION_TIMEOUT_MS,
-      evidenceWaitMs: s.VERDICT_VALIDATION_EVIDENCE_WAIT_MS,
-      shadowTimeoutMs: s.VERDICT_VALIDATION_SHADOW_TIMEOUT_MS,
-      codeChangesOnly: s.VERDICT_VALIDATION_CODE_CHANGES_ONLY,
-      trustedRepos: s.VERDICT_VALIDATION_TRUSTED_REPOS ?? [],
-      allowLocal: s.VERDICT_VALIDATION_ALLOW_LOCAL,
-      selfHostValidation: s.VERDICT_SELF_HOST_VALIDATION ?? null,
-      isolatedCommand: (s.VERDICT_VALIDATION_ISOLATED_COMMAND ?? '').split(/\s+/).filter(Boolean),
-      e2bApiKey: s.E2B_API_KEY ?? null,
-      e2bBudgetUsd: s.VERDICT_E2B_BUDGET_USD,
-      install: s.VERDICT_VALIDATION_INSTALL,
-      registry: s.VERDICT_VALIDATION_REGISTRY,
-      e2bCostPerSecondUsd: s.VERDICT_E2B_COST_PER_SECOND_USD ?? null,
-    },
+    validation: validationConfig(s, env),
     evidence: evidenceConfig(s, env),
     dashboard: {
       enabled: s.VERDICT_OPERATOR_UI_ENABLED,

@@ -2,7 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { DashboardConfig } from '../config/index.js';
-import { tokensEqual, type ServiceTokens } from '../http/auth.js';
+import { sendRefusal, throttled, tokensEqual, type ServiceTokens } from '../http/auth.js';
+import { clientAddress } from '../http/router.js';
+import type { AuthThrottle } from '../http/throttle.js';
 import { readJsonValue } from '../http/json.js';
 import { sendJson, sendMethodNotAllowed, sendNoRoute } from '../http/router.js';
 import type { Mount } from '../server.js';
@@ -31,6 +33,8 @@ export type DashboardDeps = {
   github: { webUrl: string; apiUrl: string };
   publicUrl: string | null;
   tokens: ServiceTokens;
+  /** Failed sign-ins per client address (429 past the limit), shared with the operator API. */
+  throttle?: AuthThrottle | null;
   sessions: UiSessionStore;
   clock: Clock;
   /** The SPA build (index.html and assets/). */
@@ -134,11 +138,15 @@ export function dashboardMounts(deps: DashboardDeps, webhookPaths: readonly stri
         if (!read.ok)
           return sendJson(res, read.status, { ok: false, error: read.error, message: read.message });
         const presented = (read.value as { token?: unknown } | null)?.token;
+        const address = clientAddress(req);
+        const wait = deps.throttle?.retryAfter(address) ?? null;
+        if (wait !== null) return sendRefusal(res, throttled(wait));
         if (
           deps.config.token === null ||
           typeof presented !== 'string' ||
           !tokensEqual(presented, deps.config.token)
         ) {
+          deps.throttle?.failed(address, typeof presented === 'string' ? presented : '');
           return sendAuthRequired(res);
         }
         const started = await startSession(req, TOKEN_LOGIN, 'token');

@@ -459,8 +459,14 @@ export function dashboardCheck(config: Config, deps: Pick<CheckDeps, 'uiDist'>):
 export async function validationCheck(config: Config, deps: CheckDeps): Promise<CheckResult> {
   const check = 'validation';
   const v = config.validation;
-  if (!v.enabled)
-    return ok(check, "off (VERDICT_VALIDATION_ENABLED=1 runs repositories' checks in a sandbox)");
+  if (!v.enabled) {
+    return v.switch === 'off'
+      ? ok(check, 'off: VERDICT_VALIDATION_ENABLED=0 (reviews say "disabled_by_operator")')
+      : warn(
+          check,
+          'off: no executor is available (bwrap not on PATH, no E2B_API_KEY): reviews say "SKIPPED bubblewrap: binary unavailable"; install bubblewrap (Debian package bubblewrap) to run repositories\' checks',
+        );
+  }
   const notes: string[] = [];
   let status: CheckStatus = 'ok';
   const bwrap = findBinary('bwrap', deps.env.PATH);

@@ -65,7 +65,7 @@ export async function handleThreadReply(deps: AppDeps, context: FeedbackContext)
 
   const recorder = new FeedbackRecorder(deps);
   const answer = async (text: string) => {
-    await deps.replies.threadReply(context.octokit, target, Number(thread.commentId), text);
+    await deps.replies.threadReply(context.octokit, target, Number(thread.commentId), text, reply.commentId);
   };
   const handle = `@${command.handle}`;
   if (command.verb === 'ignore') {

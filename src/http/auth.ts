@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from './router.js';
 import { hasControlCharacter } from './text.js';
+import { clientAddress } from './router.js';
+import { THROTTLED_MESSAGE, type AuthThrottle } from './throttle.js';
 
 /**
  * The static service-token classes of operator-api 5.1. Classes are not hierarchical: a route accepts
@@ -57,7 +59,12 @@ export type KeyAuthenticator = {
 };
 
 /** Why a request was refused: the status and body operator-api 5.1 and 5.2 give. */
-export type Refusal = { status: 401 | 403; body: { ok: false; error: string; message?: string } };
+export type Refusal = {
+  status: 401 | 403 | 429;
+  body: { ok: false; error: string; message?: string };
+  /** `Retry-After` (seconds) of a 429. */
+  retryAfter?: number;
+};
 
 /**
  * Authenticates a request against a route's rule (operator-api 5.1, 5.2) without answering: a principal,
@@ -67,12 +74,44 @@ export type Refusal = { status: 401 | 403; body: { ok: false; error: string; mes
  */
 export async function authorize(
   req: IncomingMessage,
-  deps: { tokens: ServiceTokens; apiKeys?: KeyAuthenticator | null },
+  deps: AuthDeps,
   rule: AccessRule,
 ): Promise<{ ok: true; principal: Principal } | { ok: false; refusal: Refusal }> {
-  const unauthorized: Refusal = { status: 401, body: { ok: false, error: 'unauthorized' } };
   const presented = bearerToken(req);
-  if (presented === null) return { ok: false, refusal: unauthorized };
+  if (presented === null) return { ok: false, refusal: UNAUTHORIZED };
+  const address = clientAddress(req);
+  const wait = deps.throttle?.retryAfter(address) ?? null;
+  if (wait !== null) return { ok: false, refusal: throttled(wait) };
+  const result = await checkToken(req, deps, rule, presented);
+  if (!result.ok && result.refusal.status === 401) deps.throttle?.failed(address, presented);
+  return result;
+}
+
+/** What authenticates a request: the static tokens, the API keys, and the failed-attempt throttle. */
+export type AuthDeps = {
+  tokens: ServiceTokens;
+  apiKeys?: KeyAuthenticator | null;
+  throttle?: AuthThrottle | null;
+};
+
+const UNAUTHORIZED: Refusal = { status: 401, body: { ok: false, error: 'unauthorized' } };
+
+/** 429 for an address with too many failed authentications (src/http/throttle.ts). */
+export function throttled(retryAfter: number): Refusal {
+  return {
+    status: 429,
+    body: { ok: false, error: 'too_many_requests', message: THROTTLED_MESSAGE },
+    retryAfter,
+  };
+}
+
+async function checkToken(
+  req: IncomingMessage,
+  deps: AuthDeps,
+  rule: AccessRule,
+  presented: string,
+): Promise<{ ok: true; principal: Principal } | { ok: false; refusal: Refusal }> {
+  const unauthorized = UNAUTHORIZED;
   // The first class of the rule whose configured token is presented. Every class is compared (no early
   // exit) so timing does not reveal which one matched.
   let tokenClass: TokenClass | null = null;
@@ -105,14 +144,20 @@ export async function authorize(
 
 /** Answers a refusal of `authorize` (a 401 with `www-authenticate: Bearer`). */
 export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
-  sendJson(res, refusal.status, refusal.body, refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+  const headers: Record<string, string> =
+    refusal.status === 401
+      ? { 'www-authenticate': 'Bearer' }
+      : refusal.retryAfter !== undefined
+        ? { 'retry-after': String(refusal.retryAfter) }
+        : {};
+  sendJson(res, refusal.status, refusal.body, headers);
 }
 
 /** `authorize`, answering the refusal itself; the principal, or null once it has answered. */
 export async function guard(
   req: IncomingMessage,
   res: ServerResponse,
-  deps: { tokens: ServiceTokens; apiKeys?: KeyAuthenticator | null },
+  deps: AuthDeps,
   rule: AccessRule,
 ): Promise<Principal | null> {
   const result = await authorize(req, deps, rule);

@@ -75,6 +75,30 @@ export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean 
   return false;
 }
 
+/**
+ * The path of the first string (key or value) holding a NUL byte, or null. PostgreSQL text cannot store
+ * one (SQLite can), so both faces refuse it before any query: the same 400 on both dialects.
+ */
+export function nulBytePath(value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return path || 'body';
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    for (const [key, child] of Object.entries(node)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return at;
+      stack.push([child, at]);
+    }
+  }
+  return null;
+}
+
+export const NUL_BYTE_MESSAGE = 'must not contain a NUL byte';
+
 export const TOO_DEEP_MESSAGE = `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`;
 
 export function describeIssue(error: z.ZodError): string {

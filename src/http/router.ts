@@ -125,36 +125,6 @@ export function isClientAbort(error: unknown): boolean {
   return error instanceof ClientAbortedError || (e?.code === 'ECONNRESET' && e?.message === 'aborted');
 }
 
-/**
- * A process-wide budget of request-body bytes held in memory at once. A request takes a `BodyLease`,
- * grows it as its body arrives and gives it back when it is done with the bytes.
- */
-export class BodyBudget {
-  private used = 0;
-  constructor(readonly capacity: number) {}
-
-  get inUse(): number {
-    return this.used;
-  }
-
-  lease(): BodyLease {
-    let held = 0;
-    return {
-      ensure: (total: number) => {
-        if (total <= held) return true;
-        if (this.used + (total - held) > this.capacity) return false;
-        this.used += total - held;
-        held = total;
-        return true;
-      },
-      release: () => {
-        this.used -= held;
-        held = 0;
-      },
-    };
-  }
-}
-
 export type BodyLease = {
   /** Holds `total` bytes in all for this request; false (nothing taken) when the budget lacks them. */
   ensure(total: number): boolean;
@@ -170,9 +140,9 @@ export class BodyBudgetExceededError extends Error {
 /**
  * Reads a request body up to `limit` bytes. Refuses early on a declared Content-Length over the limit
  * and stops buffering as soon as the stream passes it, so an oversized body is never held in memory.
- * With a `lease`, the body's bytes are taken from a budget first (the declared length at once, what
- * arrives beyond it as it comes): past the budget it rejects with BodyBudgetExceededError. A request
- * closed before its end rejects with ClientAbortedError.
+ * With a `lease`, the body's bytes are taken from a budget as they arrive (never the declared length
+ * ahead of them): past the budget it rejects with BodyBudgetExceededError. A request closed before its
+ * end rejects with ClientAbortedError.
  */
 export function readBody(req: IncomingMessage, limit: number, lease?: BodyLease): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -180,11 +150,6 @@ export function readBody(req: IncomingMessage, limit: number, lease?: BodyLease)
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
       reject(new BodyTooLargeError(limit));
-      return;
-    }
-    if (lease && Number.isFinite(declared) && !lease.ensure(declared)) {
-      req.resume();
-      reject(new BodyBudgetExceededError());
       return;
     }
     const chunks: Buffer[] = [];
@@ -221,4 +186,10 @@ export function readBody(req: IncomingMessage, limit: number, lease?: BodyLease)
 export function forwardedProto(req: IncomingMessage): string | null {
   const raw = req.headers['x-forwarded-proto'];
   return (Array.isArray(raw) ? raw[0] : raw)?.split(',')[0]?.trim().toLowerCase() || null;
+}
+
+/** The address a request came from (the socket's peer; an IPv4-mapped IPv6 address as IPv4). */
+export function clientAddress(req: IncomingMessage): string {
+  const raw = req.socket.remoteAddress ?? 'unknown';
+  return raw.startsWith('::ffff:') ? raw.slice(7) : raw;
 }

@@ -5,10 +5,11 @@ import {
   BodyBudgetExceededError,
   BodyTooLargeError,
   readBody,
+  clientAddress,
   sendJson,
-  type BodyBudget,
   type BodyLease,
 } from '../http/router.js';
+import type { BodyBudget } from '../http/body-budget.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
 import { classifyEvent } from './event-filter.js';
 import { verifySignature } from './signature.js';
@@ -127,7 +128,8 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
       sendJson(res, 400, { error: 'invalid_headers' });
       return;
     }
-    const lease = deps.budget.lease();
+    const declared = Number(req.headers['content-length']);
+    const lease = deps.budget.lease(clientAddress(req), Number.isFinite(declared) ? declared : null);
     try {
       await ingest(req, res, lease, deliveryId, event, signature);
     } finally {

@@ -10,7 +10,7 @@ import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
 import type { FeedbackCollection } from '../worker/review-flow.js';
 import { splitFullName } from '../store/repositories.js';
-import { mostAlike } from './similarity.js';
+import { mostAlike } from './alike.js';
 
 /**
  * Feedback on Verdict's line comments, folded into the memory of their repository (NAMES.md "Memory",
@@ -57,6 +57,9 @@ export function pathGlob(path: string): string | null {
 export function learnedContextId(replyCommentId: number): string {
   return `mem_${createHash('sha256').update(`comment:${replyCommentId}`).digest('hex').slice(0, 24)}`;
 }
+
+/** A pull request of a repository (a run is one). */
+export type PullRef = { repo: string; prNumber: number };
 
 export type FeedbackReply = {
   owner: string;
@@ -212,10 +215,50 @@ export class FeedbackRecorder {
    * (a bot's reaction is not feedback): each 👍 counts `up`, each 👎 `down` and `dismissed`. A comment
    * GitHub no longer has (404) is skipped. Returns how many new reactions were counted.
    */
-  async collectReactions(gh: GitHubClient, run: RunRecord): Promise<number> {
+  async collectReactions(gh: GitHubClient, pr: PullRef): Promise<number> {
+    const threads = await this.deps.store.reviewThreads.postedForPr(
+      pr.repo,
+      pr.prNumber,
+      MAX_REACTION_COMMENTS,
+    );
+    return this.readReactions(gh, pr.repo, threads);
+  }
+
+  /**
+   * The scheduled loop's cheaper read (`pr-agent-loop`): one listing of the PR's review comments
+   * (`GET /repos/{o}/{r}/pulls/{n}/comments`, whose `reactions` roll-up counts 👍 and 👎), then the
+   * reactions (`collectReactions`' read) only of Verdict's comments with more 👍 and 👎 than it counted
+   * (a bot's reaction, never counted, makes a comment read again each pass). Returns how many new
+   * reactions were counted.
+   */
+  async collectChangedReactions(gh: GitHubClient, pr: PullRef): Promise<number> {
     const { store } = this.deps;
-    const threads = await store.reviewThreads.postedForPr(run.repo, run.prNumber, MAX_REACTION_COMMENTS);
-    const { owner, name } = splitFullName(run.repo);
+    const threads = await store.reviewThreads.postedForPr(pr.repo, pr.prNumber, MAX_REACTION_COMMENTS);
+    if (threads.length === 0) return 0;
+    const { owner, name } = splitFullName(pr.repo);
+    const comments: Array<{ id: number; reactions?: { '+1'?: number; '-1'?: number } | null }> =
+      await gh.paginate(gh.rest.pulls.listReviewComments, {
+        owner,
+        repo: name,
+        pull_number: pr.prNumber,
+        per_page: 100,
+      });
+    const rollup = new Map(
+      comments.map((c) => [String(c.id), (c.reactions?.['+1'] ?? 0) + (c.reactions?.['-1'] ?? 0)]),
+    );
+    const counted = await store.feedback.reactionCounts(threads.map((t) => t.commentId));
+    const changed = threads.filter((t) => (rollup.get(t.commentId) ?? 0) > (counted.get(t.commentId) ?? 0));
+    return this.readReactions(gh, pr.repo, changed);
+  }
+
+  /** Reads and records the reactions of each thread's first comment (see `collectReactions`). */
+  private async readReactions(
+    gh: GitHubClient,
+    repo: string,
+    threads: ReviewThreadRecord[],
+  ): Promise<number> {
+    const { store } = this.deps;
+    const { owner, name } = splitFullName(repo);
     let counted = 0;
     for (const thread of threads) {
       let reactions: Array<{ id: number; content: string; user?: { login?: string; type?: string } | null }>;

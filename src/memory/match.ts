@@ -1,4 +1,4 @@
-import { globMatch } from '../policy/matcher.js';
+import { globMatcher } from '../policy/matcher.js';
 
 /**
  * Which memory applies to a pull request (NAMES.md "Memory"), as pure functions: the store selects with
@@ -7,7 +7,9 @@ import { globMatch } from '../policy/matcher.js';
 
 /** A context applies when it has no globs (every path) or a changed path matches one of its globs. */
 export function contextApplies(globs: readonly string[], changedPaths: readonly string[]): boolean {
-  return globs.length === 0 || changedPaths.some((path) => globs.some((glob) => globMatch(glob, path)));
+  if (globs.length === 0) return true;
+  const matchers = globs.map(globMatcher);
+  return changedPaths.some((path) => matchers.some((matches) => matches(path)));
 }
 
 /** The knowledge-document path that stands for the whole repository. */

@@ -16,7 +16,7 @@ type Answer = (res: ServerResponse, ctx: OperationContext, filters: ReportFilter
  * ones refused), and report errors as `{error, code, message}` (NAMES.md) — never `ok: false`.
  */
 function reportRoute(router: Router, path: string, deps: OperatorDeps, answer: Answer): void {
-  const auth = { tokens: deps.tokens, apiKeys: deps.store.apiKeys };
+  const auth = { tokens: deps.tokens, apiKeys: deps.store.apiKeys, throttle: deps.throttle };
   router.add(
     'GET',
     path,

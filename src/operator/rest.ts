@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { authorize, sendRefusal, type Principal, type ServiceTokens } from '../http/auth.js';
-import { readJsonValue } from '../http/json.js';
+import { NUL_BYTE_MESSAGE, nulBytePath, readJsonValue } from '../http/json.js';
+import type { AuthThrottle } from '../http/throttle.js';
 import { forwardedProto, sendJson, sendJsonText, type Params, type Router } from '../http/router.js';
 import {
   describeInput,
@@ -13,7 +14,11 @@ import {
 } from '../services/operation.js';
 
 /** What the network faces (REST, tRPC) serve the services with: the services and the static tokens. */
-export type OperatorDeps = ServiceDeps & { tokens: ServiceTokens };
+export type OperatorDeps = ServiceDeps & {
+  tokens: ServiceTokens;
+  /** Failed authentications per client address (429 past the limit); absent: none counted. */
+  throttle?: AuthThrottle | null;
+};
 
 /**
  * The context an operation runs in for a network request: its `Idempotency-Key` (null when absent,
@@ -64,7 +69,7 @@ export function restOperation<S extends z.ZodType, O>(
   /** Where the input comes from; the status of a success (default 200). */
   source: RestInput & { status?: (output: O) => number },
 ): void {
-  const auth = { tokens: deps.tokens, apiKeys: deps.store.apiKeys };
+  const auth = { tokens: deps.tokens, apiKeys: deps.store.apiKeys, throttle: deps.throttle };
   const meta = { input: op.input, source: source.from };
   router.add(
     method,
@@ -77,6 +82,12 @@ export function restOperation<S extends z.ZodType, O>(
       }
       try {
         const raw = await restInput(req, params, url, source);
+        const nul = nulBytePath(raw);
+        if (nul !== null) {
+          const what = source.from === 'query' || source.from === 'params' ? 'parameter' : 'field';
+          const message = `Invalid ${what} ${nul}: ${NUL_BYTE_MESSAGE}`;
+          return sendJson(res, 400, { ok: false, error: 'invalid_request', message });
+        }
         const parsed = op.input.safeParse(raw);
         if (!parsed.success) {
           const message = source.describe

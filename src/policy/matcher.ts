@@ -192,7 +192,34 @@ function compileGlob(glob: string): GlobToken[] {
 
 /** Whether `value` matches `glob` as a whole (see the glob rules above). */
 export function globMatch(glob: string, value: string): boolean {
+  return runGlob(compileGlob(glob), value);
+}
+
+/**
+ * A glob compiled for many values (`globMatch` without its cache of compiled globs). Before the match it
+ * checks what every match needs: the value starts with the glob's literal prefix (its characters before
+ * the first wildcard) and holds each literal run of the glob (characters between wildcards), so that
+ * most values that do not match are refused by a string search.
+ */
+export function globMatcher(glob: string): (value: string) => boolean {
   const tokens = compileGlob(glob);
+  const runs: string[] = [];
+  let run = '';
+  for (const token of tokens) {
+    if (token.kind === 'char') run += token.char;
+    else {
+      runs.push(run);
+      run = '';
+    }
+  }
+  runs.push(run);
+  const prefix = runs[0]!;
+  const inner = runs.slice(1).filter((r) => r !== '');
+  return (value) =>
+    value.startsWith(prefix) && inner.every((r) => value.includes(r)) && runGlob(tokens, value);
+}
+
+function runGlob(tokens: readonly GlobToken[], value: string): boolean {
   const chars = [...value];
   const n = chars.length;
   // reachable[i]: the tokens so far can match exactly chars[0..i).

@@ -4,6 +4,7 @@ import type { ReviewOutput } from '../review/output.schema.js';
 import { validationStatusLines } from '../validation/report.js';
 import type { EvidenceArtifact } from '../evidence/artifacts.js';
 import { renderEvidence } from '../evidence/render.js';
+import { findingMarker, reviewMarker } from './markers.js';
 import { memoryFooter } from './memory-footer.js';
 import {
   mergeStatus,
@@ -87,6 +88,8 @@ export type RenderInput = PublishableAnalysis & {
   verification?: VerificationView | null;
   /** Agreement across samples (absent or null: one sample). */
   samples?: SamplesView | null;
+  /** Findings withheld because reviewers dismissed similar ones (memory; absent: none). */
+  dismissedLike?: number;
 };
 
 /** A finding withheld after verification, as the body lists it. */
@@ -175,7 +178,7 @@ function indent(text: string): string {
 }
 
 /** Model texts as a bulleted list, one line each. */
-function bullets(items: readonly string[]): string {
+export function bullets(items: readonly string[]): string {
   return items.map((i) => `- ${escapeInline(i)}`).join('\n');
 }
 
@@ -394,6 +397,11 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
       `<details>\n<summary>Withheld after verification (${withheld.length})</summary>\n\n${withheldLines(withheld, detail)}\n\n</details>`,
     );
   }
+  const dismissedLike = input.dismissedLike ?? 0;
+  if (dismissedLike > 0) {
+    const n = dismissedLike === 1 ? '1 finding' : `${dismissedLike} findings`;
+    parts.push(`_${n} withheld: reviewers dismissed similar ones._`);
+  }
 
   // What the sandbox ran (validation's own text: commands and output in code spans and fences).
   const validationLines = input.validation ? validationStatusLines(input.validation) : [];
@@ -457,7 +465,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
  * finding details altogether, then a hard cut), always keeping the merge status, and says so.
  */
 export function renderReviewBody(input: RenderInput): string {
-  const footer = `\n\n<!-- verdict:review run=${input.runId} -->`;
+  const footer = `\n\n${reviewMarker(input.runId)}`;
   for (const detail of [0, 1, 2, 3] as Detail[]) {
     const { body, shortened } = renderAt(input, detail);
     const note =
@@ -469,37 +477,6 @@ export function renderReviewBody(input: RenderInput): string {
   const { body } = renderAt(input, 3);
   const note = `\n\n_Shortened to fit GitHub's size limit: the rest of this review was cut._`;
   return body.slice(0, BODY_BUDGET - note.length - footer.length) + note + footer;
-}
-
-export const SUMMARY_START = '<!-- verdict:summary:start -->';
-export const SUMMARY_END = '<!-- verdict:summary:end -->';
-
-/** The short summary written into the PR description between the markers. */
-export function renderDescriptionSummary(input: RenderInput): string {
-  const status = mergeStatus(input);
-  return [
-    `### ${escapeInline(input.productName)} summary`,
-    `**Merge Status: ${MERGE_STATUS_BADGE[status]}**`,
-    escapeText(input.output.overview.trim()),
-    bullets(input.output.bulletHighlights),
-  ]
-    .filter((p) => p !== '')
-    .join('\n\n');
-}
-
-/**
- * The PR body with the summary between the review-summary markers: only what is between them is replaced;
- * without markers the block is appended after the author's text, which is never changed.
- */
-export function withDescriptionSummary(body: string | null, summary: string): string {
-  const current = body ?? '';
-  const block = `${SUMMARY_START}\n${summary}\n${SUMMARY_END}`;
-  const start = current.indexOf(SUMMARY_START);
-  const end = start === -1 ? -1 : current.indexOf(SUMMARY_END, start);
-  if (start !== -1 && end !== -1) {
-    return current.slice(0, start) + block + current.slice(end + SUMMARY_END.length);
-  }
-  return current.trim() === '' ? block : `${current.replace(/\s+$/, '')}\n\n${block}`;
 }
 
 /** A finding as the body of its line comment: severity, title, body, and a suggestion block. */
@@ -517,12 +494,6 @@ export function renderLineComment(f: {
   ];
   if (f.body.trim() !== '') parts.push(escapeText(f.body.trim()));
   if (f.suggestion !== null) parts.push(fenced(f.suggestion.replace(/\n$/, ''), 'suggestion'));
-  parts.push(`<!-- verdict:finding ${f.fingerprint} -->`);
+  parts.push(findingMarker(f.fingerprint));
   return parts.join('\n\n');
-}
-
-/** The fingerprint a line comment of Verdict carries, or null. */
-export function lineCommentFingerprint(body: string | null | undefined): string | null {
-  const m = /<!-- verdict:finding (fp_[0-9a-f]+) -->/.exec(body ?? '');
-  return m ? m[1]! : null;
 }

@@ -1,4 +1,5 @@
-import { matchRules, type PrFacts } from '../policy/matcher.js';
+import { approvalGate } from '../policy/approval.js';
+import type { PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
 import type { SemanticCoverage } from '../review/merge.js';
 import type { ReviewOutput } from '../review/output.schema.js';
@@ -177,18 +178,10 @@ export function autoApproval(
     (f) => !['nit', 'info'].includes(f.severity as string) || isAlwaysKept(f),
   );
   if (nonTrivial.length > 0) reasons.push(`${nonTrivial.length} finding(s) above nit/info level`);
-  if (pr.draft) reasons.push('the pull request is a draft');
   const risk = riskOf(a);
   if (RISK_ORDER[risk] > RISK_ORDER[policy.autoApprove.maxRisk]) {
     reasons.push(`risk ${risk} is above autoApprove.maxRisk ${policy.autoApprove.maxRisk}`);
   }
-  if (policy.autoApprove.filters.length > 0) {
-    const m = matchRules(policy.autoApprove.filters, pr.facts);
-    if (m.decision !== 'match') reasons.push(`autoApprove.filters: ${m.decision.replace('_', ' ')}`);
-  }
-  if (policy.filters.length > 0) {
-    const m = matchRules(policy.filters, pr.facts);
-    if (m.decision !== 'match') reasons.push(`review filters: ${m.decision.replace('_', ' ')}`);
-  }
+  reasons.push(...approvalGate(pr, policy));
   return reasons.length === 0 ? { approve: true } : { approve: false, reasons };
 }

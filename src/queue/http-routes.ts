@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
+import type { AuthThrottle } from '../http/throttle.js';
+import { REVIEW_QUEUE } from '../review/request.js';
 import { readJsonBody } from '../http/json.js';
 import { parseLimit } from '../http/query.js';
 import { sendJson, type RouteHandler, type Router } from '../http/router.js';
@@ -80,13 +82,28 @@ export function registerQueueRoutes(
   deps: {
     queue: QueueBackend;
     tokens: ServiceTokens;
+    /** Failed authentications per client address (429 past the limit). */
+    throttle?: AuthThrottle | null;
+    /**
+     * The status of a review run, for refusing a `reviews` job that would re-run one that has ended (or is
+     * running): that goes through the requeue command, which the audit records. Absent: not checked.
+     */
+    runStatus?: (runId: string) => Promise<string | null>;
     defaultLeaseMs: number;
     maxLeaseMs?: number;
     log: Logger;
   },
 ): void {
   const { queue, log } = deps;
-  const auth = { tokens: deps.tokens };
+  /** A `reviews` job naming a run that is no longer waiting for one (NAMES.md: re-runs are commands). */
+  const endedRun = async (job: { queue: string; payload: unknown }) => {
+    if (job.queue !== REVIEW_QUEUE || !deps.runStatus) return null;
+    const runId = (job.payload as { runId?: unknown } | null)?.runId;
+    if (typeof runId !== 'string') return null;
+    const status = await deps.runStatus(runId);
+    return status === null || status === 'queued' ? null : { runId, status };
+  };
+  const auth = { tokens: deps.tokens, throttle: deps.throttle };
   const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
   /** A claim or renewal that names no lease gets the server default (never over the maximum). */
   const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
@@ -134,6 +151,16 @@ export function registerQueueRoutes(
   route('POST', '/queue/enqueue', ENQUEUE, async (req, res) => {
     const body = await readJsonBody(req, res, enqueueBody, BODY_LIMIT);
     if (!body.ok) return;
+    const ended = await endedRun(body.value);
+    if (ended) {
+      return sendJson(res, 409, {
+        ok: false,
+        error: 'run_ended',
+        message: `review run ${ended.runId} is ${ended.status}: re-run it with POST /operator/api/commands/requeue, which records who asked`,
+        runId: ended.runId,
+        status: ended.status,
+      });
+    }
     const result = await queue.enqueue(body.value);
     sendJson(res, result.outcome === 'enqueued' ? 201 : 200, { ok: true, ...result });
   });

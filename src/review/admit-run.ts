@@ -1,3 +1,5 @@
+import { budgetReached } from '../alerts/moments.js';
+import type { AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import type { GitHubClient } from '../github/client.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
@@ -42,6 +44,8 @@ export type AdmitDeps = {
   clock: Clock;
   /** The installation's Octokit (Probot's `auth(installationId)`). */
   github: (installationId: number) => Promise<GitHubClient>;
+  /** Where `budget_reached` goes when admission refuses on the budget; absent: no alert. */
+  alerts?: AlertDeps;
 };
 
 /** Reads the pull request and decides admission; the run must have an installation id. */
@@ -109,7 +113,12 @@ export async function admitRun(
     policy,
     budget: () => monthlyUsage(deps),
   });
-  if (!decision.admitted) return refuse(decision.reason, decision.detail, decision.hint);
+  if (!decision.admitted) {
+    if (decision.reason === 'monthly_model_budget_reached' && deps.alerts) {
+      await budgetReached(deps.alerts, decision.detail);
+    }
+    return refuse(decision.reason, decision.detail, decision.hint);
+  }
   const operatorConfig = repoRecord?.config ?? null;
   const admitted = { gh, pr, policy, standalone, operatorConfig, files, gatherStart, notes: decision.notes };
   return { kind: 'admitted', admitted };

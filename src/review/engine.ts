@@ -23,7 +23,10 @@ import type { ModelCallEnv } from './model-call.js';
 import { parseStage, type Parsed } from './parse.stage.js';
 import { planStage } from './plan.stage.js';
 import { promptStage } from './prompt.stage.js';
+import type { AlertDeps } from '../alerts/raise.js';
+import { recallStage } from './recall.stage.js';
 import type { ProviderSelection } from './providers/index.js';
+import { repoModelOf, type RepoModel } from './providers/repo-model.js';
 import {
   recordFailedAnalysis,
   recordRefusal,
@@ -48,8 +51,17 @@ export type ReviewEngineDeps = {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /** Where the moment alerts go (`budget_reached` at admission); absent: none. */
+  alerts?: AlertDeps;
   /** Repo-native validation beside the semantic review; absent or null: off (docs/validation.md). */
   validation?: ReviewValidator | null;
+  /**
+   * The providers of a repository whose operator configuration sets `model` (providers/repo-model.ts);
+   * absent: `providers` review every repository.
+   */
+  providersFor?: (repoModel: RepoModel) => ProviderSelection;
+  /** With no validator: why the server runs none, stated in every review (absent: no validation section). */
+  validationSwitch?: 'off' | 'auto';
   /** Evidence artifacts (review-engine 2.6, docs/evidence.md); absent or null: off. */
   evidence?: EvidenceSettings | null;
 };
@@ -108,6 +120,7 @@ export function createReviewEngine(deps: ReviewEngineDeps): ReviewEngine {
 
 class ReviewJob implements ReviewSession {
   private admitted: Admitted | null = null;
+  private providers: ProviderSelection | null = null;
   private readonly trace: RunTrace;
   private readonly scope: RunScope;
   private readonly log: Logger;
@@ -241,6 +254,7 @@ class ReviewJob implements ReviewSession {
       validating = startValidation({
         ...s,
         validator: deps.validation,
+        ...(deps.validationSwitch && { serverSwitch: deps.validationSwitch }),
         admitted: a,
         changed,
         signal: validationSignal,
@@ -271,7 +285,7 @@ class ReviewJob implements ReviewSession {
     const settings = verificationSettings(
       deps.config.verification,
       a.standalone.review.verification,
-      deps.providers.primary.name,
+      s.providers.primary.name,
     );
     const verified = await trace.stage(verifyStage, { ...s, gathered, parsed, settings });
     const candidates = { ...parsed, outputs: verified.outputs };
@@ -280,10 +294,14 @@ class ReviewJob implements ReviewSession {
       parsed: candidates,
     });
     const filtered = await trace.stage(filterStage, { ...s, gathered, merged });
-    const anchored = await trace.stage(anchorStage, { gathered, filtered, validation });
+    const anchoredNow = await trace.stage(anchorStage, { gathered, filtered, validation });
+    // Prior findings reworded keep their identity; findings like dismissed ones are withheld.
+    const recalled = await trace.stage(recallStage, { ...s, gathered, plan, anchored: anchoredNow });
+    const { anchored } = recalled;
     const recorded = await trace.stage(recordStage, {
       ...s,
       ...{ gathered, plan, budgeted, called, parsed, verified, merged, filtered, anchored, validation },
+      recalled,
       ...{ ...this.records, notes: a.notes, evidence: deps.evidence, log: this.log },
     });
     await trace.span(
@@ -295,7 +313,9 @@ class ReviewJob implements ReviewSession {
 
   /** What every stage may read: the run, the pull request, the policy, the configuration, the model env. */
   private shared(a: Admitted) {
-    const { store, config, providers, clock } = this.deps;
+    const { store, config, clock } = this.deps;
+    this.providers ??= this.providersOf(a);
+    const providers = this.providers;
     const { signal } = this.ctx;
     const span = this.trace.span;
     const env: ModelCallEnv = { clock, signal, span, contextTokens: config.contextTokens };
@@ -312,6 +332,12 @@ class ReviewJob implements ReviewSession {
       span,
       env,
     };
+  }
+
+  /** The server's providers, or the repository's own when its operator configuration sets `model`. */
+  private providersOf(a: Admitted): ProviderSelection {
+    const repoModel = repoModelOf(a.operatorConfig);
+    return repoModel && this.deps.providersFor ? this.deps.providersFor(repoModel) : this.deps.providers;
   }
 
   /**
@@ -340,7 +366,7 @@ class ReviewJob implements ReviewSession {
 
   private analysed({ result, findings: stored, degraded }: Recorded, coverageComplete: boolean) {
     const verdict = result.output.verdict;
-    const findings = stored.filter((f) => f.status !== 'withheld').length;
+    const findings = stored.filter((f) => (f.status ?? 'published') === 'published').length;
     this.log.info(
       { event: 'review-analysed', verdict, findings, degraded, coverageComplete },
       `review ${this.run.reviewKey} analysed: ${verdict}, ${findings} finding(s)${degraded ? ' (degraded)' : ''}`,

@@ -1,4 +1,6 @@
 import type { ReviewPolicy } from '../policy/policy.schema.js';
+import { approvalInstructions } from '../policy/approval.js';
+import { prFacts } from './admission.js';
 import type { Gathered } from './gather.stage.js';
 import type { PullRequestFacts } from './gather.js';
 import type { Plan } from './plan.stage.js';
@@ -7,17 +9,17 @@ import type { RunScope, Stage } from './stage.js';
 
 /**
  * Stage `prompt`: what the review tells the model besides the diff. The system prompt (role, output
- * contract, the operator's custom instructions) and the context every part's message carries (prompt.ts
- * renders it): the PR's facts and description, its linked issues, full or incremental, repository
- * instructions, memory (contexts and knowledge documents), prior findings to dispose of, other bots'
- * reviews and the validation's evidence when it came in time. The budget stage then fits this into the
- * model's window.
+ * contract, the operator's custom instructions, and `autoApprove.instructions` when auto approval is
+ * possible for this pull request) and the context every part's message carries (prompt.ts renders it):
+ * the PR's facts and description, its linked issues, full or incremental, repository instructions, memory
+ * (contexts and knowledge documents), prior findings to dispose of, other bots' reviews and the
+ * validation's evidence when it came in time. The budget stage then fits this into the model's window.
  */
 
 export type PromptInput = {
   run: RunScope;
   pr: PullRequestFacts;
-  policy: Pick<ReviewPolicy, 'customInstructions'>;
+  policy: Pick<ReviewPolicy, 'customInstructions' | 'autoApprove' | 'filters' | 'summary'>;
   gathered: Pick<Gathered, 'paths' | 'prior' | 'memory' | 'competitors' | 'instructions'>;
   plan: Pick<Plan, 'review'>;
   /** The validation's results as evidence, when they arrived before the model call; else null. */
@@ -63,7 +65,9 @@ async function prompt(input: PromptInput): Promise<ReviewPrompt> {
     })),
     validation: input.validationEvidence,
   };
-  return { system: systemPrompt(input.policy.customInstructions), context };
+  const facts = prFacts({ ...pr, paths: gathered.paths, changedFiles: gathered.paths.length }, run.repo);
+  const approval = approvalInstructions({ draft: pr.draft, facts }, input.policy);
+  return { system: systemPrompt(input.policy.customInstructions, approval), context };
 }
 
 export const promptStage: Stage<PromptInput, ReviewPrompt> = {

@@ -53,7 +53,7 @@ const MAX_LISTED_PATHS = 200;
  * memory, what is data, the output contract, and the operator's custom instructions. Every rule is said
  * once and shortly: it is sent with every call of every review (the schema names the fields again).
  */
-export function systemPrompt(customInstructions: string): string {
+export function systemPrompt(customInstructions: string, approvalInstructions: string | null = null): string {
   const lines = [
     'You are Verdict, a careful senior engineer reviewing a GitHub pull request. Report only concrete, actionable',
     'problems in the changed code (bugs, security holes, data loss, races, broken contracts, missing error',
@@ -96,6 +96,16 @@ export function systemPrompt(customInstructions: string): string {
   ];
   if (customInstructions.trim() !== '') {
     lines.push('', 'Instructions from the operators of this repository:', customInstructions.trim());
+  }
+  if (approvalInstructions !== null) {
+    lines.push(
+      '',
+      'Auto approval: Verdict approves this pull request on its own only when your `confidenceScore` is 5 and',
+      'nothing you report needs attention. The operators approve automatically only changes that meet these',
+      'criteria; when this one does not meet them, give a `confidenceScore` below 5 and say which criterion in',
+      '`reasoning`:',
+      approvalInstructions,
+    );
   }
   return lines.join('\n');
 }

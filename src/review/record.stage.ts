@@ -1,3 +1,4 @@
+import { FallbackProvider } from './providers/repo-model.js';
 import type { Logger } from 'pino';
 import { processEvidence } from '../evidence/artifacts.js';
 import type { ArtifactStorage } from '../evidence/storage.js';
@@ -15,6 +16,7 @@ import type { Merged } from './merge.stage.js';
 import type { ReviewOutput } from './output.schema.js';
 import type { Parsed } from './parse.stage.js';
 import type { Plan } from './plan.stage.js';
+import type { Recalled } from './recall.stage.js';
 import type { Verified } from './verify.stage.js';
 import { checkFindingAnchors } from './anchors.js';
 import { withheldReason } from './verification.js';
@@ -65,6 +67,8 @@ export type RecordInput = RecordTarget & {
   merged: Pick<Merged, 'coverage' | 'synthesis' | 'warnings'>;
   filtered: Filtered;
   anchored: Anchored;
+  /** What the recall stage withheld as `suppressed` (stored, never posted) and continued. */
+  recalled: Pick<Recalled, 'suppressed' | 'recall'>;
   validation: JoinedValidation | null;
 };
 
@@ -143,14 +147,22 @@ async function record(input: RecordInput): Promise<Recorded> {
 }
 
 /** The run's warnings: what gathering, planning, reading the answers and merging noted. */
-function warningsOf({ gathered, plan, parsed, merged }: RecordInput): string[] {
+function warningsOf({ gathered, plan, parsed, merged, providers }: RecordInput): string[] {
   const unread = gathered.memory.skippedIssues.filter((i) => i.reason.startsWith('could not be read'));
+  const primary = providers.primary;
+  const fellBack =
+    primary instanceof FallbackProvider && primary.fellBack > 0
+      ? [
+          `model fallback: ${primary.fellBack} call(s) answered by ${primary.fallback.name}/${primary.fallback.model} after ${primary.primary.name}/${primary.primary.model} failed (the repository configuration's model.fallbackProvider)`,
+        ]
+      : [];
   return [
     ...gathered.instructions.notes.map((n) => `repository instructions: ${n}`),
     ...unread.map((i) => `linked issues: #${i.number} ${i.reason}`),
     ...plan.notes.map((n) => `surrounding code: ${n}`),
     ...parsed.warnings,
     ...merged.warnings,
+    ...fellBack,
   ];
 }
 
@@ -201,7 +213,24 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
     status: 'withheld',
     statusReason: withheldReason(withheld[i]!),
   }));
-  return [...published, ...held];
+  // Withheld by memory: like findings reviewers dismissed (recall.stage.ts), never posted.
+  const suppressed = input.recalled.suppressed.map(({ finding: f, reason }): NewFinding => ({
+    severity: f.severity,
+    category: f.category,
+    path: f.path.trim() === '' ? null : f.path,
+    line: f.line,
+    endLine: f.endLine,
+    suggestion: f.suggestion,
+    lineText: f.lineText,
+    title: f.title,
+    body: f.body,
+    fingerprint: findingFingerprint(f),
+    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+    stillOpen: earlier.has(findingFingerprint(f)),
+    status: 'suppressed',
+    statusReason: reason,
+  }));
+  return [...published, ...held, ...suppressed];
 }
 
 type Built = {
@@ -261,10 +290,13 @@ function resultOf(input: RecordInput, built: Built): RunResult {
     degraded: built.degraded,
     verification: input.verified.report,
     ...(input.called.samples ? { samples: input.called.samples } : {}),
+    ...(recalledAnything(input.recalled.recall) ? { recall: input.recalled.recall } : {}),
     ...(validation ? { validation: { ...validation.report, seenByModel: validation.seenByModel } } : {}),
     ...(built.evidence ? { evidence: built.evidence } : {}),
   };
 }
+
+const recalledAnything = (r: Recalled['recall']) => r.continued.length + r.suppressed.length > 0;
 
 /**
  * Evidence artifacts (review-engine 2.6): the validation's command outputs are stored and attached to the
@@ -312,8 +344,9 @@ export const recordStage: Stage<RecordInput, Recorded> = {
   name: 'record',
   run: record,
   counts: ({ result, findings, degraded }) => ({
-    findings: findings.filter((f) => f.status !== 'withheld').length,
+    findings: findings.filter((f) => (f.status ?? 'published') === 'published').length,
     withheld: findings.filter((f) => f.status === 'withheld').length,
+    suppressed: findings.filter((f) => f.status === 'suppressed').length,
     stillOpen: findings.filter((f) => f.stillOpen).length,
     verdict: result.output.verdict,
     coverageComplete: result.coverage.complete,

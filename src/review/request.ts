@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Store } from '../store/index.js';
 import { writeTransaction } from '../store/db.js';
 import type { RunRecord } from '../store/runs.js';
@@ -36,10 +37,17 @@ const TERMINAL_RETRYABLE = new Set(['skipped', 'failed', 'superseded', 'abandone
  * waiting job (`replace_waiting`) and the run it replaces becomes `superseded`; a job already running is
  * never replaced. A variant (manual command, operator requeue) gets its own job key.
  */
-export async function requestReview(store: Store, req: ReviewRequest): Promise<ReviewRequestResult> {
+export async function requestReview(
+  store: Store,
+  req: ReviewRequest,
+  /** A write transaction of the caller's to do it in (several requests, one commit); absent: its own. */
+  within?: Knex.Transaction,
+): Promise<ReviewRequestResult> {
   const key = reviewKey(req.owner, req.repo, req.number, req.headSha, req.variant ?? null);
   const fullName = `${req.owner}/${req.repo}`;
-  return writeTransaction(store.db.knex, async (trx) => {
+  const inTransaction = (work: (trx: Knex.Transaction) => Promise<ReviewRequestResult>) =>
+    within ? work(within) : writeTransaction(store.db.knex, work);
+  return inTransaction(async (trx) => {
     const { run, created } = await store.runs.createOrGet(
       {
         reviewKey: key,

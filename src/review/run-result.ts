@@ -112,6 +112,34 @@ export const samplesReportSchema = z.object({
   agreement: z.array(z.object({ path: z.string(), title: z.string(), samples: z.number().int() })),
 });
 
+/** What the review recalled of earlier reviews and feedback (recall.stage.ts). */
+export const recallReportSchema = z.object({
+  continued: z.array(
+    z.object({
+      /** The prior finding's fingerprint, which the new finding took. */
+      fingerprint: z.string(),
+      /** The model's title this time. */
+      title: z.string(),
+      priorTitle: z.string(),
+      score: z.number(),
+    }),
+  ),
+  suppressed: z.array(
+    z.object({
+      fingerprint: z.string(),
+      severity: z.string(),
+      title: z.string(),
+      path: z.string().nullable(),
+      line: z.number().int().nullable(),
+      /** `cluster`: like a suppressing cluster; `dismissed`: like a finding dismissed on the PR. */
+      reason: z.enum(['cluster', 'dismissed']),
+      clusterId: z.string().nullable(),
+      /** The title of the cluster's exemplar or of the dismissed finding. */
+      like: z.string(),
+    }),
+  ),
+});
+
 /**
  * The memory a review was given (src/review/memory.ts; docs/memory.md "What a review is given"): the
  * contexts by id, the knowledge documents by path and the linked issues by number, as the model got them;
@@ -203,6 +231,12 @@ export const runResultSchema = z.object({
   /** Agreement across samples; absent with one sample (the default). */
   samples: samplesReportSchema.optional(),
   /**
+   * What the review recalled (recall.stage.ts; docs/memory.md): findings that continue a prior finding in
+   * other words (they took its title, category and fingerprint), and findings withheld as `suppressed`
+   * because reviewers dismissed similar ones. Absent on runs recorded before it existed.
+   */
+  recall: recallReportSchema.optional(),
+  /**
    * The validation run beside the review (docs/validation.md), with `seenByModel`: whether its results
    * arrived in time to be the model's evidence. Absent when validation is off.
    */
@@ -234,4 +268,5 @@ export type PriorFinding = z.infer<typeof priorFindingSchema>;
 export type RunResult = z.infer<typeof runResultSchema>;
 export type VerificationReportRecord = z.infer<typeof verificationReportSchema>;
 export type SamplesReport = z.infer<typeof samplesReportSchema>;
+export type RecallReport = z.infer<typeof recallReportSchema>;
 export type MemoryReport = z.infer<typeof memoryReportSchema>;

@@ -4,7 +4,7 @@ import { checkAnchor, newSideIndex } from './diff.js';
 import { normaliseFindingPath } from './fingerprint.js';
 import type { Finding } from './output.schema.js';
 import type { SamplesReport } from './run-result.js';
-import { textsAlike } from './similarity.js';
+import { alike } from '../memory/alike.js';
 
 /**
  * Agreement across samples (`review.samples: N` in `.github/verdict.yml`): the review's parts are
@@ -12,7 +12,7 @@ import { textsAlike } from './similarity.js';
  * that answered its part, rounded up (2 of 3, 3 of 5; 1 of 1). Two findings of different passes are the
  * same when they are on the same path, their lines are within 3 of each other once their anchors are
  * checked against the diff (an anchor that does not hold counts as no line, and a finding without a line
- * matches on its text alone), and their title and body are alike (similarity.ts). Each pass contributes
+ * matches on its text alone), and their title and body are alike (memory/alike.ts). Each pass contributes
  * at most one finding to a group; the group is kept as its first finding (the earliest pass's). The other
  * parts of the review (overview, dispositions, missing validations) are the first answering pass's.
  */
@@ -48,7 +48,7 @@ function same(a: Located, b: Located): boolean {
   return (
     normaliseFindingPath(a.finding.path) === normaliseFindingPath(b.finding.path) &&
     near(a, b) &&
-    textsAlike(a.finding, b.finding)
+    alike(a.finding, b.finding)
   );
 }
 

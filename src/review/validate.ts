@@ -1,5 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { GitHubClient } from '../github/client.js';
+import { BWRAP_UNAVAILABLE } from '../validation/bubblewrap.js';
+import { serverOffOutcome, storedValidation } from '../validation/decide.js';
+import { LOCAL_NOT_ALLOWED } from '../validation/local.js';
 import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
 import { prFacts } from './admission.js';
 import type { Admitted } from './admit-run.js';
@@ -16,6 +19,11 @@ import { errorText, type RecordSpan, type RunScope } from './stage.js';
 
 export type ValidationStart = {
   validator: ReviewValidator | null | undefined;
+  /**
+   * Without a validator: why the server runs none (`off`: the operator's switch; `auto`: no executor is
+   * available). The review still states the outcome; absent, there is no validation section at all.
+   */
+  serverSwitch?: 'off' | 'auto';
   gh: GitHubClient;
   run: RunScope;
   admitted: Pick<Admitted, 'pr' | 'policy' | 'standalone' | 'operatorConfig'>;
@@ -28,10 +36,22 @@ export type ValidationStart = {
 /** Starts the validation of this head (null when validation is off); never rejects. */
 export async function startValidation(input: ValidationStart): Promise<ReviewValidation | null> {
   const { validator, admitted, run, clock } = input;
-  if (!validator) return null;
   const { pr, policy, standalone, operatorConfig } = admitted;
   const startedAt = clock.now();
   const paths = input.changed.map((f) => f.filename);
+  if (!validator) {
+    if (!input.serverSwitch) return null;
+    const { status, line } = serverOffOutcome(
+      input.serverSwitch,
+      {
+        execution: policy.execution,
+        provider: storedValidation(operatorConfig).provider,
+        pr: prFacts({ ...pr, paths }, run.repo),
+      },
+      { bwrap: BWRAP_UNAVAILABLE, local: LOCAL_NOT_ALLOWED },
+    );
+    return ranNothing(status, line, clock.now() - startedAt);
+  }
   let result: ReviewValidation;
   try {
     result = await validator.run(
@@ -50,7 +70,7 @@ export async function startValidation(input: ValidationStart): Promise<ReviewVal
       },
     );
   } catch (error) {
-    result = failedValidation(`ERROR validation: ${errorText(error)}`, clock.now() - startedAt);
+    result = ranNothing('error', `ERROR validation: ${errorText(error)}`, clock.now() - startedAt);
   }
   const { report } = result;
   await input.span({
@@ -70,15 +90,23 @@ export async function startValidation(input: ValidationStart): Promise<ReviewVal
   return result;
 }
 
-function failedValidation(line: string, durationMs: number): ReviewValidation {
+/**
+ * A validation that ran no command: not run (a missing validation, and why: review-engine 7.4), skipped
+ * (stated, not missing), or failed before running any.
+ */
+function ranNothing(
+  status: 'not_run' | 'skipped' | 'error',
+  line: string,
+  durationMs: number,
+): ReviewValidation {
   return {
     outcome: null,
     report: {
-      status: 'error',
+      status,
       executor: null,
       evidence: line,
       commands: [],
-      notRun: [line],
+      notRun: status === 'skipped' ? [] : [line],
       notes: [],
       shadow: null,
       durationMs,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { FAILING_RUNS } from '../alerts/moments.js';
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
@@ -11,8 +12,6 @@ export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
 const HOUR = 3_600_000;
 /** A command running longer than this is stuck (as the watchdog says). */
 const STUCK_COMMAND_MS = 10 * 60_000;
-/** A repository whose last this many runs of the last day all failed gets `reviews_failing`. */
-export const FAILING_RUNS = 3;
 const SAMPLE = 5;
 
 /** The time in Europe/London as `HH:MM` (24-hour), whatever the season. */

@@ -2,8 +2,11 @@ import type { Logger } from 'pino';
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { requestReview } from '../review/request.js';
+import { writeTransaction } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
+import type { GitHubClient } from '../github/client.js';
+import { MAX_REACTION_PRS_PER_PASS, readOpenPrReactions } from './reactions.js';
 
 /** How far back the loop looks at the App's webhook deliveries (NAMES.md: the last 72 hours). */
 export const REDELIVERY_WINDOW_MS = 72 * 3_600_000;
@@ -45,6 +48,8 @@ export type CatchUpGitHub = {
   redeliver(id: number): Promise<void>;
   /** Every open pull request of `repo`. */
   openPullRequests(repo: string, installationId: number): Promise<OpenPullRequest[]>;
+  /** The installation's Octokit (the feedback step reads reactions with it); absent: no feedback step. */
+  installation?(installationId: number): Promise<GitHubClient>;
 };
 
 export type CatchUpDeps = {
@@ -66,6 +71,8 @@ export type CatchUpArtifact = {
   deferred: number;
   /** What could not be done, one line each (a failed redelivery, a repository GitHub refused to list). */
   errors: string[];
+  /** The feedback step: new reactions counted on Verdict's line comments of open pull requests. */
+  reactions?: number;
   skipped?: 'app_credentials_missing';
 };
 
@@ -74,8 +81,10 @@ export type CatchUpArtifact = {
  * webhook on its own, so (1) every delivery of the last 72 hours that no attempt delivered (no 2xx) and
  * that this store does not hold is redelivered, the latest attempt's id, at most 50 a pass; (2) every open
  * pull request of an enabled, installed repository whose head has no run gets a review (trigger
- * `catch_up`; the worker's admission applies the automatic rules: branches, drafts, `review.auto`). A
- * failure of one redelivery or one repository is recorded and the pass goes on.
+ * `catch_up`; the worker's admission applies the automatic rules: branches, drafts, `review.auto`); (3)
+ * the reactions on Verdict's line comments of those open pull requests are read (reactions.ts) when the
+ * installation's client is given. A failure of one redelivery, repository or pull request is recorded
+ * and the pass goes on.
  */
 export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
   const { store, github, log } = deps;
@@ -126,6 +135,7 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
     }
   }
 
+  const reactionBudget = { left: MAX_REACTION_PRS_PER_PASS };
   for (const repo of await store.repositories.list()) {
     if (!repo.installed || repo.installationId === null || repo.config?.enabled !== true) continue;
     let open: OpenPullRequest[];
@@ -137,38 +147,57 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
       );
       continue;
     }
+    const missing: OpenPullRequest[] = [];
     for (const pr of open) {
       const runs = await store.runs.listForPr(repo.fullName, pr.number);
-      if (runs.some((run) => run.headSha === pr.headSha)) continue;
-      await store.pullRequests.upsert({
-        repo: repo.fullName,
-        number: pr.number,
-        headSha: pr.headSha,
-        baseRef: pr.baseRef,
-        headRef: pr.headRef,
-        title: pr.title,
-        author: pr.author,
-        draft: pr.draft,
-        installationId: repo.installationId,
-      });
-      const { owner, name } = splitFullName(repo.fullName);
-      const result = await requestReview(store, {
-        owner,
-        repo: name,
-        number: pr.number,
-        headSha: pr.headSha,
-        installationId: repo.installationId,
-        trigger: CATCH_UP_TRIGGER,
-      });
-      artifact.enqueued.push(result.run.reviewKey);
+      if (!runs.some((run) => run.headSha === pr.headSha)) missing.push(pr);
+    }
+    const { owner, name } = splitFullName(repo.fullName);
+    const installationId = repo.installationId;
+    // One commit per repository: a first pass over a backlog is not one fsync per pull request.
+    const keys =
+      missing.length === 0
+        ? []
+        : await writeTransaction(store.db.knex, async (trx) => {
+            const queued: string[] = [];
+            for (const pr of missing) {
+              await store.pullRequests.upsert(
+                {
+                  repo: repo.fullName,
+                  number: pr.number,
+                  headSha: pr.headSha,
+                  baseRef: pr.baseRef,
+                  headRef: pr.headRef,
+                  title: pr.title,
+                  author: pr.author,
+                  draft: pr.draft,
+                  installationId,
+                },
+                trx,
+              );
+              const request = { owner, repo: name, number: pr.number, headSha: pr.headSha, installationId };
+              const result = await requestReview(store, { ...request, trigger: CATCH_UP_TRIGGER }, trx);
+              queued.push(result.run.reviewKey);
+            }
+            return queued;
+          });
+    artifact.enqueued.push(...keys);
+    // (3) Feedback: reactions on Verdict's line comments of the open pull requests (reactions.ts).
+    if (github.installation) {
+      const gh = () => github.installation!(installationId);
+      const read = await readOpenPrReactions(deps, gh, repo.fullName, open, reactionBudget);
+      artifact.reactions = (artifact.reactions ?? 0) + read.reactions;
+      artifact.errors.push(...read.errors);
     }
   }
-  if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length > 0) {
+  const reactions = artifact.reactions ?? 0;
+  if (artifact.redelivered.length + artifact.enqueued.length + artifact.errors.length + reactions > 0) {
     log.info(
       {
         event: 'catch-up',
         redelivered: artifact.redelivered.length,
         enqueued: artifact.enqueued.length,
+        reactions,
         deferred: artifact.deferred,
         errors: artifact.errors.length,
       },

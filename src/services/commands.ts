@@ -12,6 +12,7 @@ import {
   OperatorError,
   REPO_PATTERN,
   type OperationContext,
+  PR_NUMBER_MAX,
 } from './operation.js';
 import { replayRefusal } from './webhooks.js';
 
@@ -21,7 +22,11 @@ export const REVIEW_KEY_PATTERN =
 
 const reviewKey = z
   .string()
-  .regex(REVIEW_KEY_PATTERN, 'must be a review key {owner}/{repo}#{pr}@{headSha}[:{variant}]');
+  .regex(REVIEW_KEY_PATTERN, 'must be a review key {owner}/{repo}#{pr}@{headSha}[:{variant}]')
+  .refine(
+    (key) => Number(/#(\d+)@/.exec(key)?.[1]) <= PR_NUMBER_MAX,
+    `its pull-request number must be at most ${PR_NUMBER_MAX}`,
+  );
 const printableId = z.string().regex(ID_PATTERN, 'must be 1 to 200 printable characters without spaces');
 const common = {
   reason: plainText(1000).optional(),

@@ -45,6 +45,14 @@ export type ServiceDeps = {
    * it); absent or null without App credentials.
    */
   github?: RepositoryGitHub | null;
+  /** What this server runs whatever the policy says, shown beside it (`GET /settings` `server`). */
+  server?: ServerState;
+};
+
+/** The operator's switches as this process resolved them (docs/validation.md). */
+export type ServerState = {
+  /** `VERDICT_VALIDATION_ENABLED` (`auto`: unset) and whether the validator runs here. */
+  validation: { switch: 'on' | 'off' | 'auto'; running: boolean };
 };
 
 /**
@@ -144,13 +152,16 @@ export const limitParam = z
   .transform((v) => parseLimit(v === undefined ? null : String(v)));
 
 /** A positive integer given as a number (tRPC) or digits (query string). */
+/** The largest pull-request number or id a parameter takes: a 32-bit column holds it on both dialects. */
+export const PR_NUMBER_MAX = 2_147_483_647;
+
 export const positiveIntParam = z.union([
-  z.number().int().min(1).max(2_147_483_647),
+  z.number().int().min(1).max(PR_NUMBER_MAX),
   z
     .string()
     .regex(/^[1-9]\d{0,9}$/, 'must be a positive integer')
     .transform(Number)
-    .pipe(z.number().max(2_147_483_647)),
+    .pipe(z.number().max(PR_NUMBER_MAX)),
 ]);
 
 /** `Invalid <noun> <path>: <message>` for the first issue of an input (without a leading `strip` segment). */

@@ -1,5 +1,8 @@
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import { z } from 'zod';
+import { SPEC_PROVIDER_WORDS } from '../config/env.js';
+import { REASONING_EFFORTS } from '../review/providers/repo-model.js';
+import { PROVIDER_NAMES } from '../review/providers/types.js';
 import { plainText } from '../http/text.js';
 import {
   ADMIN,
@@ -25,6 +28,15 @@ const validationProvider = z.enum(VALIDATION_PROVIDERS, {
   },
 });
 
+/** `model.provider`, `model.fallbackProvider`: the four providers of NAMES.md "Model providers". */
+const modelProvider = z.enum(PROVIDER_NAMES, {
+  error: (iss) => {
+    const real = SPEC_PROVIDER_WORDS[String(iss.input)];
+    const hint = real ? ` ("${String(iss.input)}" is the spec's placeholder: use "${real}")` : '';
+    return `must be one of ${PROVIDER_NAMES.join(', ')}${hint}`;
+  },
+});
+
 /** The repository configuration PATCH body (operator-api 2.8): unknown fields at any level are refused. */
 export const repoConfigPatch = z
   .strictObject({
@@ -38,11 +50,13 @@ export const repoConfigPatch = z
       .optional(),
     model: z
       .strictObject({
-        provider: plainText(100).min(1).optional(),
+        provider: modelProvider.optional(),
         model: plainText(200).min(1).optional(),
-        fallbackProvider: plainText(100).min(1).optional(),
+        fallbackProvider: modelProvider.optional(),
         fallbackModel: plainText(200).min(1).optional(),
-        reasoningEffort: plainText(50).min(1).optional(),
+        reasoningEffort: z
+          .enum(REASONING_EFFORTS, { error: `must be one of ${REASONING_EFFORTS.join(', ')}` })
+          .optional(),
       })
       .optional(),
     alerts: z

@@ -53,7 +53,7 @@ export const settingsOperations = {
         throw unavailable();
       }
       if (!policy) throw notInitialized();
-      return policyAnswer(policy);
+      return { ...policyAnswer(policy), ...(ctx.server && { server: ctx.server }) };
     },
   }),
 

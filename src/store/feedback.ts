@@ -144,6 +144,21 @@ export class FeedbackStore {
     return rows.map(mapEvent);
   }
 
+  /** How many reactions (👍 and 👎 events) are stored for each of `commentIds` (absent: none). */
+  async reactionCounts(commentIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (let i = 0; i < commentIds.length; i += 500) {
+      const rows: Raw[] = await this.knex('memory_feedback')
+        .whereIn('comment_id', commentIds.slice(i, i + 500))
+        .whereIn('kind', ['up', 'down'])
+        .select('comment_id')
+        .count({ n: '*' })
+        .groupBy('comment_id');
+      for (const r of rows) out.set(String(r.comment_id), Number(r.n));
+    }
+    return out;
+  }
+
   /** The cluster a comment's finding was folded into (its latest), when that cluster still exists. */
   async clusterOfComment(commentId: string): Promise<string | null> {
     const row = await this.knex('memory_feedback as f')

@@ -26,15 +26,22 @@ export type FindingRecord = {
   outsideDiff: boolean;
   /** Raised by an earlier review of the PR too (same fingerprint): still open, not new. */
   stillOpen: boolean;
-  /** `published`, or `withheld` (verification refuted it or scored it under the threshold: never posted). */
+  /**
+   * `published`; `withheld` (verification refuted it or scored it under the threshold); or `suppressed`
+   * (like findings reviewers dismissed: a suppressing memory cluster of its repository, or a finding
+   * dismissed on the same pull request). Only published findings are posted.
+   */
   status: FindingStatus;
-  /** Why it was withheld, in the verifier's words (null when published). */
+  /** Why it was withheld or suppressed (the verifier's words; the cluster or the dismissed finding); null when published. */
   statusReason: string | null;
   createdAt: number;
 };
 
-/** What became of a finding: posted with the review, or withheld after verification (NAMES.md). */
-export const FINDING_STATUSES = ['published', 'withheld'] as const;
+/**
+ * What became of a finding: posted with the review, withheld after verification, or suppressed by what
+ * reviewers dismissed (NAMES.md "Verification of findings", "Memory").
+ */
+export const FINDING_STATUSES = ['published', 'withheld', 'suppressed'] as const;
 export type FindingStatus = (typeof FINDING_STATUSES)[number];
 
 /** Which findings a read returns: the published ones (the default: what the review posted), or all. */
@@ -79,7 +86,7 @@ function mapFinding(r: Record<string, unknown>): FindingRecord {
     fingerprint: String(r.fingerprint),
     outsideDiff: toBool(r.outside_diff),
     stillOpen: toBool(r.still_open),
-    status: r.status === 'withheld' ? 'withheld' : 'published',
+    status: r.status === 'withheld' || r.status === 'suppressed' ? (r.status as FindingStatus) : 'published',
     statusReason: (r.status_reason as string | null | undefined) ?? null,
     createdAt: Number(r.created_at),
   };
@@ -118,7 +125,7 @@ export class FindingStore {
       outside_diff: f.outsideDiff,
       still_open: f.stillOpen ?? false,
       status: f.status ?? 'published',
-      status_reason: f.status === 'withheld' ? (f.statusReason ?? null) : null,
+      status_reason: f.status && f.status !== 'published' ? (f.statusReason ?? null) : null,
       created_at: now,
     }));
     const write = async (t: Knex.Transaction) => {
@@ -129,7 +136,7 @@ export class FindingStore {
     else await this.knex.transaction(write);
   }
 
-  /** A run's findings: the published ones, or with `include: 'all'` the withheld ones too. */
+  /** A run's findings: the published ones, or with `include: 'all'` the withheld and suppressed ones too. */
   async listForRun(runId: string, filter: FindingFilter = {}): Promise<FindingRecord[]> {
     const query = this.knex('findings').where({ run_id: runId });
     if (filter.include !== 'all') query.where({ status: 'published' });
@@ -139,7 +146,7 @@ export class FindingStore {
 
   /**
    * The newest findings of a pull request (at most `limit`, default 2,000), newest run first: the
-   * published ones, or with `include: 'all'` the withheld ones too.
+   * published ones, or with `include: 'all'` the withheld and suppressed ones too.
    */
   async listForPr(
     repo: string,

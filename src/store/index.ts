@@ -10,6 +10,7 @@ import { DeliveryStore } from './deliveries.js';
 import { AlertStore } from './alerts.js';
 import { MemoryStore } from './memory.js';
 import { FeedbackStore } from './feedback.js';
+import { SuppressionStore } from './suppression.js';
 import { CompetitorReviewStore } from './competitors.js';
 import { FindingStore } from './findings.js';
 import { TraceStore } from './traces.js';
@@ -45,6 +46,8 @@ export type Store = {
   memory: MemoryStore;
   /** Feedback on Verdict's line comments, folded into memory clusters. */
   feedback: FeedbackStore;
+  /** What a review reads and writes to withhold findings like dismissed ones. */
+  suppression: SuppressionStore;
   alerts: AlertStore;
   competitors: CompetitorReviewStore;
   scheduler: SchedulerStore;
@@ -81,6 +84,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     traces: new TraceStore(db.knex, opts.clock),
     memory: new MemoryStore(db.knex, opts.clock, opts.ids),
     feedback: new FeedbackStore(db.knex, opts.clock, opts.ids),
+    suppression: new SuppressionStore(db.knex, opts.clock),
     alerts: new AlertStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),

@@ -71,7 +71,7 @@ export type SourceComment = {
   author: string | null;
   /** `live` or `shadow` (ledger); null for comment commands. */
   mode: string | null;
-  /** Ledger: `published`, `shadowed`, `failed`; comment command: its outcome. */
+  /** Ledger: `published`, `shadowed`, `failed`, `sending` (interrupted); comment command: its outcome. */
   status: string;
   /** The `@verdict` verb of a comment command. */
   verb: string | null;

@@ -155,6 +155,21 @@ export class RunStore {
     return rows.map(mapRun);
   }
 
+  /**
+   * The statuses of a repository's newest finished reviews (completed or failed), newest first: the
+   * moment-alert `reviews_failing` reads them (src/alerts/moments.ts).
+   */
+  async lastFinishedStatuses(repo: string, limit: number): Promise<string[]> {
+    const rows: Array<{ status: string }> = await this.knex('runs')
+      .select('status')
+      .where({ repo })
+      .whereIn('status', ['completed', 'failed'])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
+    return rows.map((r) => r.status);
+  }
+
   /** The newest run of a PR, whatever its head. */
   async latestForPr(repo: string, prNumber: number): Promise<RunRecord | null> {
     const row = await this.knex('runs')

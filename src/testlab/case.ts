@@ -46,6 +46,27 @@ const CASE_NAME = /^[a-z0-9][a-z0-9-]{0,79}$/;
 
 const nonBlank = z.string().trim().min(1, 'must not be blank');
 const branch = z.string().regex(/^[A-Za-z0-9._/-]{1,100}$/, 'must be a branch name');
+const commitSha = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id');
+
+/**
+ * Where a case imported from a dataset comes from (docs/testlab.md, "Real pull requests"): the dataset and
+ * its key for the pull request, the repository, the pull request, the commits its diff is taken between
+ * (the head reviewed and the merge base GitHub would use) and the licence the repository's code is under.
+ */
+export const caseSourceSchema = z.strictObject({
+  dataset: z.enum(['reviewbench']),
+  /** The dataset's key of the pull request (ReviewBench's `pr_key`). */
+  key: nonBlank.max(200),
+  /** ReviewBench's split the pull request is in: its test set (25) or its full set (219). */
+  split: z.enum(['test', 'full']),
+  repo: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be owner/name'),
+  pr: z.number().int().min(1),
+  base: commitSha,
+  head: commitSha,
+  /** The SPDX id of the repository's licence at the head, and the file it was read from. */
+  licence: z.string().regex(/^[A-Za-z0-9.+-]{2,40}$/, 'must be an SPDX licence id'),
+  licenceFile: nonBlank.max(200),
+});
 
 export const caseMetaSchema = z.strictObject({
   title: nonBlank.max(256),
@@ -57,6 +78,13 @@ export const caseMetaSchema = z.strictObject({
   head: branch.default('feature'),
   /** What kind of change it is (for the report: feature, fix, refactor, rename, docs, tests, deps, ...). */
   kind: z.string().regex(/^[a-z-]{1,40}$/, 'must be a lower-case word'),
+  /** Where an imported case comes from (absent for the cases written for the Test Lab). */
+  source: caseSourceSchema.optional(),
+  /**
+   * Why replay cannot run the case (it has no authored answers): replay skips it with this reason and
+   * counts it as skipped; a live run reviews it.
+   */
+  liveOnly: nonBlank.max(500).optional(),
 });
 
 export const plantedBugSchema = z
@@ -77,28 +105,59 @@ export const plantedBugSchema = z
     path: ['lines'],
   });
 
+/**
+ * A finding of a dataset's golden set (ReviewBench): where it is, its label (`tp`: a finding a good review
+ * makes; `fp`: one that counts as false when a review reports it), its severity and category as the dataset
+ * gives them, the words a finding about the same issue carries, and the golden message.
+ */
+export const goldenFindingSchema = z
+  .strictObject({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,59}$/, 'must be a lower-case slug'),
+    path: nonBlank.max(500),
+    /** Head-side lines of `path`, first and last, inclusive. */
+    lines: z.tuple([z.number().int().min(1), z.number().int().min(1)]),
+    label: z.enum(['tp', 'fp']),
+    severity: z.enum(['high', 'medium', 'low']),
+    category: z.string().regex(/^[a-z-]{2,40}$/, 'must be a lower-case word'),
+    keywords: z.array(nonBlank.max(80)).min(1).max(8),
+    description: nonBlank.max(6000),
+    scope: z.string().max(40).optional(),
+    difficulty: z.string().max(40).optional(),
+    contextRequired: z.string().max(60).optional(),
+  })
+  .refine((g) => g.lines[0] <= g.lines[1], {
+    message: 'lines must be [first, last] with first <= last',
+    path: ['lines'],
+  });
+
 const cleanSchema = z.strictObject({ clean: z.literal(true), note: z.string().max(1000).optional() });
+const goldenSchema = z.strictObject({ golden: z.array(goldenFindingSchema).min(1).max(80) });
 const bugsSchema = z.strictObject({
   clean: z.literal(false).optional(),
   bugs: z.array(plantedBugSchema).min(1).max(10),
 });
 
-/** `clean: true`, or planted bugs; the branch is chosen by `clean` so an error names the failing key. */
+/**
+ * `clean: true`, planted bugs, or a dataset's golden findings; the branch is chosen by `clean` and `golden`
+ * so an error names the failing key.
+ */
 export const expectedSchema = z
   .unknown()
-  .transform((value, ctx): z.infer<typeof cleanSchema> | z.infer<typeof bugsSchema> => {
-    const schema =
-      value !== null && typeof value === 'object' && (value as { clean?: unknown }).clean === true
-        ? cleanSchema
-        : bugsSchema;
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue } as never);
-    return z.NEVER;
-  });
+  .transform(
+    (value, ctx): z.infer<typeof cleanSchema> | z.infer<typeof bugsSchema> | z.infer<typeof goldenSchema> => {
+      const object = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+      const schema = object.clean === true ? cleanSchema : 'golden' in object ? goldenSchema : bugsSchema;
+      const parsed = schema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue } as never);
+      return z.NEVER;
+    },
+  );
 
 export type CaseMeta = z.infer<typeof caseMetaSchema>;
 export type PlantedBug = z.infer<typeof plantedBugSchema>;
+export type GoldenFinding = z.infer<typeof goldenFindingSchema>;
+export type CaseSource = z.infer<typeof caseSourceSchema>;
 export type Expected = z.infer<typeof expectedSchema>;
 
 /** A changed file of a case: the text at the base (null when added) and at the head (null when deleted). */
@@ -110,6 +169,9 @@ export type TestLabCase = {
   meta: CaseMeta;
   /** Planted bugs; empty for a clean case. */
   bugs: PlantedBug[];
+  /** A dataset's golden findings (imported cases); absent or empty otherwise. */
+  golden?: GoldenFinding[];
+  /** No planted bug and no golden finding: any finding of medium or above is false. */
   clean: boolean;
   /** Every file of the case in path order; `changed` is true when before and after differ. */
   files: (CaseFile & { changed: boolean })[];
@@ -186,30 +248,52 @@ export function loadCase(dir: string): TestLabCase {
     throw new CaseError(join(dir, 'after'), 'the case changes no file (before/ and after/ are the same)');
   }
   const bugs = 'bugs' in expected ? expected.bugs : [];
+  const golden = 'golden' in expected ? expected.golden : [];
   const expectedFile = join(dir, 'expected.yml');
-  const ids = new Set<string>();
-  for (const [index, bug] of bugs.entries()) {
-    if (ids.has(bug.id)) throw new CaseError(expectedFile, `bugs.${index}.id: "${bug.id}" is used twice`);
-    ids.add(bug.id);
-    const file = files.find((f) => f.path === bug.path);
-    if (!file || file.after === null) {
-      throw new CaseError(expectedFile, `bugs.${index}.path: ${bug.path} is not a file of after/`);
-    }
-    if (!file.changed) {
-      throw new CaseError(expectedFile, `bugs.${index}.path: ${bug.path} is not changed by the pull request`);
-    }
-    const lineCount = file.after.split('\n').length;
-    if (bug.lines[1] > lineCount) {
-      throw new CaseError(
-        expectedFile,
-        `bugs.${index}.lines: ${bug.path} has ${lineCount} lines, the range ends at ${bug.lines[1]}`,
-      );
-    }
+  checkLocations(expectedFile, 'bugs', bugs, files, true);
+  checkLocations(expectedFile, 'golden', golden, files, false);
+  if (meta.source && golden.length === 0) {
+    throw new CaseError(expectedFile, 'a case imported from a dataset lists its golden findings');
   }
   const answers = new Map<string, string>();
   const answersDir = join(dir, 'answers');
   for (const file of listFiles(answersDir)) answers.set(file, readFileSync(join(answersDir, file), 'utf8'));
-  return { name, dir, meta, bugs, clean: bugs.length === 0, files, answers };
+  return { name, dir, meta, bugs, golden, clean: bugs.length === 0 && golden.length === 0, files, answers };
+}
+
+/**
+ * Checks that the expected bugs or golden findings have unique ids and point at lines of a file of after/
+ * (a planted bug: a file the pull request changes; a golden finding may point at a file it leaves as is).
+ */
+function checkLocations(
+  expectedFile: string,
+  key: 'bugs' | 'golden',
+  items: ReadonlyArray<{ id: string; path: string; lines: [number, number] }>,
+  files: ReadonlyArray<CaseFile & { changed: boolean }>,
+  changedOnly: boolean,
+): void {
+  const ids = new Set<string>();
+  for (const [index, item] of items.entries()) {
+    if (ids.has(item.id)) throw new CaseError(expectedFile, `${key}.${index}.id: "${item.id}" is used twice`);
+    ids.add(item.id);
+    const file = files.find((f) => f.path === item.path);
+    if (!file || file.after === null) {
+      throw new CaseError(expectedFile, `${key}.${index}.path: ${item.path} is not a file of after/`);
+    }
+    if (changedOnly && !file.changed) {
+      throw new CaseError(
+        expectedFile,
+        `${key}.${index}.path: ${item.path} is not changed by the pull request`,
+      );
+    }
+    const lineCount = file.after.split('\n').length;
+    if (item.lines[1] > lineCount) {
+      throw new CaseError(
+        expectedFile,
+        `${key}.${index}.lines: ${item.path} has ${lineCount} lines, the range ends at ${item.lines[1]}`,
+      );
+    }
+  }
 }
 
 /** Case folders under `root` (each holding a `case.yml`), in name order. */

@@ -6,7 +6,7 @@ import { systemPrompt } from '../review/prompt.js';
 import type { Store } from '../store/index.js';
 import type { TestLabRecord } from '../store/testlab.js';
 import type { TestLabRun } from './runner.js';
-import type { BugResult, CaseResult } from './score.js';
+import type { BugResult, CaseResult, Scores } from './score.js';
 
 /** The version of what the model is asked: a short hash of the system prompt and the output schema. */
 export function promptVersion(): string {
@@ -42,7 +42,8 @@ export function saveTestLabRun(
     promptVersion: promptVersion(),
     commit: opts.commit === undefined ? currentCommit() : opts.commit,
     judge: run.judge,
-    scores: run.scores as unknown as Record<string, unknown>,
+    // The run's mode, samples and refused recorded calls travel with the scores (the list shows them).
+    scores: { ...run.scores, refusals: run.refusals } as unknown as Record<string, unknown>,
     cases: run.cases as unknown as Array<Record<string, unknown>>,
     actor: opts.actor,
   });
@@ -107,7 +108,7 @@ export function compareRecords(a: TestLabRecord, b: TestLabRecord): Comparison {
 export const percent = (v: number | null) => (v === null ? '-' : `${Math.round(v * 100)}%`);
 
 /** The score line of a run, as the CLI prints it. */
-export function scoreLine(scores: TestLabRun['scores']): string {
+export function scoreLine(scores: Scores): string {
   return [
     `recall ${percent(scores.recall)} (${scores.caught}/${scores.bugs})`,
     `precision ${percent(scores.precision)}`,
@@ -119,7 +120,7 @@ export function scoreLine(scores: TestLabRun['scores']): string {
 }
 
 /** Recall and precision with and without verification, and what it withheld, as the CLI prints it. */
-export function verificationLine(scores: TestLabRun['scores']): string {
+export function verificationLine(scores: Scores): string {
   const v = scores.verification;
   const w = scores.withoutVerification;
   if (!v || !w) return 'verification: not recorded';

@@ -1,4 +1,5 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { TRPC_MAX_BATCH } from './limits.js';
 import type { AppRouter } from './router.js';
 
 export type VerdictClientOptions = {
@@ -18,7 +19,13 @@ export function createVerdictClient(options: VerdictClientOptions) {
   if (options.actor) headers['x-operator-actor'] = options.actor;
   if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: `${options.baseUrl.replace(/\/+$/, '')}/trpc`, headers })],
+    links: [
+      httpBatchLink({
+        url: `${options.baseUrl.replace(/\/+$/, '')}/trpc`,
+        headers,
+        maxItems: TRPC_MAX_BATCH,
+      }),
+    ],
   });
 }
 

@@ -3,7 +3,8 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { z } from 'zod';
 import { authorize } from '../http/auth.js';
-import { nestedDeeperThan, TOO_DEEP_MESSAGE } from '../http/json.js';
+import { TRPC_MAX_BATCH } from './limits.js';
+import { nestedDeeperThan, NUL_BYTE_MESSAGE, nulBytePath, TOO_DEEP_MESSAGE } from '../http/json.js';
 import { sendJson } from '../http/router.js';
 import { requestContext, type OperatorDeps } from '../operator/rest.js';
 import { analyticsOperations } from '../services/analytics.js';
@@ -26,7 +27,7 @@ export const TRPC_PREFIX = '/trpc';
 /** Largest tRPC request body (a batch of calls); the settings document keeps its own 256 KiB rule. */
 export const TRPC_MAX_BODY_BYTES = 1024 * 1024;
 
-type Context = { deps: OperatorDeps; req: IncomingMessage };
+type Context = { deps: OperatorDeps; req: IncomingMessage; res?: ServerResponse };
 
 const STATUS_CODES: Record<number, TRPCError['code']> = {
   400: 'BAD_REQUEST',
@@ -35,6 +36,7 @@ const STATUS_CODES: Record<number, TRPCError['code']> = {
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
+  429: 'TOO_MANY_REQUESTS',
   501: 'NOT_IMPLEMENTED',
   502: 'BAD_GATEWAY',
   503: 'SERVICE_UNAVAILABLE',
@@ -91,13 +93,18 @@ function authed<S extends z.ZodType, O>(op: Operation<S, O>, kind: Operation['ty
   const base = t.procedure
     .use(async ({ ctx, next, getRawInput }) => {
       const { deps, req } = ctx;
-      const access = await authorize(req, { tokens: deps.tokens, apiKeys: deps.store.apiKeys }, op.rule);
+      const auth = { tokens: deps.tokens, apiKeys: deps.store.apiKeys, throttle: deps.throttle };
+      const access = await authorize(req, auth, op.rule);
       if (!access.ok) {
-        const { status, body } = access.refusal;
+        const { status, body, retryAfter } = access.refusal;
+        if (retryAfter !== undefined) ctx.res?.setHeader('retry-after', String(retryAfter));
         throw refusal(status, body.error, body.message ?? 'Unauthorized');
       }
       // As on REST: an input nested past the depth limit is refused before any schema walks it.
-      if (nestedDeeperThan(await getRawInput())) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
+      const raw = await getRawInput();
+      if (nestedDeeperThan(raw)) throw refusal(400, 'invalid_request', TOO_DEEP_MESSAGE);
+      const nul = nulBytePath(raw);
+      if (nul !== null) throw refusal(400, 'invalid_request', `Invalid input ${nul}: ${NUL_BYTE_MESSAGE}`);
       return next({ ctx: { operation: requestContext(deps, access.principal, req) } });
     })
     .input(op.input);
@@ -207,7 +214,8 @@ export function trpcMount(deps: OperatorDeps): Mount {
     router: appRouter,
     basePath: `${TRPC_PREFIX}/`,
     maxBodySize: TRPC_MAX_BODY_BYTES,
-    createContext: ({ req }) => ({ deps, req }),
+    maxBatchSize: TRPC_MAX_BATCH,
+    createContext: ({ req, res }) => ({ deps, req, res }),
     onError: ({ error, path }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') {
         deps.log.error({ event: 'trpc-failed', err: error.cause ?? error, path }, 'tRPC call failed');

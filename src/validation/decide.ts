@@ -253,3 +253,33 @@ export async function selectValidation(
   const shadow = await gate(decision.shadow, 'shadow');
   return { run: true, primary, shadow, outcomes, notes };
 }
+
+// --- the server's switch off ----------------------------------------------------------------------------
+
+/** The operator turned validation off on this server (`VERDICT_VALIDATION_ENABLED=0`). */
+export const SERVER_SWITCH_OFF =
+  'SKIPPED repo-native validation: disabled_by_operator (VERDICT_VALIDATION_ENABLED=0)';
+
+/**
+ * What a review says when the server runs no validator. The policy has its say first, exactly as when the
+ * validator runs: `execution_disabled`, `execution_filters_not_matched` or `unknown_executor` are `not_run`
+ * (a missing validation). Otherwise the server is why: the operator's switch set off, or, with the switch
+ * unset, the 7.4 outcome of the executor the repository selects, none being available here. Those are
+ * `skipped`: stated in the Validation Status, not a missing validation of the pull request (validation
+ * off on a server is how Verdict ran before it had a sandbox, and it does not make every review CAUTION).
+ */
+export function serverOffOutcome(
+  serverSwitch: 'off' | 'auto',
+  input: ValidationInput,
+  missing: { bwrap: string; local: string },
+): { status: 'not_run' | 'skipped'; line: string } {
+  const decision = decideValidation(input);
+  if (!decision.run) {
+    const line = decision.detail ? `${decision.outcome} (${decision.detail})` : decision.outcome;
+    return { status: 'not_run', line };
+  }
+  if (serverSwitch === 'off') return { status: 'skipped', line: SERVER_SWITCH_OFF };
+  if (decision.primary === 'e2b') return { status: 'skipped', line: OUTCOMES.e2bKeyUnavailable };
+  if (decision.primary === 'local') return { status: 'skipped', line: missing.local };
+  return { status: 'skipped', line: missing.bwrap };
+}

@@ -82,6 +82,9 @@ export function commandLine(c: ValidationCommand): string {
 
 /** The validation as the model reads it (a section of the prompt). */
 export function validationEvidence(report: ValidationReport): string {
+  if (report.commands.length === 0) {
+    return `Verdict did not run the repository's checks for this review: ${report.evidence}. Claim nothing about whether they pass.`;
+  }
   const lines = [
     `Verdict ran the repository's checks at the head commit in a sandbox (${report.executor ?? 'no executor'}): ${report.evidence}`,
     ...report.commands.map((c) => `- ${commandLine(c)}`),
@@ -171,7 +174,8 @@ export function validationStatusLines(report: ValidationReport): string[] {
       }
     }
   } else if (report.status === 'skipped') {
-    lines.push(`- SKIPPED: ${escapeHtml(report.evidence)}`);
+    const said = report.evidence.startsWith('SKIPPED') ? '' : 'SKIPPED: ';
+    lines.push(`- ${said}${escapeHtml(report.evidence)}`);
   }
   if (report.shadow) {
     lines.push(

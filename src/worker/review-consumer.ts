@@ -40,7 +40,12 @@ export function reviewJobHandler(
   store: Store,
   execute: ReviewExecutor,
   log: Logger,
-  opts: { lockedRetryMs?: number; onDispatch?: (jobId: number, outcome: DispatchOutcome) => void } = {},
+  opts: {
+    lockedRetryMs?: number;
+    onDispatch?: (jobId: number, outcome: DispatchOutcome) => void;
+    /** A run failed for good (no retry left): the `reviews_failing` check (src/alerts/moments.ts). */
+    onRunFailed?: (repo: string) => Promise<void>;
+  } = {},
 ): JobHandler {
   const report = (job: ClaimedJob, outcome: DispatchOutcome, extra: Record<string, unknown> = {}) => {
     opts.onDispatch?.(job.id, outcome);
@@ -108,6 +113,7 @@ export function reviewJobHandler(
           error: result.error,
         });
         await store.runs.releaseDispatch(run.id, job.receipt);
+        if (!(result.retry && !last)) await opts.onRunFailed?.(run.repo).catch(() => undefined);
         return result.retry
           ? { type: 'retry', error: result.error }
           : { type: 'dead', reason: 'review_failed', error: result.error };

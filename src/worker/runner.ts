@@ -44,6 +44,20 @@ export type QueueWorkerOptions = {
   reapEveryMs?: number;
   /** The clock and timers of polls, renewals, reaps and the grace period (default: the system's). */
   timers?: Timers;
+  /**
+   * How long to hold off claiming, in ms (0: claim now); asked before every claim. Holding, the worker
+   * sleeps that long (at most `pollMs`; a kick wakes it) and asks again. The inline worker's thread yields
+   * to the server's webhook intake with it (src/worker/thread.ts).
+   */
+  mayClaim?: () => number;
+  /** Called when jobs are dead-lettered (an alert is raised); its failure never stops the worker. */
+  onDeadLetter?: (e: {
+    queue: string;
+    reason: string;
+    count: number;
+    jobId?: number;
+    error?: string;
+  }) => Promise<void>;
 };
 
 /**
@@ -105,6 +119,11 @@ export class QueueWorker {
         await Promise.race([...this.inFlight, this.stopping]);
         continue;
       }
+      const hold = this.opts.mayClaim?.() ?? 0;
+      if (hold > 0) {
+        await this.sleep(Math.min(hold, poll));
+        continue;
+      }
       let jobs: ClaimedJob[] = [];
       try {
         jobs = await this.claim(this.opts.concurrency - this.inFlight.size);
@@ -136,6 +155,15 @@ export class QueueWorker {
     return job ? [job] : [];
   }
 
+  /** Tells `onDeadLetter`, in the background: an alert never delays or fails the worker. */
+  private deadLettered(e: { reason: string; count: number; jobId?: number; error?: string }): void {
+    const hook = this.opts.onDeadLetter;
+    if (!hook) return;
+    hook({ queue: this.opts.queueName, ...e }).catch((error: unknown) =>
+      this.opts.log.warn({ event: 'dead-letter-hook-failed', err: error }, 'dead-letter alert failed'),
+    );
+  }
+
   private async reapIfDue(): Promise<void> {
     const every = this.opts.reapEveryMs ?? 30_000;
     if (this.timers.now() - this.lastReap < every) return;
@@ -147,6 +175,7 @@ export class QueueWorker {
           { event: 'dead_lettered', reason: 'max_attempts', count: reaped, queue: this.opts.queueName },
           'jobs whose lease expired on their last attempt were dead-lettered',
         );
+        this.deadLettered({ reason: 'max_attempts', count: reaped });
       }
     } catch (error) {
       this.opts.log.warn({ event: 'reap-failed', err: error }, 'could not reap expired leases');
@@ -226,6 +255,12 @@ export class QueueWorker {
               { event: 'dead_lettered', jobId: job.id, reason: r.reason, err: outcome.error },
               'job dead-lettered',
             );
+            this.deadLettered({
+              reason: r.reason ?? 'max_attempts',
+              count: 1,
+              jobId: job.id,
+              error: outcome.error,
+            });
           } else {
             log.warn({ event: 'job_retry', jobId: job.id, err: outcome.error }, 'job failed; will retry');
           }
@@ -234,6 +269,7 @@ export class QueueWorker {
         case 'dead':
           await queue.fail(job.id, job.receipt, outcome.error, { deadReason: outcome.reason });
           log.error({ event: 'dead_lettered', jobId: job.id, reason: outcome.reason }, 'job dead-lettered');
+          this.deadLettered({ reason: outcome.reason, count: 1, jobId: job.id, error: outcome.error });
           break;
         case 'release':
           await queue.release(job.id, job.receipt, { delayMs: outcome.delayMs });

@@ -298,6 +298,10 @@ maybe('operator dashboard in a browser', () => {
   test('changes a setting, shows a validation error at its field, and resolves a revision conflict', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    // The effective state beside the policy: this server has no executor (its environment has no PATH).
+    expect(await page.getByTestId('server-validation').textContent()).toContain(
+      'off on this server: no executor is available',
+    );
     const limit = page.getByLabel('File change limit');
     await limit.fill('800');
     await page.getByRole('button', { name: 'Save policy' }).click();

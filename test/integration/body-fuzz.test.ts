@@ -200,7 +200,7 @@ describe('write bodies under fuzzing: never a 500, never half-written', () => {
     const valid = {
       enabled: true,
       branches: { include: ['main'], exclude: [] },
-      model: { provider: 'direct_a' },
+      model: { provider: 'openai' },
       reason: 'x',
     };
     const seen = new Set<number>();

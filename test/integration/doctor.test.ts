@@ -162,7 +162,8 @@ describe('npm start: the start-up checks', () => {
         ['github-app', 'warn'],
         ['provider', 'ok'],
         ['dashboard', 'fail'],
-        ['validation', 'ok'],
+        // No executor on this environment's PATH, and the switch unset: validation is off, and says so.
+        ['validation', 'warn'],
       ]);
     } finally {
       await store.close();
@@ -174,7 +175,7 @@ describe('npm start: the start-up checks', () => {
       [40, 'github-app'],
       [30, 'provider'],
       [40, 'dashboard'],
-      [30, 'validation'],
+      [40, 'validation'],
     ]);
     const dashboard = checks.find((l) => l.check === 'dashboard')!.msg as string;
     expect(dashboard).toMatch(/^fail dashboard: on, but /);
@@ -189,7 +190,7 @@ describe('npm start: the start-up checks', () => {
       'openai not asked: start-up does not call out; npx verdict doctor does',
     );
     expect(checks.find((l) => l.check === 'github-app')!.msg).toContain('http://localhost:9999/');
-    expect(lines.at(-1)).toMatchObject({ event: 'startup-checks', attention: 2, level: 40 });
+    expect(lines.at(-1)).toMatchObject({ event: 'startup-checks', attention: 3, level: 40 });
   });
 
   test('a check that throws is logged as a warning and start-up goes on', async () => {
@@ -313,7 +314,8 @@ describe('verdict doctor (the CLI command)', () => {
         'ok github-app',
         'ok provider',
         'warn dashboard',
-        'ok validation',
+        // No bwrap on PATH and the switch unset: validation is off (a warning, not a failure).
+        'warn validation',
       ]);
       expect(result.out[3]).toBe(
         `ok github-app: GET http://${github.url}/api/v3/app answered: the App is verdict-local (id 4242, "Verdict (acme)", owned by acme)`,

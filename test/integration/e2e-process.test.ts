@@ -370,7 +370,11 @@ describe('the real process, end to end', () => {
     expect(second.body.comments).toHaveLength(1);
     expect(second.body.comments[0].body).toContain('timingSafeEqual throws on length mismatch');
     const reply = calls.find((r) => r.method === 'POST' && r.path.endsWith('/comments/313370/replies'))!;
-    expect(reply.body.body).toBe(`Resolved in ${head2.slice(0, 7)}: compared in constant time now`);
+    expect(reply.body.body).toMatch(
+      new RegExp(
+        `^Resolved in ${head2.slice(0, 7)}: compared in constant time now\\n\\n<!-- verdict:reply run=run_\\w+ finding=fp_[0-9a-f]+ -->$`,
+      ),
+    );
     expect(state.threads.find((t) => t.commentId === 313370)!.resolved).toBe(true);
     const minimize = calls.find((r) => r.path === '/api/graphql' && /minimizeComment/.test(r.body.query))!;
     expect(minimize.body.variables).toEqual({ subjectId: 'PRR_31337' });

@@ -236,6 +236,39 @@ describe('feedback from webhooks', () => {
     ]);
   });
 
+  test('an answer GitHub made but answered 502 for is found by its marker before it is sent again', async () => {
+    const store = await start();
+    const answers: string[] = [];
+    const scope = tokenAndConfig()
+      .post(`/repos/${REPO}/pulls/2/comments/700/replies`, (b) => (answers.push(b.body), true))
+      .reply(502, { message: 'Server Error' });
+    // Octokit does not retry it: the ledger looks first (VERDICT_GITHUB_RETRIES, default 3), reads the
+    // pull request's review comments and finds its own answer in the thread (GitHub made it).
+    const lookup = nock(API)
+      .get(`/repos/${REPO}/pulls/2/comments`)
+      .query({ per_page: 100, page: 1 })
+      .reply(200, () => [
+        { ...replyCreated(989, 'Thanks, but no.'), user: { login: 'mona', type: 'User' } },
+        replyCreated(990, answers[0]!),
+      ]);
+    const res = await postWebhook(app.baseUrl, 'pull_request_review_comment', reply('@verdict ignore'));
+    const delivery = await eventually(async () => {
+      const d = await store.deliveries.get(res.deliveryId);
+      return d && d.status !== 'queued' ? d : null;
+    }, 15_000);
+    expect(delivery).toMatchObject({ status: 'processed', outcome: 'finding_ignored' });
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(lookup.pendingMocks()).toEqual([]);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/\n\n<!-- verdict:reply to=9001 -->$/);
+    const ledger = (await store.publications.listForPr(REPO, 2)).filter((p) => p.kind === 'thread_reply');
+    expect(ledger.map((p) => [p.status, p.receipt, p.step])).toEqual([
+      ['published', '990', 'feedback_reply:9001'],
+    ]);
+    expect(ledger[0]!.error).toMatch(/GitHub 502/);
+    expect(await store.feedback.get('comment:9001')).toMatchObject({ answered: true });
+  }, 30_000);
+
   test('@verdict learn: a context of the repository for the thread path, source comment, answered', async () => {
     const store = await start();
     const answers: string[] = [];

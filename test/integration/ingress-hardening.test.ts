@@ -60,6 +60,12 @@ async function requestArrived(app: RunningVerdict, deliveryId: string): Promise<
   return req;
 }
 
+/** Waits until the server has read `bytes` from the request's connection (its headers included). */
+async function bytesRead(req: IncomingMessage, bytes: number): Promise<void> {
+  while (req.socket.bytesRead < bytes) await new Promise((resolve) => setTimeout(resolve, 5));
+  await nextTurn();
+}
+
 /** Waits until the server has seen a request's connection close, and has finished with the request. */
 async function serverClosed(req: IncomingMessage): Promise<void> {
   const { socket } = req;
@@ -72,28 +78,43 @@ describe('ingress hardening: in-flight body budget', () => {
   beforeAll(async () => {
     app = await startVerdict({
       VERDICT_WORKER_INLINE: '0',
-      VERDICT_WEBHOOK_INFLIGHT_BYTES: String(64 * 1024),
+      // 256 KB: bodies declaring up to 32 KB are ordinary (a 64 KB pool), the rest share 192 KB.
+      VERDICT_WEBHOOK_INFLIGHT_BYTES: String(256 * 1024),
     });
   });
   afterAll(async () => {
     await app.stop();
   });
 
-  const body = JSON.stringify({ ...example('pull_request', 'opened'), padding: 'x'.repeat(40 * 1024) });
+  // About 123 KB: a large body.
+  const body = JSON.stringify({ ...example('pull_request', 'opened'), padding: 'x'.repeat(100 * 1024) });
 
-  test('a body that does not fit beside those in flight answers 503 ingress_busy; the bytes come back when a request ends', async () => {
-    // The first request holds its declared 60 KB while its body trickles in.
-    const arrived = requestArrived(app, 'first');
-    const first = partialWebhook(app.baseUrl, { body, sent: 1000, deliveryId: 'first' });
+  test('a declared length is not taken ahead of its bytes: a request that only declared 60 KB holds what it sent', async () => {
+    const arrived = requestArrived(app, 'declared');
+    const held = partialWebhook(app.baseUrl, { body, declared: 200_000, sent: 1000, deliveryId: 'declared' });
     await arrived;
-    const second = partialWebhook(app.baseUrl, { body, sent: 1000 });
+    // The whole budget is 256 KB: with the 200 KB declared taken, this body would not fit beside it.
+    expect((await postWebhook(app.baseUrl, 'pull_request', JSON.parse(body))).status).toBe(202);
+    held.socket.destroy();
+  });
+
+  test('a body that does not fit beside the bytes in flight answers 503 ingress_busy; the bytes come back when a request ends', async () => {
+    // The first request has sent 100 KB of its body and waits; the large pool is 192 KB.
+    const arrived = requestArrived(app, 'first');
+    const first = partialWebhook(app.baseUrl, { body, sent: 100_000, deliveryId: 'first' });
+    const req = await arrived;
+    await bytesRead(req, 100_000);
+    const second = partialWebhook(app.baseUrl, { body, sent: body.length });
     const refused = await second.answer;
     expect(statusOf(refused)).toBe(503);
     expect(refused).toMatch(/retry-after: 1/i);
     expect(refused).toContain('"error":"ingress_busy"');
     second.socket.destroy();
+    // A small delivery has room that the large bodies cannot take.
+    const small = await postWebhook(app.baseUrl, 'pull_request', example('pull_request', 'opened'));
+    expect(small.status).toBe(202);
     // The first finishes and is stored.
-    first.socket.write(body.slice(1000));
+    first.socket.write(body.slice(100_000));
     expect(statusOf(await first.answer)).toBe(202);
     first.socket.destroy();
     // Its bytes are back: the same body fits again.
@@ -102,7 +123,7 @@ describe('ingress hardening: in-flight body budget', () => {
   });
 
   test('a chunked body (no declared length) is counted as it arrives and refused when it passes the budget', async () => {
-    const big = JSON.stringify({ ...example('pull_request', 'opened'), padding: 'y'.repeat(80 * 1024) });
+    const big = JSON.stringify({ ...example('pull_request', 'opened'), padding: 'y'.repeat(250 * 1024) });
     const chunked = partialWebhook(app.baseUrl, { body: big, sent: big.length, chunked: true });
     expect(statusOf(await chunked.answer)).toBe(503);
     chunked.socket.destroy();

@@ -428,7 +428,11 @@ describe('line comments', () => {
         `Hits are never revalidated — \`src/cache.ts:5\` ([thread](https://github.com/${REPO}/pull/7#discussion_r701))`,
       );
       expect(body).toContain('### Resolved since the last review (1)');
-      expect(captured.reply.body).toBe(`Resolved in ${HEAD2.slice(0, 7)}: evict() now checks expiry first`);
+      // The reply ends with its marker (the run and the finding), so an interrupted reply is found again.
+      expect(captured.reply.body).toBe(
+        `Resolved in ${HEAD2.slice(0, 7)}: evict() now checks expiry first\n\n` +
+          `<!-- verdict:reply run=${run.id} finding=${race!.fingerprint} -->`,
+      );
       expect(graphql[1].variables).toEqual({ threadId: 'PRRT_race' });
       expect(graphql[2].variables).toEqual({ subjectId: 'PRR_first' });
       expect(graphql[2].query).toContain('classifier: OUTDATED');
@@ -558,30 +562,61 @@ describe('line comments', () => {
       expect((await store.reviewThreads.listForPr(REPO, 7))[0]!.status).toBe('open');
     });
 
-    test('retry-publish posts the same line comments again', async () => {
+    test('retry-publish of a published run sends nothing twice: review, threads and check run are kept', async () => {
       const { store, first } = await firstReview();
-      const posted: any[] = [];
+      const before = await store.publications.listForPr(REPO, 7);
+      // Only the pull request is read (for its head); nock refuses any other call.
       const scope = nock(API)
         .get(`/repos/${REPO}/pulls/7`)
-        .reply(200, pull({ changed_files: 1 }))
-        .post(`/repos/${REPO}/pulls/7/reviews`, (b) => (posted.push(b), true))
-        .reply(200, { id: 5557, node_id: 'PRR_retry' })
-        .get(`/repos/${REPO}/pulls/7/reviews/5557/comments`)
-        .query(true)
-        .reply(200, () => listedComments(posted[0].comments))
-        .patch(`/repos/${REPO}/check-runs/9001`)
-        .reply(200, { id: 9001 });
+        .reply(200, pull({ changed_files: 1 }));
       const verdict = h.app.verdict;
       const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
       const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
       const outcome = await retryPublish(store, publisher, github, first.id);
-      expect(outcome.status).toBe('published');
+      expect(outcome).toMatchObject({ status: 'published', errors: [] });
       expect(scope.pendingMocks()).toEqual([]);
-      const original = (await store.publications.listForPr(REPO, 7)).find((p) => p.kind === 'review')!;
-      expect(posted[0].comments).toEqual(
-        (original.request as any).comments.map(({ fingerprint: _f, ...c }: any) => c),
-      );
-      // The same comments are not recorded as new threads twice.
+      expect(await store.publications.listForPr(REPO, 7)).toEqual(before);
+      expect(await store.reviewThreads.listForPr(REPO, 7)).toHaveLength(2);
+    });
+
+    test('a review answered 502 is looked for by its run marker, then posted again with the same line comments', async () => {
+      const store = await start();
+      const posted: any[] = [];
+      const scope = firstRunReads()
+        .post(`/repos/${REPO}/pulls/7/reviews`, (b) => (posted.push(b), true))
+        .reply(502, { message: 'Bad Gateway' })
+        .patch(`/repos/${REPO}/check-runs/9001`)
+        .reply(200, { id: 9001 });
+      modelAnswer({ findings: [RACE, STALE] });
+      const first = await reviewRun();
+      expect(scope.pendingMocks()).toEqual([]);
+      expect(first.publishStatus).toBe('failed');
+      // GitHub holds another review of the PR, not this run's: the review is posted; the check run,
+      // completed by the first attempt, is not completed twice.
+      const again = nock(API)
+        .get(`/repos/${REPO}/pulls/7`)
+        .reply(200, pull({ changed_files: 1 }))
+        .get(`/repos/${REPO}/pulls/7/reviews`)
+        .query({ per_page: 100 })
+        .reply(200, [{ id: 4000, node_id: 'PRR_other', state: 'COMMENTED', body: 'LGTM' }])
+        .post(`/repos/${REPO}/pulls/7/reviews`, (b) => (posted.push(b), true))
+        .reply(200, { id: 5557, node_id: 'PRR_retry' })
+        .get(`/repos/${REPO}/pulls/7/reviews/5557/comments`)
+        .query(true)
+        .reply(200, () => listedComments(posted[1].comments));
+      const verdict = h.app.verdict;
+      const publisher = reviewPublisherFor(store, verdict.config, verdict.log);
+      const github = async (id: number) => (await verdict.probot.auth(id)) as GitHubClient;
+      const outcome = await retryPublish(store, publisher, github, first.id);
+      expect(outcome).toMatchObject({ status: 'published', errors: [] });
+      expect(again.pendingMocks()).toEqual([]);
+      expect(posted[1].comments).toEqual(posted[0].comments);
+      expect(posted[1].body).toBe(posted[0].body);
+      const reviews = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'review');
+      expect(reviews.map((p) => [p.status, p.receipt, p.step])).toEqual([
+        ['failed', null, 'review'],
+        ['published', '5557', 'review'],
+      ]);
       expect(await store.reviewThreads.listForPr(REPO, 7)).toHaveLength(2);
     });
   });
@@ -637,7 +672,9 @@ describe('line comments in shadow mode', () => {
     // The still-open finding keeps its (shadow) thread: it would not be posted again.
     expect(ledger[1]!.request).toBeNull();
     expect(ledger[1]!.body).toContain('### Still open (1)');
-    expect(ledger[2]!.body).toBe(`Resolved in ${HEAD2.slice(0, 7)}: fixed`);
+    expect(ledger[2]!.body).toBe(
+      `Resolved in ${HEAD2.slice(0, 7)}: fixed\n\n<!-- verdict:reply run=${run2.id} finding=${race!.fingerprint} -->`,
+    );
     expect(ledger[3]!.request).toMatchObject({ mutation: 'resolveReviewThread' });
     const threads = await store.reviewThreads.listForPr(REPO, 7);
     expect(threads.map((t) => [t.commentId.startsWith('shadow:'), t.status])).toEqual([

@@ -159,9 +159,9 @@ describe('publication', () => {
     expect(run.publishStatus).toBe('published');
   });
 
-  test('a 502 from GitHub keeps the analysis; retry-publish then succeeds', async () => {
+  test('a 502 from GitHub keeps the analysis; retry-publish finds the review GitHub made anyway', async () => {
     const store = await start();
-    const { scope } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
+    const { scope, captured } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
     // The check is still completed although the review failed.
     scope.patch(`/repos/${REPO}/check-runs/9001`).reply(200, { id: 9001 });
     answers(review());
@@ -170,24 +170,50 @@ describe('publication', () => {
     expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed', publishStatus: 'failed' });
     expect(run.publishError).toMatch(/review: GitHub 502/);
     expect(await store.findings.listForRun(run.id)).toHaveLength(1);
+    expect(captured.review.body).toContain(`<!-- verdict:review run=${run.id} -->`);
 
+    // A 502 does not say whether GitHub made the review: it is looked for by the run marker of its body
+    // (here GitHub made it) and recorded, not posted twice; the check run completed before is left.
     // The installation token is still valid: no new one is asked for.
     const again = nock(API)
       .get(`/repos/${REPO}/pulls/7`)
       .reply(200, pull({ changed_files: 1 }))
-      .post(`/repos/${REPO}/pulls/7/reviews`)
-      .reply(200, { id: 5556 })
-      .patch(`/repos/${REPO}/check-runs/9001`)
-      .reply(200, { id: 9001 });
+      .get(`/repos/${REPO}/pulls/7/reviews`)
+      .query({ per_page: 100 })
+      .reply(200, [
+        { id: 5550, node_id: 'PRR_a', state: 'COMMENTED', body: 'An earlier review.' },
+        { id: 5556, node_id: 'PRR_b', state: 'COMMENTED', body: captured.review.body },
+      ]);
     const outcome = await retry(store, run.id);
     expect(outcome).toMatchObject({ status: 'published', errors: [] });
     expect(again.pendingMocks()).toEqual([]);
     expect(await store.runs.get(run.id)).toMatchObject({ publishStatus: 'published', publishError: null });
     const reviews = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'review');
-    expect(reviews.map((p) => [p.status, p.receipt])).toEqual([
-      ['failed', null],
-      ['published', '5556'],
-    ]);
+    // The attempt GitHub acted on is the one row, now with GitHub's id (and the 502 it answered with).
+    expect(reviews.map((p) => [p.status, p.receipt, p.nodeId])).toEqual([['published', '5556', 'PRR_b']]);
+    expect(reviews[0]!.error).toMatch(/502/);
+  });
+
+  test('a server error on the review: looked for by its run marker before it is sent again, not repeated blindly', async () => {
+    const store = await start({ VERDICT_GITHUB_RETRIES: '1' });
+    const posted: string[] = [];
+    const { scope } = githubForRun({ reviewReply: [502, { message: 'Bad Gateway' }] });
+    // Octokit does not repeat the POST itself: the publisher looks (nothing there) and sends it once more.
+    scope
+      .get(`/repos/${REPO}/pulls/7/reviews`)
+      .query({ per_page: 100 })
+      .reply(200, [])
+      .post(`/repos/${REPO}/pulls/7/reviews`, (b) => (posted.push(b.body), true))
+      .reply(200, { id: 5557 })
+      .patch(`/repos/${REPO}/check-runs/9001`)
+      .reply(200, { id: 9001 });
+    answers(review());
+    const run = await reviewRun();
+    expect(scope.pendingMocks()).toEqual([]);
+    expect(run).toMatchObject({ publishStatus: 'published', publishError: null });
+    expect(posted[0]).toContain(`<!-- verdict:review run=${run.id} -->`);
+    const reviews = (await store.publications.listForPr(REPO, 7)).filter((p) => p.kind === 'review');
+    expect(reviews.map((p) => [p.status, p.receipt, p.error])).toEqual([['published', '5557', null]]);
   });
 
   test('retry-publish refuses a run that is not analysed, and one without an installation id', async () => {

@@ -1,3 +1,4 @@
+import { requestReview } from '../../src/review/request.js';
 import { EventEmitter, once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -60,6 +61,32 @@ describe('queue routes', () => {
       const res = await call(method, path, accepted, body);
       expect([path, res.status === 401 || res.status >= 500]).toEqual([path, false]);
     }
+  });
+
+  test('a reviews job that would re-run an ended run is refused 409 run_ended (re-runs are requeue commands)', async () => {
+    const { store } = app.verdict;
+    const request = { owner: 'acme', repo: 'web', number: 3, installationId: 1, trigger: 'opened' };
+    const { run: ended } = await requestReview(store, { ...request, headSha: 'e'.repeat(40) });
+    await store.runs.update(ended.id, { status: 'failed', error: 'model down' });
+    const refused = await call('POST', '/queue/enqueue', 'qenqueue-secret', {
+      queue: 'reviews',
+      kind: 'review',
+      payload: { runId: ended.id },
+    });
+    expect(refused).toMatchObject({
+      status: 409,
+      body: { ok: false, error: 'run_ended', runId: ended.id, status: 'failed' },
+    });
+    expect(refused.body.message).toContain('/operator/api/commands/requeue');
+    // A run still waiting for its review may be enqueued (an external producer's own run).
+    const { run: waiting } = await requestReview(store, { ...request, number: 4, headSha: 'f'.repeat(40) });
+    const accepted = await call('POST', '/queue/enqueue', 'qenqueue-secret', {
+      queue: 'reviews',
+      kind: 'review',
+      key: 'external-1',
+      payload: { runId: waiting.id },
+    });
+    expect(accepted.status).toBeLessThan(300);
   });
 
   test('a payload nested 5,000 levels deep answers 400 invalid_request; nothing is enqueued', async () => {

@@ -109,6 +109,7 @@ describe('the review engine', () => {
       'stage:parse',
       'stage:plan',
       'stage:prompt',
+      'stage:recall',
       'stage:record',
       'stage:verify',
       'start-check',
@@ -118,7 +119,7 @@ describe('the review engine', () => {
     expect(spans.filter((s) => s.name.startsWith('stage:')).map((s) => s.name)).toEqual(
       [
         ...['gather', 'plan', 'prompt', 'budget', 'call', 'parse', 'verify'],
-        ...['merge', 'filter', 'anchor', 'record'],
+        ...['merge', 'filter', 'anchor', 'recall', 'record'],
       ].map((name) => `stage:${name}`),
     );
     // The candidate was verified (the fake model confirms it with score 90) in one call of its own,

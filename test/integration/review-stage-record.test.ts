@@ -166,6 +166,7 @@ describe('stage record', () => {
         dispositions: { accepted, rejected: [], missingValidations: [], confidenceCap: null },
       },
       anchored,
+      recalled: { suppressed: [], recall: { continued: [], suppressed: [] } },
       validation: null,
       ...over,
     };
@@ -246,6 +247,7 @@ describe('stage record', () => {
     expect(recordStage.counts(out, i)).toEqual({
       findings: 3,
       withheld: 0,
+      suppressed: 0,
       stillOpen: 1,
       verdict: 'needs-attention',
       coverageComplete: true,

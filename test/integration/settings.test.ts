@@ -33,6 +33,8 @@ describe('settings (review policy)', () => {
       settings: { autoEnableNewRepos: false, fileChangeLimit: 500 },
     });
     expect(Date.parse(first.body.updatedAt)).not.toBeNaN();
+    // Beside the policy, what this server runs whatever it says (no PATH here: no executor, switch unset).
+    expect(first.body.server).toEqual({ validation: { switch: 'auto', running: false } });
 
     const a = await patch({ revision: 1, settings: { fileChangeLimit: 50 } }, 'alice');
     expect(a.status).toBe(200);
@@ -110,6 +112,20 @@ describe('settings (review policy)', () => {
       body: { message: 'Review policy storage is unavailable' },
     });
     expect(await patch({ revision: 1, settings: {} })).toMatchObject({ status: 500 });
+  });
+
+  test("the server's validation switch is shown as this process resolved it", async () => {
+    const off = await startVerdict({ ...TOKENS, VERDICT_VALIDATION_ENABLED: '0' });
+    try {
+      const res = await fetch(`${off.baseUrl}/operator/api/settings`, {
+        headers: { authorization: 'Bearer read-secret' },
+      });
+      expect(((await res.json()) as { server: unknown }).server).toEqual({
+        validation: { switch: 'off', running: false },
+      });
+    } finally {
+      await off.stop();
+    }
   });
 
   test('tokens: read token reads, admin token writes; API keys reach neither', async () => {

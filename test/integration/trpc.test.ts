@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
 import { createVerdictClient, operatorCodeOf } from '../../src/trpc/client.js';
+import { TRPC_MAX_BATCH } from '../../src/trpc/limits.js';
 import { appRouter } from '../../src/trpc/router.js';
 import { startVerdict, type RunningVerdict } from '../helpers/verdict.js';
 import { callApi, TOKENS } from '../helpers/operator.js';
@@ -37,6 +38,30 @@ describe('tRPC facade at /trpc', () => {
 
   const client = (token: string, extra: { idempotencyKey?: string; actor?: string } = {}) =>
     createVerdictClient({ baseUrl: app.baseUrl, token, ...extra });
+
+  test(`a batch of more than ${TRPC_MAX_BATCH} calls is refused with 400 before any runs; ${TRPC_MAX_BATCH} are served`, async () => {
+    const batch = (n: number) => {
+      const paths = Array.from({ length: n }, () => 'repos.list').join(',');
+      const input = encodeURIComponent(
+        JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, {}]))),
+      );
+      return callApi(
+        app.baseUrl,
+        'GET',
+        `/trpc/${paths}?batch=1&input=${input}`,
+        TOKENS.VERDICT_OPERATOR_READ_TOKEN,
+      );
+    };
+    const over = await batch(TRPC_MAX_BATCH + 1);
+    expect(over.status).toBe(400);
+    const fits = await batch(TRPC_MAX_BATCH);
+    expect(fits.status).toBe(200);
+    expect(fits.body).toHaveLength(TRPC_MAX_BATCH);
+    // The typed client splits a larger batch into requests the server accepts.
+    const c = client(TOKENS.VERDICT_OPERATOR_READ_TOKEN);
+    const answers = await Promise.all(Array.from({ length: 25 }, () => c.repos.list.query({})));
+    expect(answers).toHaveLength(25);
+  });
 
   const rest = async (path: string, token: string) => (await callApi(app.baseUrl, 'GET', path, token)).body;
 

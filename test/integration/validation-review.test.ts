@@ -248,11 +248,58 @@ async function publishedBody(store: Store): Promise<string> {
       { severity: 'high', category: 'validation' },
     ]);
   }, 60_000);
+});
 
-  test('validation off (the default): the review is semantic only, as before', async () => {
-    const store = await start({});
-    const { run } = await reviewClear();
-    expect((run.result as RunResult).validation).toBeUndefined();
-    expect(await publishedBody(store)).toContain('Nothing was executed: semantic review only.');
+/**
+ * The server running no validator still says why in every review (issue 36 item 5): the policy first
+ * (`execution_disabled`, `execution_filters_not_matched`), then the operator's switch or the missing
+ * executor. The harness's environment has no PATH, so with the switch unset no executor is available.
+ */
+describe('validation not run: every review body states why (review-engine 7.4)', () => {
+  const h = reviewHarness();
+  const { start, reviewRun, setPolicy } = h;
+
+  async function reviewedBody(env: Record<string, string>, policy?: Record<string, unknown>) {
+    const store = await start(env);
+    if (policy) await setPolicy(policy);
+    githubPull();
+    clearModel();
+    const run = await reviewRun();
+    expect(run).toMatchObject({ status: 'completed', analysisStatus: 'analysed' });
+    return { body: await publishedBody(store), result: runResultSchema.parse(run.result) };
+  }
+
+  test('policy execution.mode never, default server settings: NOT RUN ... execution_disabled', async () => {
+    const { body, result } = await reviewedBody({}, { execution: { mode: 'never' } });
+    expect(body).toContain('MISSING: NOT RUN repo-native validation: execution_disabled');
+    expect(body).not.toContain('Nothing was executed');
+    expect(result.validation).toMatchObject({ status: 'not_run', commands: [] });
+    // As when the validator runs: a validation the policy did not run is missing (CAUTION).
+    expect(mergeStatus(analysisOf(result))).toBe('CAUTION');
+  }, 60_000);
+
+  test('policy filters that do not match: execution_filters_not_matched, even with the switch off', async () => {
+    const filters = [{ conditions: [{ field: 'path', operator: 'is', values: ['docs/**'] }] }];
+    const { body } = await reviewedBody(
+      { VERDICT_VALIDATION_ENABLED: '0' },
+      { execution: { mode: 'filters', filters } },
+    );
+    expect(body).toContain('MISSING: NOT RUN repo-native validation: execution_filters_not_matched');
+  }, 60_000);
+
+  test("the operator's switch off: disabled_by_operator, stated but not a missing validation", async () => {
+    const { body, result } = await reviewedBody({ VERDICT_VALIDATION_ENABLED: '0' });
+    expect(body).toContain(
+      '- SKIPPED repo-native validation: disabled_by_operator (VERDICT_VALIDATION_ENABLED=0)',
+    );
+    expect(body).not.toContain('MISSING');
+    expect(mergeStatus(analysisOf(result))).toBe('CLEAR');
+  }, 60_000);
+
+  test('switch unset and no executor on this machine: SKIPPED bubblewrap: binary unavailable', async () => {
+    const { body, result } = await reviewedBody({});
+    expect(body).toContain('- SKIPPED bubblewrap: binary unavailable');
+    expect(result.validation).toMatchObject({ status: 'skipped', notRun: [] });
+    expect(mergeStatus(analysisOf(result))).toBe('CLEAR');
   }, 60_000);
 });

@@ -408,8 +408,21 @@ describe('dashboard', () => {
 });
 
 describe('validation', () => {
-  test('off is ok; on without bwrap on PATH fails saying what to install', async () => {
-    expect((await run(validationCheck, {})).status).toBe('ok');
+  test('switched off is ok; unset without an executor warns; unset with bwrap on PATH is on', async () => {
+    expect(await run(validationCheck, { VERDICT_VALIDATION_ENABLED: '0', PATH: bin })).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('VERDICT_VALIDATION_ENABLED=0'),
+    });
+    expect(await run(validationCheck, {})).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('no executor is available'),
+    });
+    const auto = await run(validationCheck, { PATH: bin });
+    expect(auto.status).toBe('ok');
+    expect(auto.detail).toContain(`bubblewrap (the default executor): ${join(bin, 'bwrap')}`);
+  });
+
+  test('on without bwrap on PATH fails saying what to install', async () => {
     const missing = await run(validationCheck, { VERDICT_VALIDATION_ENABLED: '1' });
     expect(missing.status).toBe('fail');
     expect(missing.detail).toContain('bwrap is not on PATH');

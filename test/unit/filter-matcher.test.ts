@@ -1,5 +1,11 @@
 import { filterRuleListSchema, type FilterRule } from '../../src/policy/filters.schema.js';
-import { globMatch, matchRules, type MatchResult, type PrFacts } from '../../src/policy/matcher.js';
+import {
+  globMatch,
+  globMatcher,
+  matchRules,
+  type MatchResult,
+  type PrFacts,
+} from '../../src/policy/matcher.js';
 
 type RawCondition = { field: string; operator: string; values?: string[] };
 
@@ -227,6 +233,8 @@ describe('globMatch', () => {
     ['*', '', true],
   ])('%j vs %j -> %s', (glob, value, expected) => {
     expect(globMatch(glob, value)).toBe(expected);
+    // The compiled matcher (its literal prefix and runs checked first) answers the same.
+    expect(globMatcher(glob)(value)).toBe(expected);
   });
 
   test('no catastrophic backtracking', () => {

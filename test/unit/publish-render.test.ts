@@ -5,10 +5,10 @@ import {
   GITHUB_BODY_LIMIT,
   escapeText,
   renderReviewBody,
-  withDescriptionSummary,
   type RenderFinding,
   type RenderInput,
 } from '../../src/publish/render.js';
+import { withDescriptionSummary } from '../../src/publish/description.js';
 import { defaultCompetitorComparison, type ReviewOutput } from '../../src/review/output.schema.js';
 import { fullCoverage, reviewOutput } from '../helpers/review-output.js';
 

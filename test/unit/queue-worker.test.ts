@@ -71,6 +71,36 @@ describe('QueueWorker', () => {
     expect(await queue.get(jobId)).toMatchObject({ status: 'done', attempts: 1, leaseOwner: 'w:1' });
   });
 
+  test('mayClaim holds claiming while it answers a wait, and the job runs once it answers 0', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
+    const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
+    let hold = 50;
+    let asked = 0;
+    const ran: number[] = [];
+    const w = worker(
+      async (job) => {
+        ran.push(job.id);
+      },
+      {
+        timers: clock,
+        mayClaim: () => {
+          asked += 1;
+          return hold;
+        },
+      },
+    );
+    w.start();
+    await pass(clock, 200);
+    expect(asked).toBeGreaterThan(1);
+    expect(await queue.get(jobId)).toMatchObject({ status: 'waiting', attempts: 0 });
+    hold = 0;
+    await pass(clock, 100);
+    await until(async () => (await queue.get(jobId))?.status === 'done');
+    expect(ran).toEqual([jobId]);
+    await w.stop(100);
+  });
+
   test('failing renewals log lease_renew_failed; when the lease runs out the job is aborted (lease_lost_aborted) and nothing is acked', async () => {
     const clock = new ManualClock();
     queue = new MemoryQueue({ clock, ids: randomId });

@@ -1,3 +1,4 @@
+import { DEFAULT_REVIEW_POLICY } from '../../src/policy/policy.schema.js';
 import type { PullRequestFacts } from '../../src/review/gather.js';
 import { contextItem, NO_MEMORY } from '../../src/review/memory.js';
 import { promptStage, type PromptInput } from '../../src/review/prompt.stage.js';
@@ -27,7 +28,7 @@ function input(over: Partial<PromptInput> = {}): PromptInput {
   return {
     run: runScope(),
     pr: PR,
-    policy: { customInstructions: 'Mind the cache invariants.' },
+    policy: { ...DEFAULT_REVIEW_POLICY, customInstructions: 'Mind the cache invariants.' },
     gathered: {
       paths: ['src/cache.ts', 'src/store.ts'],
       prior: [],
@@ -244,5 +245,36 @@ describe('stage prompt', () => {
       validationEvidence: true,
       incremental: false,
     });
+  });
+});
+
+describe('autoApprove.instructions reach the model only when auto approval is possible', () => {
+  const criteria = 'Approve only dependency bumps with a changelog entry.';
+  const approving = (over: Record<string, unknown> = {}) => ({
+    ...DEFAULT_REVIEW_POLICY,
+    autoApprove: { ...DEFAULT_REVIEW_POLICY.autoApprove, enabled: true, instructions: criteria, ...over },
+  });
+
+  test('auto approval on and the pull request passes its gate: the criteria are in the system prompt', async () => {
+    const { system } = await promptStage.run(input({ policy: approving() }));
+    expect(system).toContain('Auto approval: Verdict approves this pull request on its own only when');
+    expect(system).toContain(criteria);
+  });
+
+  test('not possible: auto approval off, a draft, approval filters that do not match, or no text', async () => {
+    const off = { ...approving(), autoApprove: { ...approving().autoApprove, enabled: false } };
+    const notMatching = approving({
+      filters: [{ conditions: [{ field: 'label', operator: 'is', values: ['deps'] }] }],
+    });
+    for (const i of [
+      input({ policy: off }),
+      input({ policy: approving(), pr: { ...PR, draft: true } }),
+      input({ policy: notMatching }),
+      input({ policy: approving({ instructions: '   ' }) }),
+    ]) {
+      const { system } = await promptStage.run(i);
+      expect(system).not.toContain('Auto approval:');
+      expect(system).not.toContain(criteria);
+    }
   });
 });

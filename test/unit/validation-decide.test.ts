@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { jest } from '@jest/globals';
 import { loadConfig } from '../../src/config/index.js';
 import { reviewPolicySchema } from '../../src/policy/policy.schema.js';
@@ -7,6 +10,8 @@ import {
   gateE2b,
   OUTCOMES,
   selectValidation,
+  SERVER_SWITCH_OFF,
+  serverOffOutcome,
   storedValidation,
   type E2bGateInput,
   type ValidationInput,
@@ -272,9 +277,10 @@ describe('selectValidation: the decision and the e2b gates together', () => {
 });
 
 describe('the validation settings of the configuration', () => {
-  test('validation is off by default; the switches and their defaults', () => {
+  test('validation is off without an executor and the switch unset; the switches and their defaults', () => {
     expect(loadConfig({}).validation).toMatchObject({
       enabled: false,
+      switch: 'auto',
       timeoutMs: 2_700_000,
       evidenceWaitMs: 30_000,
       shadowTimeoutMs: 600_000,
@@ -323,5 +329,64 @@ describe('the validation settings of the configuration', () => {
         /VERDICT_E2B_COST_PER_SECOND_USD/,
       );
     }
+  });
+});
+
+describe('serverOffOutcome: what a review says when the server runs no validator', () => {
+  const missing = { bwrap: 'SKIPPED bubblewrap: binary unavailable', local: 'local_execution_not_allowed' };
+  const off = (serverSwitch: 'off' | 'auto', overrides: Partial<ValidationInput> = {}) =>
+    serverOffOutcome(serverSwitch, input(overrides), missing);
+
+  test('the policy speaks first, whatever the switch, as a missing validation (not_run)', () => {
+    const notMatching = {
+      execution: execution({ mode: 'filters', filters: [docsOnly] }),
+      pr: { ...pr, paths: ['README.md'] },
+    };
+    for (const sw of ['off', 'auto'] as const) {
+      expect(off(sw, { execution: execution({ mode: 'never' }) })).toEqual({
+        status: 'not_run',
+        line: OUTCOMES.executionDisabled,
+      });
+      expect(off(sw, notMatching)).toEqual({ status: 'not_run', line: OUTCOMES.filtersNotMatched });
+      expect(off(sw, { provider: 'executor_a' }).line).toMatch(
+        /^NOT RUN repo-native validation: unknown_executor \(/,
+      );
+    }
+  });
+
+  test("the operator's switch off: skipped, disabled_by_operator", () => {
+    expect(off('off')).toEqual({ status: 'skipped', line: SERVER_SWITCH_OFF });
+    expect(SERVER_SWITCH_OFF).toBe(
+      'SKIPPED repo-native validation: disabled_by_operator (VERDICT_VALIDATION_ENABLED=0)',
+    );
+  });
+
+  test('switch unset and no executor here: the 7.4 outcome of the executor the repository selects', () => {
+    expect(off('auto')).toEqual({ status: 'skipped', line: 'SKIPPED bubblewrap: binary unavailable' });
+    expect(off('auto', { provider: 'shadow' }).line).toBe('SKIPPED bubblewrap: binary unavailable');
+    expect(off('auto', { provider: 'e2b' }).line).toBe('SKIPPED e2b: API key unavailable');
+    expect(off('auto', { provider: 'local' }).line).toBe('local_execution_not_allowed');
+  });
+});
+
+describe("VERDICT_VALIDATION_ENABLED: the operator's switch", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verdict-bwrap-'));
+  fs.writeFileSync(path.join(dir, 'bwrap'), '#!/bin/sh\n', { mode: 0o755 });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const v = (env: Record<string, string>) => {
+    const { enabled, switch: sw } = loadConfig(env).validation;
+    return { enabled, switch: sw };
+  };
+
+  test('unset: on when an executor is available (bwrap on PATH, an e2b key, local allowed)', () => {
+    expect(v({ PATH: dir })).toEqual({ enabled: true, switch: 'auto' });
+    expect(v({ PATH: '/nonexistent' })).toEqual({ enabled: false, switch: 'auto' });
+    expect(v({ E2B_API_KEY: 'e2b_x' })).toEqual({ enabled: true, switch: 'auto' });
+    expect(v({ VERDICT_VALIDATION_ALLOW_LOCAL: '1' })).toEqual({ enabled: true, switch: 'auto' });
+  });
+
+  test('set, it decides: 0 is a kill switch even with an executor, 1 turns it on without one', () => {
+    expect(v({ PATH: dir, VERDICT_VALIDATION_ENABLED: '0' })).toEqual({ enabled: false, switch: 'off' });
+    expect(v({ VERDICT_VALIDATION_ENABLED: '1' })).toEqual({ enabled: true, switch: 'on' });
   });
 });

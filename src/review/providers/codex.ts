@@ -36,6 +36,8 @@ export type CodexOptions = {
   bin: string;
   /** `VERDICT_RUNNER_HOME`: the child's `CODEX_HOME`. */
   home?: string | null;
+  /** The repository configuration's `model.reasoningEffort`: `-c model_reasoning_effort=<effort>`. */
+  reasoningEffort?: string;
   /** Extra environment of the child (over process.env). */
   env?: Record<string, string | undefined>;
   spawn?: SpawnFn;
@@ -76,6 +78,7 @@ export class CodexProvider implements ModelProvider {
       '--skip-git-repo-check',
       '-m',
       this.model,
+      ...(this.opts.reasoningEffort ? ['-c', `model_reasoning_effort=${this.opts.reasoningEffort}`] : []),
       ...(schemaFile ? ['--output-schema', schemaFile] : []),
       '-',
     ];

@@ -40,6 +40,11 @@ export type OpenAICompatibleOptions = {
   /** `VERDICT_OPENROUTER_MAX_TOKENS` when set: `max_tokens` (openrouter) / `max_completion_tokens` (openai). */
   maxTokens?: number | null;
   prices: PriceTable;
+  /**
+   * The repository configuration's `model.reasoningEffort`: OpenAI's `reasoning_effort`, OpenRouter's
+   * `reasoning.effort`. Absent: none is sent (the model's default).
+   */
+  reasoningEffort?: string;
   /** Extra headers on every completion call (OpenRouter's HTTP-Referer, X-Title, metadata header). */
   headers?: Record<string, string>;
   /** The free-only guard (openrouter only; null or absent turns it off). */
@@ -155,6 +160,11 @@ export class OpenAICompatibleProvider implements ModelProvider {
               json_schema: { name: req.schemaName ?? 'review', schema: req.jsonSchema, strict: true },
             };
         if (this.strictRefused) fallback = this.strictRefused;
+      }
+      const effort = this.opts.reasoningEffort;
+      if (effort) {
+        if (this.name === 'openai') body.reasoning_effort = effort as OpenAI.ReasoningEffort;
+        else Object.assign(body, { reasoning: { effort } });
       }
       const maxTokens = this.opts.maxTokens ?? null;
       if (maxTokens !== null) {

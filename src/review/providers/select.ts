@@ -32,7 +32,7 @@ export type SelectOptions = {
 export function createProvider(
   config: ProviderConfig,
   { provider: name, model, modelVariable }: ModelChoice,
-  opts: SelectOptions & { prices: PriceTable },
+  opts: SelectOptions & { prices: PriceTable; reasoningEffort?: string },
 ): ModelProvider {
   const common = { modelVariable, prices: opts.prices, fetch: opts.fetch, now: opts.now };
   switch (name) {
@@ -49,6 +49,7 @@ export function createProvider(
         keyRequired: name === 'openai' ? config.openai.keyRequired : true,
         baseURL: c.baseUrl,
         maxTokens: config.maxTokens,
+        ...(opts.reasoningEffort && { reasoningEffort: opts.reasoningEffort }),
         ...(name === 'openrouter' && {
           headers: {
             'HTTP-Referer': openrouter.appUrl ?? PROJECT_URL,
@@ -85,6 +86,7 @@ export function createProvider(
         model: model ?? DEFAULT_CODEX_MODEL,
         bin: config.codex.bin,
         home: config.codex.home,
+        ...(opts.reasoningEffort && { reasoningEffort: opts.reasoningEffort }),
         spawn: opts.spawn,
         now: opts.now,
       });

@@ -23,6 +23,8 @@ import * as m022 from './022-memory.js';
 import * as m023 from './023-alerts.js';
 import * as m024 from './024-feedback.js';
 import * as m025 from './025-finding-status.js';
+import * as m027 from './027-memory-withheld.js';
+import * as m028 from './028-publication-steps.js';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -52,6 +54,8 @@ const migrations: Array<[string, Migration]> = [
   ['023-alerts', m023],
   ['024-feedback', m024],
   ['025-finding-status', m025],
+  ['027-memory-withheld', m027],
+  ['028-publication-steps', m028],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

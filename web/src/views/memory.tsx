@@ -52,7 +52,37 @@ type LabCase = {
   tokens?: { input: number; output: number };
   costUsd?: number | null;
   wallMs?: number;
+  /** Replay skipped it (a live-only real pull request): why. */
+  skipped?: string;
+  /** A real pull request: ReviewBench's scores of its review. */
+  reviewBench?: {
+    goldenTp: number;
+    coveredTp: number;
+    matched: number;
+    matchedFp: number;
+    unmatched: number;
+  };
+  /** A live run: each sample of the case, with its model calls and their prompt hashes. */
+  samples?: { sample: number; caught?: string[]; falseFindings?: number; calls?: { promptHash: string }[] }[];
 };
+
+/** What a corpus run was (mode, samples), its real pull requests' scores and the cases it skipped. */
+function runNotes(scores: Record<string, unknown> | undefined): string {
+  if (!scores) return '';
+  const out: string[] = [];
+  if (typeof scores.mode === 'string') {
+    const samples =
+      typeof scores.samples === 'number' && scores.samples > 1 ? `, ${scores.samples} samples` : '';
+    out.push(`${scores.mode}${samples}`);
+  }
+  const rb = scores.reviewBench as
+    { groundedRecall?: unknown; groundedPrecision?: unknown } | null | undefined;
+  if (rb)
+    out.push(`real PRs: grounded recall ${pct(rb.groundedRecall)}, precision ${pct(rb.groundedPrecision)}`);
+  if (typeof scores.skippedCases === 'number' && scores.skippedCases > 0)
+    out.push(`${scores.skippedCases} skipped`);
+  return out.map((x) => ` · ${x}`).join('');
+}
 
 const SCORE_KEYS = [
   'recall',
@@ -143,7 +173,7 @@ export function Memory() {
                             <div class="muted small">
                               {r.kind}
                               {r.kind === 'corpus'
-                                ? ` · ${r.caseCount ?? '?'} cases`
+                                ? ` · ${r.caseCount ?? '?'} cases${runNotes(r.scores)}`
                                 : ` · ${r.repo}#${r.prNumber}`}
                             </div>
                           </th>
@@ -219,9 +249,17 @@ function LabDetail({ id }: { id: string }) {
                       </span>{' '}
                       <Badge value={c.status} />
                       <div class="small">
-                        bugs caught {caught}/{(c.bugs ?? []).length} · false findings {c.falseFindings ?? 0} ·
-                        tokens {c.tokens?.input ?? '?'} / {c.tokens?.output ?? '?'} · {usd(c.costUsd)} ·{' '}
+                        {c.skipped
+                          ? `skipped: ${c.skipped}`
+                          : c.reviewBench
+                            ? `golden findings covered ${c.reviewBench.coveredTp}/${c.reviewBench.goldenTp} · matched ${c.reviewBench.matched} (${c.reviewBench.matchedFp} on fp golden findings) · unmatched ${c.reviewBench.unmatched}`
+                            : `bugs caught ${caught}/${(c.bugs ?? []).length} · false findings ${c.falseFindings ?? 0}`}{' '}
+                        · tokens {c.tokens?.input ?? '?'} / {c.tokens?.output ?? '?'} · {usd(c.costUsd)} ·{' '}
                         {formatDuration(c.wallMs)}
+                        {(c.samples ?? []).length > 1 ? ` · ${c.samples!.length} samples` : ''}
+                        {(c.samples ?? []).some((x) => (x.calls ?? []).length > 0)
+                          ? ` · ${(c.samples ?? []).reduce((n, x) => n + (x.calls ?? []).length, 0)} model calls recorded with their prompt hashes`
+                          : ''}
                       </div>
                       {c.error && <p class="small error-text">{c.error}</p>}
                       {(c.findings ?? []).length > 0 && (
@@ -236,7 +274,9 @@ function LabDetail({ id }: { id: string }) {
                               {f.caught ? (
                                 <span class="badge badge-succeeded">caught {f.caught}</span>
                               ) : (
-                                <span class="muted">no planted bug</span>
+                                <span class="muted">
+                                  {c.reviewBench ? 'no golden finding' : 'no planted bug'}
+                                </span>
                               )}
                             </li>
                           ))}

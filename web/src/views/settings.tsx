@@ -29,7 +29,9 @@ export type Policy = {
   pausedAuthors: string[];
   monthlyModelBudgetUsd: number | null;
 };
-type SettingsAnswer = { settings: Policy; revision: number; updatedAt: string };
+/** `server`: what this server runs whatever the policy says (GET /settings only). */
+type ServerState = { validation: { switch: 'on' | 'off' | 'auto'; running: boolean } };
+type SettingsAnswer = { settings: Policy; revision: number; updatedAt: string; server?: ServerState };
 
 const SECTIONS = [
   ['summary', 'Summary'],
@@ -90,7 +92,12 @@ export function Settings() {
     <section>
       <h1>Settings</h1>
       <Show value={loaded} what="the review policy" retry={reload}>
-        {(s) => <PolicyForm saved={s} onSaved={(next) => setLoaded({ state: 'ready', data: next })} />}
+        {(s) => (
+          <PolicyForm
+            saved={s}
+            onSaved={(next) => setLoaded({ state: 'ready', data: { ...next, server: s.server } })}
+          />
+        )}
       </Show>
       <Repositories />
     </section>
@@ -351,6 +358,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
           label="Run validation"
           options={['always', 'never', 'filters']}
         />
+        <ServerValidation server={saved.server} mode={form.execution.mode} />
         {form.execution.mode === 'filters' ? (
           <Field label="Execution filters" error={errorFor('execution.filters')}>
             <FilterRules
@@ -376,6 +384,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
           path="memoryRuleCreation"
           label="Who may create memory rules"
           options={['ADMINS_ONLY', 'MEMBERS', 'EVERYONE']}
+          hint="Stored, with no effect: `@verdict learn` is authorized as the manual review commands are (docs/memory.md)."
         />
         <Field
           label="Paused authors"
@@ -548,11 +557,19 @@ function NumberInput({
   );
 }
 
-function Choice({ form, set, errorFor, path, label, options }: FieldProps & { options: string[] }) {
+function Choice({
+  form,
+  set,
+  errorFor,
+  path,
+  label,
+  options,
+  hint,
+}: FieldProps & { options: string[]; hint?: string }) {
   const id = idOf(path);
   const error = errorFor(path);
   return (
-    <Field label={label} id={id} error={error}>
+    <Field label={label} id={id} error={error} {...(hint !== undefined && { hint })}>
       <select
         id={id}
         value={String(getAt(form, path))}
@@ -683,5 +700,24 @@ function Repositories() {
         }
       </Show>
     </div>
+  );
+}
+
+/** The effective state next to the policy: the server's switch can keep validation off whatever it says. */
+function ServerValidation({ server, mode }: { server: ServerState | undefined; mode: string }) {
+  if (!server) return null;
+  const { switch: sw, running } = server.validation;
+  const why =
+    sw === 'off'
+      ? 'off on this server (VERDICT_VALIDATION_ENABLED=0): nothing runs whatever this setting says; reviews say "disabled_by_operator"'
+      : !running
+        ? 'off on this server: no executor is available (bwrap is not on PATH, no E2B_API_KEY); reviews say "SKIPPED bubblewrap: binary unavailable"'
+        : mode === 'never'
+          ? 'available on this server, and this policy turns it off ("execution_disabled")'
+          : `on on this server (${sw === 'on' ? 'VERDICT_VALIDATION_ENABLED=1' : 'an executor is available'}): this setting decides`;
+  return (
+    <p class="muted small" data-testid="server-validation">
+      Effective: validation is {why}.
+    </p>
   );
 }
