@@ -8,10 +8,11 @@
  *   the repository's clusters and the findings dismissed on the pull request, matching every finding
  *   against them (memory/alike.ts, memory/suppress.ts), and recording what it withholds (each run a new
  *   run id, so the writes are made every time);
- * - **selection**: the memory a review of a 300-file pull request is given: the enabled contexts whose
- *   globs match a changed path (`MemoryStore.forReview`) and the knowledge documents of those paths
- *   (`knowledgeForReview`). The contexts' globs are spread over the repository's 100 modules, so most
- *   match no changed path and every one is read and tried (the worst case: selection stops at 50).
+ * - **selection**: the memory a review of a 300-file pull request is given, by the function the review
+ *   and the preview run (`selectReviewMemory`, src/review/memory.ts): the enabled contexts whose globs
+ *   match a changed path and the knowledge documents of those paths, ordered and fitted to the memory
+ *   budget (a body that links no issue: GitHub is not asked). The contexts' globs are spread over the
+ *   repository's 100 modules, so most match no changed path and every one is read and tried.
  *
  * Targets (issue 34): matching under 50 ms, selection under 100 ms, on this machine. Matching is judged
  * as reviews meet it in a running worker, whose process has indexed the repository's cluster texts
@@ -27,6 +28,7 @@ import { join } from 'node:path';
 import { randomId, systemClock } from '../../src/clock.js';
 import type { GitHubClient } from '../../src/github/client.js';
 import type { AnchoredFinding } from '../../src/review/anchors.js';
+import { selectReviewMemory } from '../../src/review/memory.js';
 import { recallStage, type RecallInput } from '../../src/review/recall.stage.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { SuppressionStore } from '../../src/store/suppression.js';
@@ -278,11 +280,11 @@ async function main() {
 
     let selected = { contexts: 0, knowledge: 0 };
     const selection = await time(async () => {
-      const [contexts, knowledge] = await Promise.all([
-        store.memory.forReview(REPO, changedPaths),
-        store.memory.knowledgeForReview(REPO, changedPaths),
-      ]);
-      selected = { contexts: contexts.length, knowledge: knowledge.length };
+      const [owner, name] = REPO.split('/') as [string, string];
+      const target = { repo: REPO, owner, name, number: 1, body: '', paths: changedPaths };
+      const memory = await selectReviewMemory({ store, gh: {} as GitHubClient }, target);
+      const given = (kind: string) => memory.items.filter((i) => i.kind === kind).length;
+      selected = { contexts: given('context'), knowledge: given('knowledge') };
     });
 
     const m = median(matching);

@@ -58,7 +58,7 @@ type Answer = { status: number; body: unknown; headers?: Record<string, string> 
 /**
  * A local GitHub API that serves pull requests, with the REST shapes the review engine reads in
  * production (pull request, its files page by page, contents at a commit, the git tree, the App's
- * installation token), so a served pull request is reviewed through the same Octokit and HTTP code as a
+ * installation token; an issue its body links is not found), so a served pull request is reviewed through the same Octokit and HTTP code as a
  * real one. Writes are refused (its users publish in shadow mode) and counted as unexpected.
  */
 export class PullRequestServer {
@@ -153,6 +153,8 @@ export class PullRequestServer {
         },
       };
     }
+    // A served source has no issues: a linked issue (the `linked-issues` memory integration) is not found.
+    if (/^\/issues\/\d+$/.test(rest)) return { status: 404, body: { message: 'Not Found' } };
     if ((m = /^\/git\/trees\/(.+)$/.exec(rest))) {
       const side = source.side(decodeURIComponent(m[1]!));
       if (!side) return { status: 404, body: { message: 'Not Found' } };

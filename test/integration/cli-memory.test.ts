@@ -340,7 +340,7 @@ describe('verdict memory', () => {
           number: 7,
           state: 'open',
           title: 'Add a cache',
-          body: 'Closes #5',
+          body: 'Closes #5, see #6',
           draft: false,
           user: { login: 'alice' },
           labels: [],
@@ -364,7 +364,9 @@ describe('verdict memory', () => {
         .query({ recursive: 'true' })
         .reply(200, { sha: 'f'.repeat(40), url: '', truncated: false, tree: [] })
         .get('/repos/acme/web/issues/5')
-        .reply(200, { id: 5, number: 5, state: 'open', title: 'Slow lookups', body: 'Cache them.' });
+        .reply(200, { id: 5, number: 5, state: 'open', title: 'Slow lookups', body: 'Cache them.' })
+        .get('/repos/acme/web/issues/6')
+        .reply(404, { message: 'Not Found' });
       const res = await cli(['memory', 'preview', '--repo', 'acme/web', '--number', '7'], {
         APP_ID: '42',
         PRIVATE_KEY: privateKey,
@@ -379,6 +381,7 @@ describe('verdict memory', () => {
         'linked issues       #5',
         'instruction files   (none)',
         'suppressed clusters (none)',
+        'note: #6 not given: not found',
       ]);
     });
   });
