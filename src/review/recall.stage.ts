@@ -27,6 +27,7 @@ import type { RunScope, Stage } from './stage.js';
  * 2. **Suppression** (memory/suppress.ts): a finding like one dismissed on this pull request, or whose
  *    most alike cluster of the repository suppresses, is withheld: stored as `suppressed` with why, never
  *    posted, counted in the body; it joins its cluster (`size`), once however often the run is retried.
+ *    A prior finding dismissed on the pull request is not carried as still open either (record stage).
  *
  * Findings from failing checks (validation) are facts, not opinions: they are neither matched nor
  * withheld. Reading GitHub here (the compare of an earlier head) never fails the review: a comparison
@@ -52,6 +53,8 @@ export type Recalled = {
   suppressed: SuppressedFinding[];
   /** What the run result keeps of it (`recall`). */
   recall: RecallReport;
+  /** The fingerprints of the findings dismissed on the pull request (no longer carried as open). */
+  dismissed: ReadonlySet<string>;
 };
 
 async function recall(input: RecallInput): Promise<Recalled> {
@@ -61,7 +64,9 @@ async function recall(input: RecallInput): Promise<Recalled> {
   let findings = anchored.report.findings;
   const opinions = findings.filter((f) => !isCheck(f));
   const memory: RecallReport = { continued: [], suppressed: [] };
-  if (opinions.length === 0) return { anchored, suppressed: [], recall: memory };
+  const dismissed = await store.suppression.dismissedOnPr(run.repo, run.prNumber);
+  const gone = new Set(dismissed.map((d) => d.fingerprint));
+  if (opinions.length === 0) return { anchored, suppressed: [], recall: memory, dismissed: gone };
 
   // 1. Cross-push matching.
   const priors = await priorsAtHead(input, opinions);
@@ -81,10 +86,7 @@ async function recall(input: RecallInput): Promise<Recalled> {
   }
 
   // 2. Suppression.
-  const [clusters, dismissed] = await Promise.all([
-    clusterIndex(store.suppression, run.repo, input.clock.now()),
-    store.suppression.dismissedOnPr(run.repo, run.prNumber),
-  ]);
+  const clusters = await clusterIndex(store.suppression, run.repo, input.clock.now());
   const suppressor = new Suppressor(clusters, dismissed);
   const candidates = suppressor.empty ? [] : findings.filter((f) => !isCheck(f));
   const decisions = await suppressor.decide(
@@ -117,12 +119,15 @@ async function recall(input: RecallInput): Promise<Recalled> {
       like: s.reason === 'cluster' ? s.cluster.title : s.like.title,
     }));
   }
-  if (matches.length === 0 && suppressed.length === 0) return { anchored, suppressed, recall: memory };
+  if (matches.length === 0 && suppressed.length === 0) {
+    return { anchored, suppressed, recall: memory, dismissed: gone };
+  }
   const report = { ...anchored.report, findings: kept };
   return {
     anchored: { ...anchored, report, findings: kept.map(({ lineText: _text, ...f }) => f) },
     suppressed,
     recall: memory,
+    dismissed: gone,
   };
 }
 

@@ -67,8 +67,8 @@ export type RecordInput = RecordTarget & {
   merged: Pick<Merged, 'coverage' | 'synthesis' | 'warnings'>;
   filtered: Filtered;
   anchored: Anchored;
-  /** What the recall stage withheld as `suppressed` (stored, never posted) and continued. */
-  recalled: Pick<Recalled, 'suppressed' | 'recall'>;
+  /** What the recall stage withheld as `suppressed` (stored, never posted), continued, and found dismissed. */
+  recalled: Pick<Recalled, 'suppressed' | 'recall' | 'dismissed'>;
   validation: JoinedValidation | null;
 };
 
@@ -264,7 +264,13 @@ function resultOf(input: RecordInput, built: Built): RunResult {
         return { fingerprint, disposition, explanation, title: was?.title ?? null, path: was?.path ?? null };
       }),
       rejected: rejected.map((r) => ({ fingerprint: r.disposition.fingerprint, reason: r.reason })),
-      carriedOpen: prior.filter((p) => !resolved.has(p.fingerprint) && !raised.has(p.fingerprint)),
+      // Neither closed, nor raised again, nor dismissed on the pull request: the next review is given them.
+      carriedOpen: prior.filter(
+        (p) =>
+          !resolved.has(p.fingerprint) &&
+          !raised.has(p.fingerprint) &&
+          !input.recalled.dismissed.has(p.fingerprint),
+      ),
     },
     strictness: { level: input.policy.strictness, dropped: filtered.dropped.length },
     unreadableFindings: input.parsed.unreadable,

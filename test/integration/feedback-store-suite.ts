@@ -153,6 +153,16 @@ export function feedbackStoreSuite(dialect: TestDialect): void {
     expect(await t.store.feedback.clusterOfComment('700')).toBeNull();
   });
 
+  test('reactionCounts: the reactions stored per comment (other events not counted)', async () => {
+    await t.store.feedback.record(event({ key: 'reaction:1' }));
+    await t.store.feedback.record(event({ key: 'reaction:2', kind: 'up', counts: { up: 1 } }));
+    await t.store.feedback.record(event({ key: 'comment:9', kind: 'ignore', counts: { dismissed: 1 } }));
+    await t.store.feedback.record(event({ key: 'reaction:3', commentId: '701', cluster: null }));
+    const counts = await t.store.feedback.reactionCounts(['700', '701', '702']);
+    expect(Object.fromEntries(counts)).toEqual({ '700': 2, '701': 1 });
+    expect((await t.store.feedback.reactionCounts([])).size).toBe(0);
+  });
+
   test('a pending resolution counts nothing until settled, once', async () => {
     const pending = await t.store.feedback.record(
       event({

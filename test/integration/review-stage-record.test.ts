@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { anchorStage } from '../../src/review/anchor.stage.js';
+import { checkFindingAnchors } from '../../src/review/anchors.js';
 import { buildReviewInput } from '../../src/review/context.js';
 import type { Called } from '../../src/review/call.stage.js';
 import { findingFingerprint } from '../../src/review/fingerprint.js';
@@ -166,7 +167,7 @@ describe('stage record', () => {
         dispositions: { accepted, rejected: [], missingValidations: [], confidenceCap: null },
       },
       anchored,
-      recalled: { suppressed: [], recall: { continued: [], suppressed: [] } },
+      recalled: { suppressed: [], recall: { continued: [], suppressed: [] }, dismissed: new Set() },
       validation: null,
       ...over,
     };
@@ -253,6 +254,56 @@ describe('stage record', () => {
       coverageComplete: true,
       degraded: false,
     });
+  });
+
+  test('findings memory withheld are stored as suppressed with why; a prior finding dismissed on the PR is not carried open', async () => {
+    const { store } = t;
+    const i = await input(store, [finding('src/a.ts', 'Off by one', { line: 2 })]);
+    const like = finding('src/a.ts', 'Eviction races', { line: 2 });
+    const [checked] = checkFindingAnchors([like], i.gathered.changed).findings;
+    const suppression = {
+      reason: 'dismissed' as const,
+      like: { fingerprint: 'fp-open', title: 'Races', body: 'b', path: 'src/a.ts' },
+      score: 1,
+    };
+    const report = {
+      fingerprint: findingFingerprint(like),
+      severity: like.severity,
+      title: like.title,
+      path: like.path,
+      line: 2,
+      reason: 'dismissed' as const,
+      clusterId: null,
+      like: 'Races',
+    };
+    const out = await recordStage.run({
+      ...i,
+      recalled: {
+        suppressed: [
+          {
+            finding: checked!,
+            suppression,
+            reason: 'like a finding dismissed on this pull request: "Races"',
+          },
+        ],
+        recall: { continued: [], suppressed: [report] },
+        dismissed: new Set(['fp-open']),
+      },
+    });
+    expect(out.findings.map((f) => [f.title, f.status ?? 'published', f.statusReason ?? null])).toEqual([
+      ['Off by one', 'published', null],
+      ['Eviction races', 'suppressed', 'like a finding dismissed on this pull request: "Races"'],
+    ]);
+    expect(out.result.output.findings.map((f) => f.title)).toEqual(['Off by one']);
+    expect(out.result.priorFindings.carriedOpen).toEqual([]);
+    expect(out.result.recall).toEqual({ continued: [], suppressed: [report] });
+    expect(recordStage.counts(out, i)).toMatchObject({ findings: 1, suppressed: 1, withheld: 0 });
+    const all = await store.findings.listForRun(i.run.runId, { include: 'all' });
+    expect(all.map((f) => [f.title, f.status])).toEqual([
+      ['Off by one', 'published'],
+      ['Eviction races', 'suppressed'],
+    ]);
+    expect((await store.findings.listForRun(i.run.runId)).map((f) => f.title)).toEqual(['Off by one']);
   });
 
   test('findings withheld after verification are stored as withheld with the reason, and the report kept', async () => {
