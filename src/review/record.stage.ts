@@ -18,7 +18,7 @@ import type { Parsed } from './parse.stage.js';
 import type { Plan } from './plan.stage.js';
 import type { Recalled } from './recall.stage.js';
 import type { Verified } from './verify.stage.js';
-import { checkFindingAnchors } from './anchors.js';
+import { checkFindingAnchors, type AnchoredFinding } from './anchors.js';
 import { withheldReason } from './verification.js';
 import { runResultSchema, type RunResult } from './run-result.js';
 import type { RunScope, Stage } from './stage.js';
@@ -166,6 +166,9 @@ function warningsOf({ gathered, plan, parsed, merged, providers }: RecordInput):
   ];
 }
 
+/** What a stored row is made of: an anchored finding of any stage. */
+type StorableFinding = Parameters<typeof findingFingerprint>[0] & AnchoredFinding;
+
 /** The findings as stored: fingerprinted, outside the diff or not, still open when an earlier run had them. */
 async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
   const { store, run } = input;
@@ -175,22 +178,23 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
       .map((f) => f.fingerprint),
   );
   const changedPaths = new Set(input.gathered.changed.map((f) => normaliseFindingPath(f.filename)));
+  /** A finding as a row: its anchor, its fingerprint, whether it is outside the diff. */
+  const row = (f: StorableFinding): NewFinding => ({
+    severity: f.severity,
+    category: f.category,
+    path: f.path.trim() === '' ? null : f.path,
+    line: f.line,
+    endLine: f.endLine,
+    suggestion: f.suggestion,
+    lineText: f.lineText,
+    title: f.title,
+    body: f.body,
+    fingerprint: findingFingerprint(f),
+    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+  });
   const published = input.anchored.report.findings.map((f) => {
-    const fingerprint = findingFingerprint(f);
-    return {
-      severity: f.severity,
-      category: f.category,
-      path: f.path.trim() === '' ? null : f.path,
-      line: f.line,
-      endLine: f.endLine,
-      suggestion: f.suggestion,
-      lineText: f.lineText,
-      title: f.title,
-      body: f.body,
-      fingerprint,
-      outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
-      stillOpen: earlier.has(fingerprint),
-    };
+    const stored = row(f);
+    return { ...stored, stillOpen: earlier.has(stored.fingerprint) };
   });
   // Withheld after verification: stored with the verifier's reason (their anchors checked as any), never posted.
   const { withheld } = input.verified;
@@ -199,37 +203,20 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
     input.gathered.changed,
   ).findings;
   const held = checked.map((f, i): NewFinding => ({
-    severity: f.severity,
-    category: f.category,
-    path: f.path.trim() === '' ? null : f.path,
-    line: f.line,
-    endLine: f.endLine,
-    suggestion: f.suggestion,
-    lineText: f.lineText,
-    title: f.title,
-    body: f.body,
-    fingerprint: findingFingerprint(f),
-    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+    ...row(f),
     status: 'withheld',
     statusReason: withheldReason(withheld[i]!),
   }));
   // Withheld by memory: like findings reviewers dismissed (recall.stage.ts), never posted.
-  const suppressed = input.recalled.suppressed.map(({ finding: f, reason }): NewFinding => ({
-    severity: f.severity,
-    category: f.category,
-    path: f.path.trim() === '' ? null : f.path,
-    line: f.line,
-    endLine: f.endLine,
-    suggestion: f.suggestion,
-    lineText: f.lineText,
-    title: f.title,
-    body: f.body,
-    fingerprint: findingFingerprint(f),
-    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
-    stillOpen: earlier.has(findingFingerprint(f)),
-    status: 'suppressed',
-    statusReason: reason,
-  }));
+  const suppressed = input.recalled.suppressed.map(({ finding: f, reason }): NewFinding => {
+    const stored = row(f);
+    return {
+      ...stored,
+      stillOpen: earlier.has(stored.fingerprint),
+      status: 'suppressed',
+      statusReason: reason,
+    };
+  });
   return [...published, ...held, ...suppressed];
 }
 

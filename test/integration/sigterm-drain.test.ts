@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/index.js';
 import { randomId, systemClock } from '../../src/clock.js';
+import { freePort } from '../helpers/net.js';
 import { eventually, example, sign, TEST_SECRET } from '../helpers/webhooks.js';
 
 /**
@@ -17,16 +17,6 @@ import { eventually, example, sign, TEST_SECRET } from '../helpers/webhooks.js';
  * 202 is stored.
  */
 const BIN = join(process.cwd(), 'bin', 'verdict.mjs');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 test('16 busy keep-alive senders do not keep a stopping server alive; what it accepted is stored', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'verdict-drain-'));

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomId, systemClock } from '../../src/clock.js';
 import { openStore } from '../../src/store/index.js';
+import { freePort } from '../helpers/net.js';
 import { eventually, example, postWebhook, TEST_SECRET } from '../helpers/webhooks.js';
 
 /**
@@ -13,16 +13,6 @@ import { eventually, example, postWebhook, TEST_SECRET } from '../helpers/webhoo
  * run in the server thread.
  */
 const BIN = join(process.cwd(), 'bin', 'verdict.mjs');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 test.each([
   ['1', 'in a worker thread'],
