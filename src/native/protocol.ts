@@ -1,0 +1,152 @@
+import { z } from 'zod';
+
+/**
+ * The contract between the native runtime's edge worker (ingress, queue consumer, cron, lease Durable
+ * Object) and its review container (review-engine 4.2). The container has no database and no App key:
+ * it reads and writes state through `state.internal` and gets installation tokens from
+ * `broker.internal`, both answered by the outer worker (on Cloudflare by the container's outbound
+ * interception; in local runs the container sends them to `VERDICT_INTERNAL_ORIGIN` with the host it
+ * meant in `x-verdict-internal-host`). Both sides parse every body with these schemas.
+ */
+
+export const INTERNAL_HOSTS = ['state.internal', 'broker.internal', 'sandbox.internal'] as const;
+export type InternalHost = (typeof INTERNAL_HOSTS)[number];
+/** Header naming the internal host a request meant, when it is sent to a local origin instead. */
+export const INTERNAL_HOST_HEADER = 'x-verdict-internal-host';
+
+/** POST /review on the container (port 8080): one review of one run. */
+export const containerReviewRequestSchema = z.object({
+  runId: z.string().min(1),
+  reviewKey: z.string().min(1),
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/),
+  prNumber: z.number().int().positive(),
+  headSha: z.string().min(7),
+  installationId: z.number().int().positive(),
+  trigger: z.string().min(1),
+  /** `live` publishes to GitHub; `shadow` reviews and stores but publishes nothing (review-engine 8). */
+  publishMode: z.enum(['live', 'shadow']),
+  /** The dispatch lease's owner token: every state write carries it and is refused once it is lost. */
+  leaseToken: z.string().min(1),
+  attempt: z.number().int().min(1),
+});
+export type ContainerReviewRequest = z.infer<typeof containerReviewRequestSchema>;
+
+export const containerReviewResponseSchema = z.object({
+  runId: z.string(),
+  status: z.enum(['completed', 'skipped', 'failed']),
+  reason: z.string().optional(),
+  error: z.string().optional(),
+  /** Whether a failed run may be retried by the consumer. */
+  retry: z.boolean().optional(),
+});
+export type ContainerReviewResponse = z.infer<typeof containerReviewResponseSchema>;
+
+/** Error body of the container: 503 `container_busy` / `container_stopping`, 400 `invalid_request`. */
+export const containerErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/** GET /health on the container. Phase names are Verdict's decision (the spec leaves them "not shown"). */
+export const CONTAINER_PHASES = [
+  'idle',
+  'hydrating',
+  'reviewing',
+  'publishing',
+  'flushing',
+  'stopping',
+] as const;
+export type ContainerPhase = (typeof CONTAINER_PHASES)[number];
+export const containerHealthSchema = z.object({
+  ok: z.boolean(),
+  phase: z.enum(CONTAINER_PHASES),
+  runId: z.string().nullable(),
+});
+
+/**
+ * The tables a review reads and writes, and how the worker scopes the rows it hands over: `pr` rows of
+ * the run's pull request, `repo` rows of its repository, `global` all rows, `write` none (written only).
+ * `key` is the table's primary key; `generated` marks an auto-increment key the container must not send
+ * for a row it created (such rows go in `insert`, the worker assigns the key).
+ */
+export type StateTable = {
+  table: string;
+  key: string[];
+  scope: 'pr' | 'repo' | 'global' | 'write';
+  repoColumn?: string;
+  prColumn?: string;
+  generated?: boolean;
+};
+export const NATIVE_STATE_TABLES: StateTable[] = [
+  { table: 'repositories', key: ['full_name'], scope: 'repo', repoColumn: 'full_name' },
+  { table: 'pull_requests', key: ['repo', 'number'], scope: 'pr', repoColumn: 'repo', prColumn: 'number' },
+  { table: 'runs', key: ['id'], scope: 'pr', repoColumn: 'repo', prColumn: 'pr_number' },
+  { table: 'findings', key: ['id'], scope: 'pr', repoColumn: 'repo', prColumn: 'pr_number', generated: true },
+  {
+    table: 'review_threads',
+    key: ['id'],
+    scope: 'pr',
+    repoColumn: 'repo',
+    prColumn: 'pr_number',
+    generated: true,
+  },
+  {
+    table: 'publications',
+    key: ['id'],
+    scope: 'pr',
+    repoColumn: 'repo',
+    prColumn: 'pr_number',
+    generated: true,
+  },
+  { table: 'review_policies', key: ['workspace'], scope: 'global' },
+  { table: 'memory_contexts', key: ['id'], scope: 'global' },
+  { table: 'memory_knowledge', key: ['repo', 'path'], scope: 'global' },
+  { table: 'memory_clusters', key: ['id'], scope: 'repo', repoColumn: 'repo' },
+  {
+    table: 'memory_feedback',
+    key: ['id'],
+    scope: 'pr',
+    repoColumn: 'repo',
+    prColumn: 'pr_number',
+    generated: true,
+  },
+  {
+    table: 'memory_withheld',
+    key: ['id'],
+    scope: 'pr',
+    repoColumn: 'repo',
+    prColumn: 'pr_number',
+    generated: true,
+  },
+  { table: 'traces', key: ['id'], scope: 'write' },
+  { table: 'spans', key: ['seq'], scope: 'write', generated: true },
+];
+
+const rowSchema = z.record(z.string(), z.unknown());
+
+/** POST state.internal/bundle: every scoped row the review of `runId` needs. */
+export const stateBundleRequestSchema = z.object({ runId: z.string().min(1), leaseToken: z.string().min(1) });
+export const stateBundleSchema = z.object({ tables: z.record(z.string(), z.array(rowSchema)) });
+export type StateBundle = z.infer<typeof stateBundleSchema>;
+
+/**
+ * POST state.internal/flush: rows the review created (`insert`) or changed (`upsert`, by key). `final`
+ * is the last flush of a review (the container answers /review only after it succeeded); a checkpoint
+ * flush (on a termination abort) is `final: false`. 409 `lease_lost` when the lease token is no longer
+ * the run's owner: nothing of that flush is written.
+ */
+export const stateFlushSchema = z.object({
+  runId: z.string().min(1),
+  leaseToken: z.string().min(1),
+  final: z.boolean(),
+  tables: z.record(
+    z.string(),
+    z.object({ upsert: z.array(rowSchema).default([]), insert: z.array(rowSchema).default([]) }),
+  ),
+});
+export type StateFlush = z.infer<typeof stateFlushSchema>;
+
+/** POST broker.internal/token: an installation token for the run's installation (the key stays outside). */
+export const brokerTokenRequestSchema = z.object({
+  installationId: z.number().int().positive(),
+  runId: z.string().min(1),
+  leaseToken: z.string().min(1),
+});
+export const brokerTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.string() });
