@@ -594,6 +594,11 @@ maybe('operator dashboard in a browser', () => {
     expect(await items('Linked issues')).toEqual(['#12']);
     expect(await items('Instruction files')).toEqual(['AGENTS.md']);
     expect(await items('Suppressed clusters')).toEqual([`Naming nits ${naming!.id}`]);
+    const leftOut = preview.locator('.preview-left-out');
+    await leftOut.getByText('The prompt budget left nothing out.').waitFor();
+    expect((await leftOut.locator('li').allTextContents()).map((t) => t.trim())).toEqual([
+      '#3: pull request',
+    ]);
     await preview.scrollIntoViewIfNeeded();
     await shot('memory-preview');
 

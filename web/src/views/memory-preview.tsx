@@ -19,6 +19,11 @@ type PreviewAnswer = {
     instructionFiles: string[];
     suppressedClusters: string[];
   };
+  /** What the prompt budget left out, and the linked issues that were not given (with why). */
+  memory: {
+    leftOut: { contexts: number; knowledge: number; linkedIssues: number };
+    skippedIssues: Array<{ number: number; reason: string }>;
+  };
   pullRequest: {
     repo: string;
     number: number;
@@ -246,6 +251,7 @@ function PreviewResult({ result }: { result: Shown }) {
           )}
         </Item>
       </dl>
+      <LeftOut memory={result.memory} />
       {notes.length > 0 && (
         <div class="note">
           <strong>Notes</strong>
@@ -257,6 +263,36 @@ function PreviewResult({ result }: { result: Shown }) {
         </div>
       )}
     </section>
+  );
+}
+
+/** What a review would not be given: trimmed by the prompt budget, or linked issues that were skipped. */
+function LeftOut({ memory }: { memory: PreviewAnswer['memory'] }) {
+  const { contexts, knowledge, linkedIssues } = memory.leftOut;
+  const trimmed = contexts + knowledge + linkedIssues;
+  return (
+    <div class="note preview-left-out">
+      <strong>Left out</strong>
+      {trimmed === 0 ? (
+        <p class="muted small">The prompt budget left nothing out.</p>
+      ) : (
+        <p class="small">
+          The prompt budget left out {contexts} context{contexts === 1 ? '' : 's'}, {knowledge} knowledge
+          document
+          {knowledge === 1 ? '' : 's'} and {linkedIssues} linked issue{linkedIssues === 1 ? '' : 's'} (trimmed
+          in the order docs/memory.md gives).
+        </p>
+      )}
+      {memory.skippedIssues.length > 0 && (
+        <ul class="plain small">
+          {memory.skippedIssues.map((i) => (
+            <li key={i.number}>
+              #{i.number}: {i.reason}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 
