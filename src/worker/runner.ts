@@ -119,6 +119,9 @@ export class QueueWorker {
         await Promise.race([...this.inFlight, this.stopping]);
         continue;
       }
+      // Let timers and messages in between claims: with a synchronous driver (better-sqlite3) a run of
+      // jobs would otherwise settle in microtasks only, and a `stop` or `kick` would wait for the run to end.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const hold = this.opts.mayClaim?.() ?? 0;
       if (hold > 0) {
         await this.sleep(Math.min(hold, poll));

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { intakeCell } from './intake-hold.js';
 
 /** The inline worker running in a thread of its own (thread.ts), as the server thread sees it. */
 export type WorkerThread = {
@@ -15,22 +16,22 @@ export type WorkerThread = {
  * have started; rejects when the thread could not start them (the caller then runs them in its own thread).
  */
 export function startWorkerThread(env: NodeJS.ProcessEnv, log: Logger): Promise<WorkerThread> {
-  const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), { env: { ...env } });
+  // When intake last took a webhook in (ms since the epoch), in memory both threads share: the thread reads
+  // it before every claim without waiting for a message, which a thread busy with jobs would read late.
+  const intake = intakeCell();
+  const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
+    env: { ...env },
+    workerData: { intake },
+  });
   let stopped: (() => void) | null = null;
   let running = false;
   return new Promise((resolve, reject) => {
     worker.on('message', (m: { type: string; error?: string }) => {
       if (m.type === 'started') {
         running = true;
-        let told = 0;
         resolve({
           kick: () => worker.postMessage('kick'),
-          busy: () => {
-            const now = Date.now();
-            if (now - told < 20) return;
-            told = now;
-            worker.postMessage('busy');
-          },
+          busy: () => void Atomics.store(intake, 0, BigInt(Date.now())),
           stop: () =>
             new Promise<void>((done) => {
               stopped = done;

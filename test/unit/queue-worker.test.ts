@@ -101,6 +101,28 @@ describe('QueueWorker', () => {
     await w.stop(100);
   });
 
+  test('lets timers and messages in between claims when every job settles in microtasks (a synchronous driver)', async () => {
+    const clock = new ManualClock();
+    queue = new MemoryQueue({ clock, ids: randomId });
+    for (let i = 0; i < 200; i++) await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
+    let done = 0;
+    const w = worker(
+      async () => {
+        done += 1;
+      },
+      { timers: clock },
+    );
+    // A macrotask queued when the worker starts runs long before the 200 jobs are done: without a turn
+    // of the event loop between claims, it would wait for all of them (and so would a `stop` message).
+    const seen = new Promise<number>((resolve) => {
+      w.start();
+      setImmediate(() => resolve(done));
+    });
+    expect(await seen).toBeLessThan(10);
+    await until(() => done === 200);
+    await w.stop(100);
+  });
+
   test('failing renewals log lease_renew_failed; when the lease runs out the job is aborted (lease_lost_aborted) and nothing is acked', async () => {
     const clock = new ManualClock();
     queue = new MemoryQueue({ clock, ids: randomId });
