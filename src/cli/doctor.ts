@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { formatCheck, runDoctor, worst } from '../doctor/index.js';
 import { CliError, type Io } from './io.js';
-import type { Options } from './main.js';
+import type { Options } from './options.js';
 import { painter } from './table.js';
 
 const COLOURS = { ok: 'green', warn: 'yellow', fail: 'red' } as const;

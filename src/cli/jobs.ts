@@ -6,7 +6,7 @@ import { createLogger } from '../logger.js';
 import { JOB_NAMES } from '../scheduler/jobs.js';
 import { openConfiguredStore } from '../store/index.js';
 import { CliError, type Io } from './io.js';
-import type { Options } from './main.js';
+import type { Options } from './options.js';
 
 /** The jobs `verdict jobs run` knows, in the order the help lists them. */
 export const RUNNABLE_JOBS: readonly string[] = Object.values(JOB_NAMES);

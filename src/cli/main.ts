@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { randomId, systemClock } from '../clock.js';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { createLogger } from '../logger.js';
@@ -13,63 +12,13 @@ import { openConfiguredStore, type Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { CliError, type Io } from './io.js';
+import { parse, type Options } from './options.js';
 import { HELP } from './help.js';
 import { MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
 import { reviewCommand } from './review.js';
 import { painter, statusColour, table, when, type Painter } from './table.js';
 
 export { CliError, type Io } from './io.js';
-
-const OPTIONS = {
-  db: { type: 'string' },
-  'queue-db': { type: 'string' },
-  limit: { type: 'string' },
-  json: { type: 'boolean' },
-  variant: { type: 'string' },
-  init: { type: 'boolean' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  name: { type: 'string' },
-  provider: { type: 'string' },
-  model: { type: 'string' },
-  cases: { type: 'string' },
-  concurrency: { type: 'string' },
-  'judge-provider': { type: 'string' },
-  'judge-model': { type: 'string' },
-  corpus: { type: 'string' },
-  record: { type: 'boolean' },
-  samples: { type: 'string' },
-  'from-record': { type: 'string' },
-  'from-pr': { type: 'string' },
-  bug: { type: 'string', multiple: true },
-  severity: { type: 'string' },
-  keywords: { type: 'string' },
-  language: { type: 'string' },
-  offline: { type: 'boolean' },
-  payload: { type: 'string' },
-  url: { type: 'string' },
-  secret: { type: 'string' },
-  repo: { type: 'string' },
-  search: { type: 'string' },
-  title: { type: 'string' },
-  body: { type: 'string' },
-  'body-file': { type: 'string' },
-  path: { type: 'string', multiple: true },
-  revision: { type: 'string' },
-  label: { type: 'string' },
-  category: { type: 'string' },
-  action: { type: 'string' },
-  number: { type: 'string' },
-  enable: { type: 'boolean' },
-  disable: { type: 'boolean' },
-  workspace: { type: 'boolean' },
-  'all-paths': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const parse = (argv: string[]) =>
-  parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-export type Options = ReturnType<typeof parse>['values'];
 
 /** A command that sets up what it needs itself (no store is opened for it); `env` has `--db` applied. */
 export type StandaloneCommand = (args: string[], opts: Options, io: Io) => Promise<number>;

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { memoryOperations } from '../services/memory.js';
 import { OperatorError, runLocally, type OperationContext } from '../services/operation.js';
 import { CliError } from './io.js';
-import type { Options } from './main.js';
+import type { Options } from './options.js';
 import { MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
 import { table, type Painter } from './table.js';
 

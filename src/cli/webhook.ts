@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadConfig } from '../config/index.js';
 import { CliError, type Io } from './io.js';
-import type { Options } from './main.js';
+import type { Options } from './options.js';
 
 /**
  * `verdict webhook send <event.action>`: a signed webhook, as GitHub sends it, posted to the running server

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../handlers/app.js';
+import type { AppDeps } from '../handlers/deps.js';
 import { classifyEvent } from '../ingress/event-filter.js';
 import { loadRepoConfig, type ConfigContext } from '../repo-config/load.js';
 import type { ReplyOctokit } from '../publish/replies.js';

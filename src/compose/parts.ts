@@ -303,6 +303,9 @@ export function reviewPublisherFor(
   });
 }
 
+/** The lease owner a worker's jobs carry: `<VERDICT_WORKER_ID>:<pid>` (review-engine 8). */
+const leaseOwner = (config: Config): string => `${config.worker.id}:${process.pid}`;
+
 /**
  * The worker of the `webhooks` lane: stored deliveries into the Probot app. Webhook handling is short, so
  * its lease is at most 2 minutes (shorter when VERDICT_QUEUE_LEASE_SECONDS says so).
@@ -320,7 +323,7 @@ export function createWebhookWorker(
   return new QueueWorker({
     queue: store.jobs,
     queueName: WEBHOOK_QUEUE,
-    owner: `${config.worker.id}:${process.pid}`,
+    owner: leaseOwner(config),
     leaseMs: Math.min(config.worker.leaseMs, 120_000),
     concurrency: 4,
     // A webhook often queues a review: wake the review lane at once instead of at its next poll.
@@ -355,7 +358,7 @@ export function createReviewWorker(
   return new QueueWorker({
     queue,
     queueName: REVIEW_QUEUE,
-    owner: `${config.worker.id}:${process.pid}`,
+    owner: leaseOwner(config),
     leaseMs: config.worker.leaseMs,
     concurrency: Math.min(config.worker.concurrency, config.worker.maxJobs),
     handler: reviewJobHandler(store, executor, log, {

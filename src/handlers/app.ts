@@ -1,23 +1,10 @@
 import type { Probot } from 'probot';
-import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
-import type { ReplyPublisher } from '../publish/replies.js';
+import type { AppDeps } from './deps.js';
 import { handlePullRequest } from './pull-request.js';
 import { handleInstallation } from './installation.js';
 import { handleCommentCommand } from '../comment-commands/handle.js';
 import { handleCompetitorReview, isCompetitor } from './competitor.js';
 import { handleThreadReply, handleThreadResolved } from './review-feedback.js';
-
-/** The one dependency object every handler gets (store, config, log, publishers). */
-export type AppDeps = {
-  store: Store;
-  config: Config;
-  log: Logger;
-  replies: ReplyPublisher;
-  /** Wakes the review worker when a review job was enqueued. */
-  onReviewEnqueued?: () => void;
-};
 
 /** The Probot app: event names → handlers. Verified deliveries reach it through `probot.receive`. */
 export function verdictApp(deps: AppDeps) {

@@ -1,4 +1,4 @@
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 import { requestReview } from '../review/request.js';
 import { classifyEvent, type PrReviewRef } from '../ingress/event-filter.js';
 

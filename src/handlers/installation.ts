@@ -1,5 +1,5 @@
 import { raiseAlertQuietly } from '../alerts/raise.js';
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 
 type InstallationPayload = {
   action: string;

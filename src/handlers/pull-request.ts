@@ -1,4 +1,4 @@
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 import { requestReview } from '../review/request.js';
 import { classifyEvent, type PrRef } from '../ingress/event-filter.js';
 import { loadRepoConfig, type ConfigContext } from '../repo-config/load.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from './app.js';
+import type { AppDeps } from './deps.js';
 import { authorizeCommand } from '../comment-commands/authorize.js';
 import { parseThreadCommand } from '../comment-commands/parse.js';
 import { classifyEvent } from '../ingress/event-filter.js';

@@ -4,9 +4,9 @@ import { ScratchReview, type Env } from '../compose/scratch-review.js';
 import type { LineComment } from '../publish/line-comments.js';
 import { REPO_CONFIG_FILE } from '../repo-config/load.js';
 import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
-import { FINDING_SEVERITIES } from '../review/output.schema.js';
+import { FINDING_SEVERITIES, severityRank } from '../review/output.schema.js';
 import { selectProviders } from '../review/providers/index.js';
-import { runResultSchema, type RunResult } from '../review/run-result.js';
+import { storedRunResult, type RunResult } from '../review/run-result.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { RunRecord } from '../store/runs.js';
 import { fileAt, hasUncommittedChanges, LocalReviewError } from './git.js';
@@ -135,8 +135,8 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
             : `not finished within ${Math.round(timeoutMs / 1000)} s`;
       throw new LocalReviewError('review_failed', why);
     }
-    const parsed = runResultSchema.safeParse(run.result);
-    if (!parsed.success) throw new LocalReviewError('review_failed', 'the run holds no analysis');
+    const result = storedRunResult(run.result);
+    if (!result) throw new LocalReviewError('review_failed', 'the run holds no analysis');
     const published = (await scratch.store.publications.listForPr(run.repo, run.prNumber)).filter(
       (p) => p.runId === run.id && p.kind === 'review',
     );
@@ -160,7 +160,7 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
       kind: 'reviewed',
       change,
       run,
-      result: parsed.data,
+      result,
       findings: await scratch.store.findings.listForRun(run.id),
       body: review.body,
       comments: (request?.comments ?? []).map((c) => ({
@@ -181,15 +181,13 @@ function describeRefusal(run: RunRecord): string {
   return admission?.detail ? `${admission.reason}: ${admission.detail}` : (run.reason ?? 'refused');
 }
 
-const RANK: Record<string, number> = Object.fromEntries(FINDING_SEVERITIES.map((s, i) => [s, i]));
-
 /**
  * Whether a finding the review publishes is at or above `threshold` (blocker > high > medium > low).
  * Every stored finding is published: anchored ones as line comments, the rest in the body.
  */
 export function failsAt(findings: readonly Pick<FindingRecord, 'severity'>[], threshold: Severity): boolean {
-  const limit = RANK[threshold]!;
-  return findings.some((f) => (RANK[f.severity] ?? Number.POSITIVE_INFINITY) <= limit);
+  const limit = severityRank(threshold);
+  return findings.some((f) => severityRank(f.severity) <= limit);
 }
 
 /** A line comment's location: `path:line`, or `path:start-end` for a range. */

@@ -1,4 +1,5 @@
 import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
+import { fenced } from '../review/fence.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { ReviewOutput } from '../review/output.schema.js';
 import { validationStatusLines } from '../validation/report.js';
@@ -189,13 +190,6 @@ function codePath(path: string): string {
   const ticks = '`'.repeat(longest + 1);
   // Inline code shows its text literally: GitHub parses neither HTML nor mentions inside it.
   return `${ticks}${longest > 0 ? ' ' : ''}${clean}${longest > 0 ? ' ' : ''}${ticks}`;
-}
-
-/** A fenced block that the content cannot close early. */
-export function fenced(content: string, info = 'text'): string {
-  const longest = Math.max(2, ...(content.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}${info}\n${content.replace(/\r\n?/g, '\n')}\n${fence}`;
 }
 
 function section(title: string, body: string, opts: SummarySection | null): string {

@@ -1,4 +1,4 @@
-import type { ClaimedJob, EnqueueInput, EnqueueResult, FailResult, Job, JobStatus } from '../store/jobs.js';
+import type { ClaimedJob, EnqueueInput, EnqueueResult, FailResult, Job, JobStatus } from './types.js';
 import type { QueueBackend } from './types.js';
 
 export class QueueHttpError extends Error {

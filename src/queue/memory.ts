@@ -1,18 +1,15 @@
 import type { Clock, IdGenerator } from '../clock.js';
-import {
-  DEFAULT_MAX_ATTEMPTS,
-  refusal,
-  retryDelayMs,
-  type ClaimedJob,
-  type DeadReason,
-  type EnqueueInput,
-  type EnqueueResult,
-  type FailResult,
-  type Job,
-  type JobStatus,
-  type RepairResult,
-} from '../store/jobs.js';
-import type { QueueBackend } from './types.js';
+import { DEFAULT_MAX_ATTEMPTS, refusal, retryDelayMs, type RepairResult } from '../store/jobs.js';
+import type {
+  ClaimedJob,
+  DeadReason,
+  EnqueueInput,
+  EnqueueResult,
+  FailResult,
+  Job,
+  JobStatus,
+  QueueBackend,
+} from './types.js';
 
 /**
  * A process-local queue with the job table's semantics (one waiting job per key, fenced receipts,

@@ -1,4 +1,53 @@
-import type { ClaimedJob, EnqueueInput, EnqueueResult, FailResult, Job, JobStatus } from '../store/jobs.js';
+/** The jobs a queue holds, as every backend (the SQL job table, the HTTP client, memory) hands them out. */
+export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
+export type DeadReason = 'max_attempts' | 'unroutable' | 'superseded' | string;
+
+export type Job = {
+  id: number;
+  queue: string;
+  kind: string;
+  key: string | null;
+  payload: unknown;
+  status: JobStatus;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  runAt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  receipt: string | null;
+  lastError: string | null;
+  deadReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** A claimed job: the receipt is the fencing token every later call must present. */
+export type ClaimedJob = Job & { receipt: string; leaseExpiresAt: number };
+
+export type EnqueueMode =
+  /** Replace the payload of the waiting job with the same key (never a running one). */
+  | 'replace_waiting'
+  /** Keep the waiting job with the same key as it is. */
+  | 'keep_existing';
+
+export type EnqueueInput = {
+  queue: string;
+  kind: string;
+  key?: string | null;
+  payload: unknown;
+  mode?: EnqueueMode;
+  maxAttempts?: number;
+  priority?: number;
+  runAt?: number;
+};
+
+export type EnqueueResult =
+  | { outcome: 'enqueued'; jobId: number }
+  | { outcome: 'replace_waiting'; jobId: number; replacedPayload: unknown }
+  | { outcome: 'already_waiting'; jobId: number };
+
+export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'; reason: DeadReason };
 
 /**
  * What a worker needs from a queue. The SQL job table, the HTTP queue client and the process-local

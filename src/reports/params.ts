@@ -29,8 +29,8 @@ const textParam = z
   .refine((s) => !hasControlCharacter(s), CONTROL_CHARACTER_MESSAGE)
   .transform((s) => (s.trim() === '' ? null : s.trim()));
 
-/** A real UTC calendar day `YYYY-MM-DD`. */
-const dayParam = z
+/** A real UTC calendar day `YYYY-MM-DD` (report parameters, `GET /settings/usage`). */
+export const dayParam = z
   .string({ error: 'must be a date YYYY-MM-DD' })
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
   .refine((s) => {

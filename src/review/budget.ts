@@ -1,4 +1,5 @@
 import { tokensOf } from './context.js';
+import { severityRank } from './output.schema.js';
 import type { ModelMessage } from './providers/index.js';
 import type { PromptContext } from './prompt.js';
 
@@ -134,8 +135,7 @@ export function fitContext(
     if (existing) existing.count += n;
     else cuts.push({ what, count: n });
   };
-  const SEVERITY: Record<string, number> = { blocker: 0, high: 1, medium: 2, low: 3 };
-  fitted.prior = [...fitted.prior].sort((a, b) => (SEVERITY[a.severity] ?? 9) - (SEVERITY[b.severity] ?? 9));
+  fitted.prior = [...fitted.prior].sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
   // Each list keeps its first half until it fits: the first items are the ones to keep.
   const shrink = (key: 'competitors' | 'linkedIssues' | 'memory' | 'prior', what: string) => {
     const length = () => fitted[key]?.length ?? 0;

@@ -8,6 +8,7 @@ import { parseReviewOutput, repairFindingsPrompt, repairPrompt } from './parse-o
 import { chunkPrompt, type PromptContext } from './prompt.js';
 import type { ReviewPrompt } from './prompt.stage.js';
 import type { ModelMessage, ModelProvider, ProviderSelection } from './providers/index.js';
+import type { PartOutput, PassResult } from './pass.js';
 import type { SamplesReport } from './run-result.js';
 import { agreeAcrossSamples } from './samples.js';
 import { errorText, type Stage } from './stage.js';
@@ -32,29 +33,6 @@ export type CallInput = {
   samples?: number;
   /** The changed files, whose diffs check the anchors samples are matched by. */
   gathered?: { changed: ChangedFile[] };
-};
-
-/**
- * One usable answer of a part (a part split in two has two or more); `removedContextIds`: the cited ids
- * that were not supplied, removed from its findings.
- */
-export type PartOutput = {
-  output: ReviewOutput;
-  warnings: string[];
-  unreadable: number;
-  removedContextIds?: number;
-};
-
-/** How one model pass over all parts went (primary or shadow). */
-export type PassResult = {
-  /** The usable answers, in part order. */
-  outputs: Array<PartOutput & { chunk: number }>;
-  /** The parts that failed, with the first error. */
-  failed: Map<number, string>;
-  /** Whether some failure was one that trying again later can fix (timeout, 5xx, rate limit). */
-  retryable: boolean;
-  /** Parts split in two because an answer was cut at the output token limit. */
-  splits: number;
 };
 
 /** The shadow model's pass as stored on the run (`shadowReview`): never published. */

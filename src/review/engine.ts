@@ -4,7 +4,7 @@ import type { ReviewConfig } from '../config/index.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
-import type { ClaimedJob } from '../store/jobs.js';
+import type { ClaimedJob } from '../queue/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ReviewValidation, ReviewValidator } from '../validation/review.js';
 import { validationEvidence as evidenceOf } from '../validation/report.js';

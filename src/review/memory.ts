@@ -9,7 +9,7 @@ import {
   type MemoryContext,
 } from '../store/memory.js';
 import { tokensOf } from './context.js';
-import { dataFence } from './fence.js';
+import { fenced } from './fence.js';
 import { readLinkedIssues, type LinkedIssue, type SkippedIssue } from './linked-issues.js';
 import type { MemoryReport } from './run-result.js';
 
@@ -139,14 +139,14 @@ export function knowledgeItem(d: KnowledgeDocument): MemoryItem {
  */
 export function memoryItemText(item: MemoryItem): string {
   if (item.kind === 'context') {
-    return `### Context ${JSON.stringify(item.id)} (${item.scope})\n${dataFence(`${item.title}\n\n${item.body}`)}`;
+    return `### Context ${JSON.stringify(item.id)} (${item.scope})\n${fenced(`${item.title}\n\n${item.body}`)}`;
   }
   const where = item.scope === KNOWLEDGE_ROOT ? 'the whole repository' : item.scope;
-  return `### Knowledge document ${JSON.stringify(item.id)}\n${dataFence(`Notes on ${where}: ${item.title}\n\n${item.body}`)}`;
+  return `### Knowledge document ${JSON.stringify(item.id)}\n${fenced(`Notes on ${where}: ${item.title}\n\n${item.body}`)}`;
 }
 
 export function issueText(issue: LinkedIssue): string {
-  return `### Issue #${issue.number} (${issue.state})\n${dataFence(`${issue.title}\n\n${issue.body}`)}`;
+  return `### Issue #${issue.number} (${issue.state})\n${fenced(`${issue.title}\n\n${issue.body}`)}`;
 }
 
 /** The prompt's memory section, or null without memory (the prompt is then as without the feature). */

@@ -9,6 +9,12 @@ import { z } from 'zod';
 
 export const VERDICTS = ['clear', 'needs-attention'] as const;
 export const FINDING_SEVERITIES = ['blocker', 'high', 'medium', 'low'] as const;
+
+/** A severity's rank, most severe first (blocker 0 … low 3); a word that is not a severity ranks after low. */
+export function severityRank(severity: string): number {
+  const rank = (FINDING_SEVERITIES as readonly string[]).indexOf(severity);
+  return rank === -1 ? FINDING_SEVERITIES.length : rank;
+}
 export const DISPOSITION_KINDS = ['resolved', 'false_positive', 'no_longer_applicable'] as const;
 export const COMPETITOR_WINNERS = ['own', 'competitor', 'split', 'unclear'] as const;
 

@@ -1,4 +1,4 @@
-import type { PassResult } from './call.stage.js';
+import type { PassResult } from './pass.js';
 import type { ReviewChunk } from './context.js';
 import type { ReviewOutput } from './output.schema.js';
 import type { Stage } from './stage.js';

@@ -270,3 +270,10 @@ export type VerificationReportRecord = z.infer<typeof verificationReportSchema>;
 export type SamplesReport = z.infer<typeof samplesReportSchema>;
 export type RecallReport = z.infer<typeof recallReportSchema>;
 export type MemoryReport = z.infer<typeof memoryReportSchema>;
+
+/** A run's stored `result` read back as a RunResult: null when it holds none, or not one this version reads. */
+export function storedRunResult(value: unknown): RunResult | null {
+  if (value === null || value === undefined) return null;
+  const parsed = runResultSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}

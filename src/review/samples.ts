@@ -1,4 +1,4 @@
-import type { PassResult } from './call.stage.js';
+import type { PassResult } from './pass.js';
 import type { ChangedFile } from './context.js';
 import { checkAnchor, newSideIndex } from './diff.js';
 import { normaliseFindingPath } from './fingerprint.js';

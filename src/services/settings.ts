@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
+import { dayParam } from '../reports/params.js';
 import type { StoredPolicy } from '../store/policy.js';
 import { usageWindow, UsageTooLargeError } from '../store/usage.js';
 import {
@@ -20,14 +21,7 @@ const notInitialized = () => new OperatorError(503, 'policy_not_initialized', NO
 const unavailable = () => new OperatorError(500, 'policy_unavailable', UNAVAILABLE);
 
 /** A UTC calendar day `YYYY-MM-DD` that exists, as the epoch milliseconds of its midnight. */
-const utcDay = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine((s) => {
-    const ms = Date.parse(`${s}T00:00:00Z`);
-    return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === s;
-  }, 'must be a real calendar date')
-  .transform((s) => Date.parse(`${s}T00:00:00Z`));
+const utcDay = dayParam.transform((s) => Date.parse(`${s}T00:00:00Z`));
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

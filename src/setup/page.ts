@@ -1,14 +1,5 @@
 import type { ServerResponse } from 'node:http';
-
-/** Text for HTML content and attribute values. */
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { escapeHtml } from '../html.js';
 
 /** A tagged template whose `${}` values are escaped; `raw()` marks HTML that is already safe. */
 export type Html = { readonly html: string };

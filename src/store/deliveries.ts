@@ -3,7 +3,8 @@ import { brotliDecompressSync } from 'node:zlib';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import { runScript, type Dialect, type ScriptStep } from './db.js';
-import { JOB_ROW, newJobRow, type EnqueueInput } from './jobs.js';
+import type { EnqueueInput } from '../queue/types.js';
+import { JOB_ROW, newJobRow } from './jobs.js';
 
 const require = createRequire(import.meta.url);
 let lz4: typeof import('lz4-napi') | null = null;

@@ -1,56 +1,17 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import type { QueueBackend } from '../queue/types.js';
+import type {
+  ClaimedJob,
+  DeadReason,
+  EnqueueInput,
+  EnqueueResult,
+  FailResult,
+  Job,
+  JobStatus,
+  QueueBackend,
+} from '../queue/types.js';
 import { isUniqueViolation, parseJson, writeTransaction } from './db.js';
 import type { Dialect } from './db.js';
-
-export type JobStatus = 'waiting' | 'running' | 'done' | 'dead';
-export type DeadReason = 'max_attempts' | 'unroutable' | 'superseded' | string;
-
-export type Job = {
-  id: number;
-  queue: string;
-  kind: string;
-  key: string | null;
-  payload: unknown;
-  status: JobStatus;
-  priority: number;
-  attempts: number;
-  maxAttempts: number;
-  runAt: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: number | null;
-  receipt: string | null;
-  lastError: string | null;
-  deadReason: string | null;
-  createdAt: number;
-  updatedAt: number;
-};
-
-/** A claimed job: the receipt is the fencing token every later call must present. */
-export type ClaimedJob = Job & { receipt: string; leaseExpiresAt: number };
-
-export type EnqueueMode =
-  /** Replace the payload of the waiting job with the same key (never a running one). */
-  | 'replace_waiting'
-  /** Keep the waiting job with the same key as it is. */
-  | 'keep_existing';
-
-export type EnqueueInput = {
-  queue: string;
-  kind: string;
-  key?: string | null;
-  payload: unknown;
-  mode?: EnqueueMode;
-  maxAttempts?: number;
-  priority?: number;
-  runAt?: number;
-};
-
-export type EnqueueResult =
-  | { outcome: 'enqueued'; jobId: number }
-  | { outcome: 'replace_waiting'; jobId: number; replacedPayload: unknown }
-  | { outcome: 'already_waiting'; jobId: number };
 
 /** Why a repair was refused: nothing to act on, or the action would break an invariant. */
 export type RepairRefusal =
@@ -77,8 +38,6 @@ export const refusal = {
     leaseExpiresAt: expires,
   }),
 };
-
-export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'; reason: DeadReason };
 
 export const DEFAULT_MAX_ATTEMPTS = 8;
 

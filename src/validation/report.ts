@@ -4,7 +4,8 @@
  * request introduced becomes. The decisions: docs/validation.md ("Into the review").
  */
 import { z } from 'zod';
-import { dataFence } from '../review/prompt.js';
+import { fenced } from '../review/fence.js';
+import { escapeHtml } from '../html.js';
 
 /** An output tail kept in the run record (the full tail, up to the executor's cap, is an artifact). */
 export const STORED_TAIL_CHARS = 4000;
@@ -93,7 +94,7 @@ export function validationEvidence(report: ValidationReport): string {
   for (const c of report.commands.filter((c) => !c.passed)) {
     lines.push(
       `Output of \`${c.command}\` (last ${SHOWN_TAIL_CHARS} characters):`,
-      dataFence(tail(c.outputTail, SHOWN_TAIL_CHARS)),
+      fenced(tail(c.outputTail, SHOWN_TAIL_CHARS)),
     );
   }
   lines.push(
@@ -133,7 +134,7 @@ export function validationFindings(report: ValidationReport, changedPaths: strin
         `${commandLine(c)}.`,
         c.baseNote ? `${c.baseNote}.` : null,
         `The last lines of its output:`,
-        dataFence(tail(c.outputTail, SHOWN_TAIL_CHARS)),
+        fenced(tail(c.outputTail, SHOWN_TAIL_CHARS)),
       ]
         .filter((l): l is string => l !== null)
         .join('\n\n'),
@@ -164,7 +165,7 @@ export function validationStatusLines(report: ValidationReport): string[] {
       lines.push(`- RAN: ${commandLine(c)}`);
       if (!c.passed) {
         lines.push(
-          `\n  <details><summary>Output of <code>${escapeHtml(c.command)}</code></summary>\n\n${dataFence(
+          `\n  <details><summary>Output of <code>${escapeHtml(c.command)}</code></summary>\n\n${fenced(
             tail(c.outputTail, SHOWN_TAIL_CHARS),
           )
             .split('\n')
@@ -184,8 +185,4 @@ export function validationStatusLines(report: ValidationReport): string[] {
   }
   for (const n of report.notes) lines.push(`- NOTE: ${escapeHtml(n)}`);
   return lines;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }

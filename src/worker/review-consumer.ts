@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ReviewJobPayload } from '../review/request.js';
 import type { RunResult } from '../review/run-result.js';
 import type { Store } from '../store/index.js';
-import type { ClaimedJob } from '../store/jobs.js';
+import type { ClaimedJob } from '../queue/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { JobContext, JobHandler, JobOutcome } from './runner.js';
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { systemTimers, type Timer, type Timers } from '../clock.js';
 import type { QueueBackend } from '../queue/types.js';
 import { renewIntervalMs } from '../queue/types.js';
-import type { ClaimedJob } from '../store/jobs.js';
+import type { ClaimedJob } from '../queue/types.js';
 
 export class LeaseLostError extends Error {
   constructor(readonly jobId: number) {

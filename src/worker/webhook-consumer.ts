@@ -1,6 +1,6 @@
 import type { Probot } from 'probot';
 import type { Store } from '../store/index.js';
-import type { ClaimedJob } from '../store/jobs.js';
+import type { ClaimedJob } from '../queue/types.js';
 import type { JobHandler } from './runner.js';
 
 /**

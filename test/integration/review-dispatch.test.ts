@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { requestReview, REVIEW_QUEUE } from '../../src/review/request.js';
-import type { ClaimedJob } from '../../src/store/jobs.js';
+import type { ClaimedJob } from '../../src/queue/types.js';
 import { LeaseLostError, type JobContext } from '../../src/worker/runner.js';
 import {
   missingHeadShaMessage,

@@ -2,7 +2,7 @@ import pino from 'pino';
 import type { GitHubClient } from '../../src/github/client.js';
 import type { Admission, ReviewEngine, ReviewSession } from '../../src/review/engine.js';
 import { requestReview, REVIEW_QUEUE } from '../../src/review/request.js';
-import type { ClaimedJob } from '../../src/store/jobs.js';
+import type { ClaimedJob } from '../../src/queue/types.js';
 import type { RunRecord } from '../../src/store/runs.js';
 import type { ReviewExecution } from '../../src/worker/review-consumer.js';
 import { reviewFlow, type FeedbackCollection, type Publication } from '../../src/worker/review-flow.js';

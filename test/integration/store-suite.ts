@@ -9,7 +9,7 @@ import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
 import type { IncomingDelivery } from '../../src/store/deliveries.js';
-import type { EnqueueInput, EnqueueMode } from '../../src/store/jobs.js';
+import type { EnqueueInput, EnqueueMode } from '../../src/queue/types.js';
 import { openStore } from '../../src/store/index.js';
 import { OperatorError } from '../../src/services/operation.js';
 import { findRun } from '../../src/services/runs.js';

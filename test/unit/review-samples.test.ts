@@ -1,5 +1,6 @@
 import { buildReviewInput, type ReviewChunk } from '../../src/review/context.js';
-import { callStage, type CallInput, type PassResult } from '../../src/review/call.stage.js';
+import { callStage, type CallInput } from '../../src/review/call.stage.js';
+import type { PassResult } from '../../src/review/pass.js';
 import type { Finding } from '../../src/review/output.schema.js';
 import type { PromptContext } from '../../src/review/prompt.js';
 import { agreeAcrossSamples } from '../../src/review/samples.js';

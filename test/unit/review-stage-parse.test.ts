@@ -1,4 +1,4 @@
-import type { PassResult } from '../../src/review/call.stage.js';
+import type { PassResult } from '../../src/review/pass.js';
 import { buildReviewInput } from '../../src/review/context.js';
 import { parseStage, type ParseInput } from '../../src/review/parse.stage.js';
 import { reviewOutput } from '../helpers/review-output.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { envValue, withEnvValues } from '../../src/setup/env-file.js';
 import { buildManifest, newAppUrl } from '../../src/setup/manifest.js';
-import { escapeHtml } from '../../src/setup/page.js';
+import { escapeHtml } from '../../src/html.js';
 import { isLocalRequest, SetupStates, STATE_TTL_MS } from '../../src/setup/routes.js';
 
 describe('the .env writer of the first-run setup', () => {

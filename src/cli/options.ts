@@ -1,0 +1,53 @@
+import { parseArgs } from 'node:util';
+
+/** Every option of every `verdict` command (node:util parseArgs, strict). */
+const OPTIONS = {
+  db: { type: 'string' },
+  'queue-db': { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  variant: { type: 'string' },
+  init: { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  name: { type: 'string' },
+  provider: { type: 'string' },
+  model: { type: 'string' },
+  cases: { type: 'string' },
+  concurrency: { type: 'string' },
+  'judge-provider': { type: 'string' },
+  'judge-model': { type: 'string' },
+  corpus: { type: 'string' },
+  record: { type: 'boolean' },
+  samples: { type: 'string' },
+  'from-record': { type: 'string' },
+  'from-pr': { type: 'string' },
+  bug: { type: 'string', multiple: true },
+  severity: { type: 'string' },
+  keywords: { type: 'string' },
+  language: { type: 'string' },
+  offline: { type: 'boolean' },
+  payload: { type: 'string' },
+  url: { type: 'string' },
+  secret: { type: 'string' },
+  repo: { type: 'string' },
+  search: { type: 'string' },
+  title: { type: 'string' },
+  body: { type: 'string' },
+  'body-file': { type: 'string' },
+  path: { type: 'string', multiple: true },
+  revision: { type: 'string' },
+  label: { type: 'string' },
+  category: { type: 'string' },
+  action: { type: 'string' },
+  number: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  workspace: { type: 'boolean' },
+  'all-paths': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const parse = (argv: string[]) =>
+  parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+export type Options = ReturnType<typeof parse>['values'];
