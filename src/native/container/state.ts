@@ -36,9 +36,15 @@ export class ContainerState {
     if (unknown.length > 0) throw new Error(`state bundle names tables outside the contract: ${unknown.join(', ')}`);
     const knex = this.store.db.knex;
     await knex.transaction(async (trx) => {
-      for (const { table } of NATIVE_STATE_TABLES) {
+      for (const { table, key } of NATIVE_STATE_TABLES) {
         const rows = bundle.tables[table] ?? [];
-        for (let i = 0; i < rows.length; i += 100) await trx(table).insert(rows.slice(i, i + 100));
+        // By key over what the migrations seeded (the default review policy row).
+        for (let i = 0; i < rows.length; i += 100) {
+          await trx(table)
+            .insert(rows.slice(i, i + 100))
+            .onConflict(key)
+            .merge();
+        }
       }
     });
     this.baseline = await this.snapshot();
