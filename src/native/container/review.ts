@@ -88,6 +88,13 @@ export class ContainerReview {
     if (signal.aborted) throw new ReviewAbortedError();
     deps.setPhase('flushing');
     await this.flush(true);
+    const outside = await this.state.outsideContract();
+    if (outside.length > 0) {
+      deps.log.info(
+        { event: 'container-state-not-flushed', tables: outside },
+        `rows of tables outside the state contract were not flushed: ${outside.join(', ')}`,
+      );
+    }
     return this.response(outcome ?? { type: 'ack' }, dispatch);
   }
 

@@ -83,6 +83,23 @@ export class ContainerState {
     return { tables, current };
   }
 
+  /**
+   * Tables outside the contract that hold rows after the review (the store wrote them, no flush carries
+   * them): logged by the container so that a gap in NATIVE_STATE_TABLES shows.
+   */
+  async outsideContract(): Promise<string[]> {
+    const knex = this.store.db.knex;
+    const known = new Set(NATIVE_STATE_TABLES.map((t) => t.table));
+    const tables = (await knex('sqlite_master').where({ type: 'table' }).pluck('name')) as string[];
+    const out: string[] = [];
+    for (const name of tables) {
+      if (known.has(name) || name.startsWith('knex_') || name.startsWith('sqlite_')) continue;
+      const row = (await knex(name).count({ n: '*' }).first()) as { n: number } | undefined;
+      if (Number(row?.n ?? 0) > 0) out.push(name);
+    }
+    return out;
+  }
+
   /** The flush of `current` succeeded: later changes are counted from it. */
   flushed(current: Snapshot): void {
     this.baseline = current;

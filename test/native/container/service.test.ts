@@ -87,6 +87,8 @@ describe('native review container', () => {
     expect(reviews).toHaveLength(1);
     expect(reviews[0]!.commit_id).toBe(HEAD);
     expect(JSON.stringify(reviews[0])).toContain('Eviction races with writes');
+    // No validation executor in the container: skipped with the Node runtime's words (docs/native.md).
+    expect(reviews[0]!.body).toContain('SKIPPED bubblewrap: binary unavailable');
     expect([...github.checkRuns.values()].map((c) => c.status)).toEqual(['completed']);
     expect(internal.calls.filter((c) => c.host === 'broker.internal')[0]!.body).toEqual({
       installationId: 77,
@@ -112,6 +114,8 @@ describe('native review container', () => {
     // The bundle's untouched rows are not sent back.
     expect(flush.tables.repositories).toBeUndefined();
     expect(await health()).toEqual({ ok: true, phase: 'idle', runId: null });
+    // Nothing the review wrote lies outside the state contract.
+    expect(logLines.filter((l) => l.event === 'container-state-not-flushed')).toEqual([]);
   });
 
   it('in shadow mode reviews and stores, and publishes nothing to GitHub', async () => {
