@@ -38,7 +38,13 @@ export function internalClient(origin: string | null, fetchImpl: typeof fetch = 
     try {
       response = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
     } catch (error) {
-      throw new InternalCallError(host, path, 0, null, `${host}${path} unreachable: ${(error as Error).message}`);
+      throw new InternalCallError(
+        host,
+        path,
+        0,
+        null,
+        `${host}${path} unreachable: ${(error as Error).message}`,
+      );
     }
     const text = await response.text();
     let json: unknown = null;
@@ -60,7 +66,13 @@ export function internalClient(origin: string | null, fetchImpl: typeof fetch = 
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new InternalCallError(host, path, response.status, 'invalid_answer', `${host}${path}: ${parsed.error.message}`);
+      throw new InternalCallError(
+        host,
+        path,
+        response.status,
+        'invalid_answer',
+        `${host}${path}: ${parsed.error.message}`,
+      );
     }
     return parsed.data;
   };

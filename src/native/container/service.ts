@@ -179,7 +179,10 @@ export class ContainerService {
         await Promise.race([this.running, new Promise((r) => setTimeout(r, deadline / 2).unref())]);
         try {
           await review.checkpoint();
-          this.opts.log.info({ event: 'container-checkpoint', runId: review.request.runId }, 'checkpoint flushed');
+          this.opts.log.info(
+            { event: 'container-checkpoint', runId: review.request.runId },
+            'checkpoint flushed',
+          );
         } catch (error) {
           this.opts.log.warn(
             { event: 'container-checkpoint-failed', runId: review.request.runId, err: error },

@@ -33,7 +33,8 @@ export class ContainerState {
   async hydrate(bundle: StateBundle): Promise<void> {
     const known = new Set(NATIVE_STATE_TABLES.map((t) => t.table));
     const unknown = Object.keys(bundle.tables).filter((t) => !known.has(t));
-    if (unknown.length > 0) throw new Error(`state bundle names tables outside the contract: ${unknown.join(', ')}`);
+    if (unknown.length > 0)
+      throw new Error(`state bundle names tables outside the contract: ${unknown.join(', ')}`);
     const knex = this.store.db.knex;
     await knex.transaction(async (trx) => {
       for (const { table, key } of NATIVE_STATE_TABLES) {

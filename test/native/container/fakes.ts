@@ -92,7 +92,14 @@ export async function seedBundle(): Promise<{ bundle: StateBundle; run: RunRecor
   try {
     await store.repositories.upsertInstalled(REPO, 77);
     await store.repositories.configure(REPO, { enabled: true }, { actor: 'test', reason: null });
-    const request = { owner: OWNER, repo: NAME, number: 7, headSha: HEAD, installationId: 77, trigger: 'opened' };
+    const request = {
+      owner: OWNER,
+      repo: NAME,
+      number: 7,
+      headSha: HEAD,
+      installationId: 77,
+      trigger: 'opened',
+    };
     const { run } = await requestReview(store, request);
     const tables: StateBundle['tables'] = {};
     for (const t of NATIVE_STATE_TABLES) {

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { containerErrorSchema, containerHealthSchema, stateFlushSchema } from '../../../src/native/protocol.js';
+import {
+  containerErrorSchema,
+  containerHealthSchema,
+  stateFlushSchema,
+} from '../../../src/native/protocol.js';
 import type { FakeGitHub } from '../../helpers/fake-github.js';
 import { freePort } from '../../helpers/net.js';
 import { eventually } from '../../helpers/webhooks.js';

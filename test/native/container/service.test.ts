@@ -3,7 +3,11 @@ import { createLogger } from '../../../src/logger.js';
 import { nativeConfig } from '../../../src/native/container/env.js';
 import { internalClient } from '../../../src/native/container/internal.js';
 import { ContainerService } from '../../../src/native/container/service.js';
-import { containerErrorSchema, containerHealthSchema, stateFlushSchema } from '../../../src/native/protocol.js';
+import {
+  containerErrorSchema,
+  containerHealthSchema,
+  stateFlushSchema,
+} from '../../../src/native/protocol.js';
 import type { RunRecord } from '../../../src/store/runs.js';
 import type { FakeGitHub } from '../../helpers/fake-github.js';
 import { eventually } from '../../helpers/webhooks.js';
