@@ -15,7 +15,7 @@ import { type Store } from '../store/index.js';
 import { REVIEW_QUEUE } from '../review/request.js';
 import type { QueueBackend } from '../queue/types.js';
 import { reviewJobHandler, type ReviewExecutor } from '../worker/review-consumer.js';
-import { reviewFlow } from '../worker/review-flow.js';
+import { reviewFlow, type Publication } from '../worker/review-flow.js';
 import { feedbackCollection } from '../memory/feedback.js';
 import { createReviewEngine } from '../review/engine.js';
 import type { GitHubClient } from '../github/client.js';
@@ -218,13 +218,28 @@ export function reviewEngineFor(
   log: Logger,
   opts: { clock?: Clock; ids?: IdGenerator } = {},
 ): ReviewExecutor {
+  const github = async (installationId: number) => (await probot.auth(installationId)) as GitHubClient;
+  return reviewExecutorFor(store, github, config, log, opts);
+}
+
+/**
+ * The review job of reviewEngineFor over any source of installation Octokits (the native container gets
+ * its tokens from `broker.internal`); `publication` replaces the configured publisher when given.
+ */
+export function reviewExecutorFor(
+  store: Store,
+  github: (installationId: number) => Promise<GitHubClient>,
+  config: Config,
+  log: Logger,
+  opts: { clock?: Clock; ids?: IdGenerator; publication?: Publication | null } = {},
+): ReviewExecutor {
   const providers = selectProviders(config.review.providers);
   const engine = createReviewEngine({
     store,
     config: config.review,
     providers,
     providersFor: (repoModel) => providersForRepo(providers, config.review.providers, repoModel),
-    github: async (installationId) => (await probot.auth(installationId)) as GitHubClient,
+    github,
     clock: opts.clock ?? systemClock,
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
@@ -241,7 +256,7 @@ export function reviewEngineFor(
   });
   return reviewFlow({
     engine,
-    publication: reviewPublisherFor(store, config, log),
+    publication: opts.publication === undefined ? reviewPublisherFor(store, config, log) : opts.publication,
     store,
     log,
     feedback: feedbackCollection(store, log.child({ name: 'feedback' }), {
