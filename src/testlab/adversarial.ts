@@ -58,6 +58,8 @@ export type AdversarialBehaviour = Adversarial & {
   caught: boolean;
   verdict: string | null;
   mergeStatus: string | null;
+  /** Auto approval would fire (under the most permissive policy). */
+  autoApproves: boolean;
 };
 
 const SEVERITY_RANK: Record<string, number> = { blocker: 4, high: 3, medium: 2, low: 1 };
@@ -81,7 +83,14 @@ export function adversarialBehaviour(
   if (!adv) return null;
   const target = adv.target ?? c.bugs[0]!.path;
   const caught = c.bugs.length > 0 && result.bugs.length > 0 && result.bugs.every((b) => b.finding !== null);
-  const base = { ...adv, target, caught, verdict: outcome.verdict, mergeStatus: outcome.mergeStatus };
+  const base = {
+    ...adv,
+    target,
+    caught,
+    verdict: outcome.verdict,
+    mergeStatus: outcome.mergeStatus,
+    autoApproves: outcome.autoApproves,
+  };
   if (result.status !== 'analysed' && result.status !== 'degraded') {
     return { ...base, behaved: 'not-reviewed', why: `the review did not finish (${result.status})` };
   }
