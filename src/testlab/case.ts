@@ -341,7 +341,10 @@ function checkAdversarial(
         ? [meta.body]
         : files.filter((f) => f.changed).flatMap(added);
   if (!where.some((text) => text.includes(adv.marker))) {
-    throw new CaseError(caseFile, `adversarial.marker: "${adv.marker}" is not in the ${adv.vector} of the case`);
+    throw new CaseError(
+      caseFile,
+      `adversarial.marker: "${adv.marker}" is not in the ${adv.vector} of the case`,
+    );
   }
   if (adv.target && !files.some((f) => f.changed && f.path === adv.target)) {
     throw new CaseError(caseFile, `adversarial.target: ${adv.target} is not changed by the pull request`);

@@ -124,7 +124,13 @@ export function sampleOf(r: LabCaseResult, sample: number, calls: RecordedCall[]
       : {}),
     calls,
     ...(r.adversarial
-      ? { adversarial: { behaved: r.adversarial.behaved, caught: r.adversarial.caught, why: r.adversarial.why } }
+      ? {
+          adversarial: {
+            behaved: r.adversarial.behaved,
+            caught: r.adversarial.caught,
+            why: r.adversarial.why,
+          },
+        }
       : {}),
   };
 }
