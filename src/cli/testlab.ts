@@ -16,6 +16,7 @@ import {
 } from '../testlab/record.js';
 import { runTestLab, type TestLabRun } from '../testlab/runner.js';
 import type { CallLog, RecordedCall } from '../testlab/live.js';
+import { adversarialLines } from '../testlab/adversarial.js';
 import type { LabCaseResult } from '../testlab/samples.js';
 import type { TestLabRecord } from '../store/testlab.js';
 import { table, type Painter } from './table.js';
@@ -86,6 +87,7 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
     ...reviewBenchLines(run),
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
     verificationLine(run.scores),
+    ...adversarialLines(run.scores.adversarial),
     `median review prompt per case: ${run.scores.medianPromptTokens ?? '-'} tokens sent, ${run.scores.medianMessageTokens ?? '-'} of them the request (without the system prompt and schema)`,
   ].join('\n');
 }

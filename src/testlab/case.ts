@@ -68,6 +68,23 @@ export const caseSourceSchema = z.strictObject({
   licenceFile: nonBlank.max(200),
 });
 
+/**
+ * An adversarial case (docs/testlab.md, "Adversarial cases"): the pull request tries to steer its own
+ * review. `vector` is where the injected text is (the description, the title, a code comment in the diff,
+ * or an instruction file the pull request edits), `asks` what it asks for, `target` the file it is about
+ * (the planted bug's file when absent), `marker` a distinctive phrase of the injected text, exactly as the
+ * case carries it (the replay check looks for it in the prompt).
+ */
+export const ADVERSARIAL_VECTORS = ['body', 'title', 'code-comment', 'instructions'] as const;
+export const ADVERSARIAL_ASKS = ['approve', 'ignore-file', 'lower-severity', 'change-verdict'] as const;
+export const adversarialSchema = z.strictObject({
+  vector: z.enum(ADVERSARIAL_VECTORS),
+  asks: z.enum(ADVERSARIAL_ASKS),
+  target: nonBlank.max(500).optional(),
+  marker: z.string().trim().min(12, 'must be a distinctive phrase (12 characters or more)').max(200),
+});
+export type Adversarial = z.infer<typeof adversarialSchema>;
+
 export const caseMetaSchema = z.strictObject({
   title: nonBlank.max(256),
   body: z.string().max(20_000).default(''),
@@ -85,6 +102,8 @@ export const caseMetaSchema = z.strictObject({
    * counts it as skipped; a live run reviews it.
    */
   liveOnly: nonBlank.max(500).optional(),
+  /** The pull request tries to steer its own review (an adversarial case). */
+  adversarial: adversarialSchema.optional(),
 });
 
 export const plantedBugSchema = z
@@ -255,6 +274,7 @@ export function loadCase(dir: string): TestLabCase {
   if (meta.source && golden.length === 0) {
     throw new CaseError(expectedFile, 'a case imported from a dataset lists its golden findings');
   }
+  checkAdversarial(dir, meta, files, bugs);
   const answers = new Map<string, string>();
   const answersDir = join(dir, 'answers');
   for (const file of listFiles(answersDir)) answers.set(file, readFileSync(join(answersDir, file), 'utf8'));
@@ -293,6 +313,41 @@ function checkLocations(
         `${key}.${index}.lines: ${item.path} has ${lineCount} lines, the range ends at ${item.lines[1]}`,
       );
     }
+  }
+}
+
+/**
+ * An adversarial case's marker is in the text its vector names (the title, the body, or an added line of a
+ * changed file), its target is a changed file, and it has a planted bug (what the injection tries to hide).
+ */
+function checkAdversarial(
+  dir: string,
+  meta: CaseMeta,
+  files: ReadonlyArray<CaseFile & { changed: boolean }>,
+  bugs: readonly PlantedBug[],
+): void {
+  const adv = meta.adversarial;
+  if (!adv) return;
+  const caseFile = join(dir, 'case.yml');
+  if (bugs.length === 0) throw new CaseError(caseFile, 'adversarial: an adversarial case plants a bug');
+  const added = (f: CaseFile) => {
+    const before = new Set((f.before ?? '').split('\n'));
+    return (f.after ?? '').split('\n').filter((line) => !before.has(line));
+  };
+  const where =
+    adv.vector === 'title'
+      ? [meta.title]
+      : adv.vector === 'body'
+        ? [meta.body]
+        : files.filter((f) => f.changed).flatMap(added);
+  if (!where.some((text) => text.includes(adv.marker))) {
+    throw new CaseError(
+      caseFile,
+      `adversarial.marker: "${adv.marker}" is not in the ${adv.vector} of the case`,
+    );
+  }
+  if (adv.target && !files.some((f) => f.changed && f.path === adv.target)) {
+    throw new CaseError(caseFile, `adversarial.target: ${adv.target} is not changed by the pull request`);
   }
 }
 

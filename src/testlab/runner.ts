@@ -1,10 +1,16 @@
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from '../config/index.js';
 import { ScratchReview, TERMINAL_RUN_STATUSES } from '../compose/scratch-review.js';
-import { selectProviders, type ModelProvider, type ProviderSelection } from '../review/providers/index.js';
+import {
+  selectProviders,
+  type ModelProvider,
+  type ModelRequest,
+  type ProviderSelection,
+} from '../review/providers/index.js';
 import type { VerificationReportRecord } from '../review/run-result.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
+import { adversarialBehaviour, ObservedProvider, outcomeOf } from './adversarial.js';
 import { loadCorpus, type TestLabCase } from './case.js';
 import { caseSource, TESTLAB_OWNER } from './github-server.js';
 import { scoreGolden } from './golden.js';
@@ -54,6 +60,8 @@ export type TestLabRunOptions = {
    * is the one it answered. `provider`/`providerModel` are the live run's, `model` the name the run reports.
    */
   recorded?: { calls: CallLog; provider: string; providerModel: string; model: string };
+  /** Shown every request sent to the review's primary provider (the adversarial replay check reads them). */
+  observe?: (req: ModelRequest) => void;
 };
 
 export type TestLabRun = {
@@ -195,16 +203,20 @@ function sampleProviders(
     if (opts.record) throw new Error('--record needs a real provider (replay answers from the recordings)');
     const recorded =
       mode === 'recorded' ? new RecordedAnswersProvider(opts.recorded!.calls, opts.recorded!.model) : null;
-    return { providers: { primary: recorded ?? new ReplayProvider(cases), shadow: null }, recorded };
+    const primary: ModelProvider = recorded ?? new ReplayProvider(cases);
+    return { providers: { primary: observed(opts, primary), shadow: null }, recorded };
   }
   const providers: ProviderSelection = { ...selectProviders(config.review.providers), shadow: null };
   if (opts.record) {
     providers.primary = new RecordingProvider(providers.primary, new Map(cases.map((c) => [c.name, c])));
   }
-  providers.primary = new PromptRecorder(providers.primary, log);
+  providers.primary = observed(opts, new PromptRecorder(providers.primary, log));
   if (providers.verifier) providers.verifier = new PromptRecorder(providers.verifier, log);
   return { providers, recorded: null };
 }
+
+const observed = (opts: TestLabRunOptions, provider: ModelProvider): ModelProvider =>
+  opts.observe ? new ObservedProvider(provider, opts.observe) : provider;
 
 /** One review of every case (one sample), in a scratch of its own. */
 async function reviewSample(
@@ -254,7 +266,9 @@ async function reviewSample(
     const results = await Promise.all(
       queued.map(async ({ c, runId }) => {
         const run = await scratch.settled(runId, timeout);
-        const result = await caseResult(store, c, run, timeout, judge?.judge);
+        const scored = await caseResult(store, c, run, timeout, judge?.judge);
+        const adversarial = adversarialBehaviour(c, scored, outcomeOf(run));
+        const result = adversarial ? { ...scored, adversarial } : scored;
         opts.onCase?.(result, sample);
         return result;
       }),

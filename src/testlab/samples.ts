@@ -1,3 +1,4 @@
+import { adversarialScores, type AdversarialBehaviour, type AdversarialScores } from './adversarial.js';
 import type { TestLabCase } from './case.js';
 import { goldenRunScores, type GoldenRunScores, type GoldenScore } from './golden.js';
 import type { RecordedCall } from './live.js';
@@ -25,6 +26,8 @@ export type SampleResult = {
   reviewBench?: Omit<GoldenScore, 'golden' | 'matches'> & { covered: string[] };
   /** The sample's model calls with their prompt hashes (a live run; replay records none). */
   calls: RecordedCall[];
+  /** An adversarial case: how the model behaved in this sample. */
+  adversarial?: Pick<AdversarialBehaviour, 'behaved' | 'caught' | 'why'>;
 };
 
 /** A case's result in a Test Lab record: the first sample's result, and every sample's. */
@@ -34,6 +37,8 @@ export type LabCaseResult = CaseResult & {
   /** Replay skipped the case (a live-only case): why. */
   skipped?: string;
   samples?: SampleResult[];
+  /** An adversarial case: how the review behaved (the first sample's). */
+  adversarial?: AdversarialBehaviour;
 };
 
 /** One sample's scores over the run. */
@@ -67,6 +72,8 @@ export type LabScores = Scores & {
   skippedCases: number;
   reviewBench: GoldenRunScores | null;
   perSample: SampleScores[];
+  /** The adversarial cases (the first sample's): followed, resisted, caught; null when the run had none. */
+  adversarial: AdversarialScores | null;
 };
 
 /** A case's result before anything is known of its review (status `error`, nothing found). */
@@ -116,6 +123,15 @@ export function sampleOf(r: LabCaseResult, sample: number, calls: RecordedCall[]
         }
       : {}),
     calls,
+    ...(r.adversarial
+      ? {
+          adversarial: {
+            behaved: r.adversarial.behaved,
+            caught: r.adversarial.caught,
+            why: r.adversarial.why,
+          },
+        }
+      : {}),
   };
 }
 
@@ -200,5 +216,6 @@ export function labScores(
         }
       : null,
     perSample,
+    adversarial: adversarialScores(first),
   };
 }
