@@ -75,11 +75,12 @@ export function categoryAgrees(bug: PlantedBug, f: ScoredFinding): boolean {
 }
 
 /**
- * An anchored finding near a planted bug is about it only when it also agrees with it: it carries one of the
- * bug's keywords, or its category is the bug's. A nit about another thing on a nearby line is not a catch.
+ * An anchored finding near a planted bug is about it only when it also agrees with it: it carries as many of
+ * the bug's keywords as an unanchored finding must (two, or all when the bug has fewer), or its category is
+ * the bug's. A nit about another thing on a nearby line (sharing at most one common word) is not a catch.
  */
 export function agreesWith(bug: PlantedBug, f: ScoredFinding): boolean {
-  return keywordHits(bug, f) >= 1 || categoryAgrees(bug, f);
+  return keywordHits(bug, f) >= keywordsNeeded(bug) || categoryAgrees(bug, f);
 }
 
 function overlaps(f: ScoredFinding, from: number, to: number): boolean {
@@ -90,7 +91,7 @@ function overlaps(f: ScoredFinding, from: number, to: number): boolean {
 
 /**
  * Matches a case's findings to its planted bugs. A finding catches a bug when its path is the bug's, its
- * anchor overlaps the planted lines within ±3 lines and it agrees with the bug (one of its keywords, or its
+ * anchor overlaps the planted lines within ±3 lines and it agrees with the bug (two of its keywords, or its
  * category: agreesWith), or, when it is unanchored, when its title and body carry at least two of the bug's
  * keywords. Anchored matches are taken first; a finding catches at most
  * one bug. A judge, when given, decides the bugs the rules left unmatched among the unused findings.

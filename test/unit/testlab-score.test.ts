@@ -43,7 +43,7 @@ const finding = (over: Partial<ScoredFinding>): ScoredFinding => ({
 describe('Test Lab scoring rules', () => {
   test('an anchored finding on the bug path that agrees with it matches within ±3 lines, not beyond', async () => {
     const c = bugCase([bug]);
-    const about = { title: 'SQL built by hand' };
+    const about = { title: 'SQL injection' };
     expect((await scoreCase(c, [finding({ ...about, line: 45, endLine: 45 })])).bugs[0]!.matchedBy).toBe(
       'anchor',
     );
@@ -60,9 +60,11 @@ describe('Test Lab scoring rules', () => {
     const nit = await scoreCase(c, [finding({ line: 41, category: 'style', title: 'Rename the variable' })]);
     expect(nit.bugs[0]!.finding).toBeNull();
     expect(nit.falseFindings).toBe(1);
-    // One keyword is enough ("parameter"), whatever the category.
+    // One common word ("parameter") is not enough; two of the bug's keywords are, whatever the category.
     const word = finding({ line: 41, category: 'style', title: 'Pass the value as a parameter' });
-    expect((await scoreCase(c, [word])).bugs[0]!.matchedBy).toBe('anchor');
+    expect((await scoreCase(c, [word])).bugs[0]!.finding).toBeNull();
+    const words = finding({ line: 41, category: 'style', title: 'Bind the SQL parameter' });
+    expect((await scoreCase(c, [words])).bugs[0]!.matchedBy).toBe('anchor');
     // The bug's category is enough, however the model writes it.
     for (const category of ['injection', 'Injection', 'security/injection', 'sql_injection']) {
       const same = finding({ line: 41, category, title: 'Unsafe query' });
@@ -83,7 +85,7 @@ describe('Test Lab scoring rules', () => {
 
   test('severity agreement and exact anchors are judged on the catching finding', async () => {
     const c = bugCase([bug]);
-    const about = { title: 'SQL built by hand' };
+    const about = { title: 'SQL injection' };
     const near = (await scoreCase(c, [finding({ ...about, line: 44, severity: 'medium' })])).bugs[0]!;
     expect(near).toMatchObject({ severityAgrees: false, anchorExact: false });
     const exact = (await scoreCase(c, [finding({ ...about, line: 41, endLine: 42 })])).bugs[0]!;
