@@ -1,6 +1,7 @@
 /**
- * Checks Test Lab cases: each validates (case.yml, expected.yml, before/, after/), and each recorded answer
- * parses with the engine's own parser. `tsx scripts/testlab/check.ts [case-name-prefix...]`
+ * Checks Test Lab cases: each validates (case.yml, expected.yml, before/, after/); each authored answer
+ * parses with the engine's own parser, has its relies file, names only files it covers, and relies on lines
+ * that are the case's after/ text at those numbers. `tsx scripts/testlab/check.ts [case-name-prefix...]`
  */
 import { join } from 'node:path';
 import { caseDirs, loadCase, type TestLabCase } from '../../src/testlab/case.js';
@@ -19,21 +20,30 @@ for (const dir of dirs) {
     const c = loadCase(dir);
     cases.push(c);
     const problems: string[] = [];
-    if (c.answers.size === 0 && !c.meta.liveOnly) problems.push('no recorded answer under answers/');
-    for (const [file, text] of c.answers) {
-      if (file === 'synthesis.txt') {
-        const synthesis = parseSynthesis(text);
-        if (!synthesis.ok) problems.push(`answers/${file}: ${synthesis.error}`);
-        continue;
-      }
-      const parsed = parseReviewOutput(text, { suppliedContextIds: new Set() });
+    if (c.authored.length === 0 && !c.meta.liveOnly) problems.push('no authored answer under answers/');
+    problems.push(...c.answerProblems);
+    const synthesisText = c.answers.get('synthesis.txt');
+    if (synthesisText !== undefined) {
+      const synthesis = parseSynthesis(synthesisText);
+      if (!synthesis.ok) problems.push(`answers/synthesis.txt: ${synthesis.error}`);
+    }
+    for (const a of c.authored) {
+      const file = `${a.name}.txt`;
+      const parsed = parseReviewOutput(a.text, { suppliedContextIds: new Set() });
       if (!parsed.ok) {
         problems.push(`answers/${file}: ${parsed.error}`);
         continue;
       }
       for (const f of parsed.output.findings) {
-        if (!c.files.some((x) => x.path === f.path))
-          problems.push(`answers/${file}: finding path ${f.path} is not a file of the case`);
+        if (!a.relies.covers.includes(f.path))
+          problems.push(`answers/${file}: finding path ${f.path} is not a file the answer covers`);
+      }
+      for (const r of a.relies.lines) {
+        const after = c.files.find((x) => x.path === r.path)?.after?.split('\n')[r.line - 1];
+        if (after !== r.text)
+          problems.push(
+            `answers/${a.name}.relies.yml: ${r.path}:${r.line} is not that line of after/ (re-derive)`,
+          );
       }
     }
     const changed = c.files.filter((f) => f.changed).length;

@@ -1,5 +1,6 @@
 /**
- * `npm run testlab`: the whole Test Lab corpus in replay (authored answers, no network), its score table,
+ * `npm run testlab`: the whole Test Lab corpus in replay (authored answers, served only to prompts that show
+ * the lines they rely on; no network), its score table (a pipeline check, not a measure of review quality),
  * and a comparison with the recorded baseline (fixtures/testlab/baseline.json). `--update-baseline`
  * records the current scores as the new baseline. Exit 1 when a score fell.
  *
@@ -92,6 +93,6 @@ const worse = baseline ? regressions(run, baseline) : ['no baseline recorded (ru
 for (const line of worse) console.log(`regression: ${line}`);
 const seconds = (Date.now() - started) / 1000;
 console.log(
-  `testlab: ${run.scores.caught}/${run.scores.bugs} bugs caught in ${seconds.toFixed(1)} s (target 60 s, no regression): ${seconds < 60 && worse.length === 0 ? 'met' : 'missed'}`,
+  `testlab: pipeline check, ${run.scores.caught}/${run.scores.bugs} planted bugs caught by authored answers in ${seconds.toFixed(1)} s (target 60 s, no regression): ${seconds < 60 && worse.length === 0 ? 'met' : 'missed'}`,
 );
 process.exit(worse.length === 0 ? 0 : 1);

@@ -83,7 +83,9 @@ export function renderRun(run: TestLabRun, paint: Painter): string {
             : null,
     ),
     '',
-    `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
+    run.mode === 'replay'
+      ? `pipeline check (replay of authored answers, not a measure of review quality): ${scoreLine(run.scores)}`
+      : `${run.provider}/${run.model}: ${scoreLine(run.scores)}`,
     ...reviewBenchLines(run),
     `tokens ${run.scores.tokens.input} in / ${run.scores.tokens.output} out · cost ${run.scores.costUsd === null ? 'unknown' : `$${run.scores.costUsd}`} · ${(run.scores.wallMs / 1000).toFixed(1)} s`,
     verificationLine(run.scores),

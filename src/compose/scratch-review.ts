@@ -14,6 +14,7 @@ import {
 } from '../github/pull-request-server.js';
 import type { RepoConfig } from '../repo-config/schema.js';
 import { createReviewEngine } from '../review/engine.js';
+import type { StageTap } from '../review/run-trace.js';
 import type { ProviderSelection } from '../review/providers/index.js';
 import { requestReview } from '../review/request.js';
 import { openConfiguredStore, type Store } from '../store/index.js';
@@ -36,6 +37,8 @@ export type ScratchReviewOptions = {
   providers: (config: Config, env: Env) => ProviderSelection;
   /** Links to files in the review body (default true); off where the served repository is not on GitHub. */
   fileLinks?: boolean;
+  /** A test's hook on the review's stage outputs (run-trace.ts: the Test Lab's mutation test). */
+  tap?: StageTap;
 };
 
 /** Run statuses a review ends in. */
@@ -102,6 +105,7 @@ export class ScratchReview {
         clock: systemClock,
         ids: randomId,
         log: log.child({ name: 'review' }),
+        ...(opts.tap ? { tap: opts.tap } : {}),
       });
       const publication = reviewPublisherFor(store, config, log, { fileLinks: opts.fileLinks ?? true });
       const executor = reviewFlow({ engine, publication, store, log });

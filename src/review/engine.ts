@@ -35,7 +35,7 @@ import {
   type RecordTarget,
   type Recorded,
 } from './record.stage.js';
-import { RunTrace } from './run-trace.js';
+import { RunTrace, type StageTap } from './run-trace.js';
 import { errorText, type RunScope } from './stage.js';
 import { gatherSpan, postProcessSpan } from './summary-spans.js';
 import { joinValidation, settledWithin, startValidation } from './validate.js';
@@ -64,6 +64,8 @@ export type ReviewEngineDeps = {
   validationSwitch?: 'off' | 'auto';
   /** Evidence artifacts (review-engine 2.6, docs/evidence.md); absent or null: off. */
   evidence?: EvidenceSettings | null;
+  /** A test's hook on stage outputs (run-trace.ts); absent in production. */
+  tap?: StageTap;
 };
 
 /** The review engine: opens the review of one run (see ReviewSession). */
@@ -91,12 +93,11 @@ export type Admission =
   | { admitted: false; execution: ReviewExecution; notice?: AdmissionNotice };
 
 /**
- * One review of one run, in the steps its caller (the worker) sequences: `traced` holds the trace open
- * around the whole flow; `admit` reads the pull request and decides admission before anything costs
- * money; `analyse` gathers context, calls the model and stores the analysis, returning it; `step` runs
- * one of the caller's own steps (publication) as a span of the same trace, never throwing for it.
- * `admit` and `analyse` turn their failures into a failed execution (recorded on the run), except when
- * the job's lease is lost or the worker stops: then they throw.
+ * One review of one run, in the steps its caller (the worker) sequences: `traced` holds the trace open around
+ * the whole flow; `admit` reads the pull request and decides admission before anything costs money; `analyse`
+ * gathers context, calls the model and stores the analysis, returning it; `step` runs one of the caller's own
+ * steps (publication) as a span of the same trace, never throwing for it. `admit` and `analyse` turn their
+ * failures into a failed execution (recorded on the run), except when the lease is lost or the worker stops.
  */
 export interface ReviewSession {
   traced(flow: (session: ReviewSession) => Promise<ReviewExecution>): Promise<ReviewExecution>;

@@ -9,13 +9,20 @@ import { errorText, type SpanInput, type Stage } from './stage.js';
  * `review`, and every other span a child of the root. Spans carry counts and error messages, never
  * prompt or answer bodies. A span that cannot be stored is logged and the review goes on.
  */
+/**
+ * A hook on stage outputs: called with each stage's name, output and input, it returns the output the
+ * review goes on with. Only tests set one (the Test Lab's mutation test breaks the prompt or the parser
+ * through it); absent, every output is passed on as the stage returned it.
+ */
+export type StageTap = (stage: string, output: unknown, input: unknown) => unknown;
+
 export class RunTrace {
   readonly traceId: string;
   readonly rootSpanId: string;
   readonly startedAt: number;
 
   constructor(
-    private readonly deps: { store: Store; clock: Clock; ids: IdGenerator; log: Logger },
+    private readonly deps: { store: Store; clock: Clock; ids: IdGenerator; log: Logger; tap?: StageTap },
     private readonly run: RunRecord,
   ) {
     this.traceId = deps.ids('trc');
@@ -70,6 +77,7 @@ export class RunTrace {
     let output: Out;
     try {
       output = await stage.run(input);
+      if (this.deps.tap) output = this.deps.tap(stage.name, output, input) as Out;
     } catch (error) {
       const endedAt = this.deps.clock.now();
       await this.span({

@@ -93,7 +93,8 @@ export type CaptureOptions = {
  * Captures a pull request into a new Test Lab case: its title, body and branches, the text of every
  * changed file at the base and at the head, and the planted bugs as given (or `clean: true` without
  * any). The case is validated as the corpus loader reads it; a case folder that exists is never
- * overwritten. It has no recorded answers yet: `verdict testlab run --record` records them.
+ * overwritten. It has no answers yet: author them, or `verdict testlab run --record` records a model's,
+ * then scripts/testlab/derive-relies.ts binds them to the prompt (docs/testlab.md, "Authored answers").
  */
 export async function capturePullRequest(opts: CaptureOptions): Promise<TestLabCase> {
   const { gh, owner, repo, number } = opts;

@@ -3,12 +3,13 @@ import { join, relative, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { FINDING_SEVERITIES } from '../review/output.schema.js';
+import { authoredAnswers, type AuthoredAnswer } from './authored.js';
 
 /**
  * One Test Lab case (docs/testlab.md): a pull request served from files, and what a good review of it
  * finds. A case is a folder `fixtures/testlab/<name>/` holding `case.yml`, `expected.yml`, the files at the
- * base under `before/` and at the head under `after/`, and, for offline runs, the recorded model answers
- * under `answers/`.
+ * base under `before/` and at the head under `after/`, and, for offline (replay) runs, the authored answers
+ * under `answers/` with the lines each relies on (authored.ts).
  */
 
 /** The classes of bugs reviewers are judged on (issue 24), plus `logic` for a plain wrong result. */
@@ -194,8 +195,12 @@ export type TestLabCase = {
   clean: boolean;
   /** Every file of the case in path order; `changed` is true when before and after differ. */
   files: (CaseFile & { changed: boolean })[];
-  /** Recorded model answers by file name (`part-1.txt`, `synthesis.txt`, ...), for the replay provider. */
+  /** The files of `answers/` by name (authored answers, their relies files, `synthesis.txt`). */
   answers: Map<string, string>;
+  /** The authored answers replay serves, with the lines each relies on (authored.ts). */
+  authored: AuthoredAnswer[];
+  /** What is wrong with `answers/` (an answer without its relies file, ...): replay fails the case with it. */
+  answerProblems: string[];
 };
 
 /** A case that cannot be read, naming the file and what is wrong with it. */
@@ -278,7 +283,9 @@ export function loadCase(dir: string): TestLabCase {
   const answers = new Map<string, string>();
   const answersDir = join(dir, 'answers');
   for (const file of listFiles(answersDir)) answers.set(file, readFileSync(join(answersDir, file), 'utf8'));
-  return { name, dir, meta, bugs, golden, clean: bugs.length === 0 && golden.length === 0, files, answers };
+  const { authored, problems } = authoredAnswers(answersDir, answers);
+  const clean = bugs.length === 0 && golden.length === 0;
+  return { name, dir, meta, bugs, golden, clean, files, answers, authored, answerProblems: problems };
 }
 
 /**

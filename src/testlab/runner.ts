@@ -8,6 +8,7 @@ import {
   type ProviderSelection,
 } from '../review/providers/index.js';
 import type { VerificationReportRecord } from '../review/run-result.js';
+import type { StageTap } from '../review/run-trace.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { adversarialBehaviour, ObservedProvider, outcomeOf } from './adversarial.js';
@@ -62,6 +63,13 @@ export type TestLabRunOptions = {
   recorded?: { calls: CallLog; provider: string; providerModel: string; model: string };
   /** Shown every request sent to the review's primary provider (the adversarial replay check reads them). */
   observe?: (req: ModelRequest) => void;
+  /**
+   * A hook on the review's stage outputs (run-trace.ts), passed to the engine: the mutation test breaks the
+   * prompt (`budget`, `plan`) or the parser (`parse`) through it. Absent: the pipeline as it is.
+   */
+  tap?: StageTap;
+  /** Replay only: the provider that answers instead of the authored answers' (derive-relies reads prompts). */
+  replayProvider?: (cases: readonly TestLabCase[]) => ModelProvider;
 };
 
 export type TestLabRun = {
@@ -198,13 +206,14 @@ function sampleProviders(
   mode: RunMode,
   config: Config,
   log: CallLog,
-): { providers: ProviderSelection; recorded: RecordedAnswersProvider | null } {
+): { providers: ProviderSelection; recorded: RecordedAnswersProvider | null; replay: ReplayProvider | null } {
   if (mode === 'replay' || mode === 'recorded') {
-    if (opts.record) throw new Error('--record needs a real provider (replay answers from the recordings)');
+    if (opts.record) throw new Error('--record needs a real provider (replay serves authored answers)');
     const recorded =
       mode === 'recorded' ? new RecordedAnswersProvider(opts.recorded!.calls, opts.recorded!.model) : null;
-    const primary: ModelProvider = recorded ?? new ReplayProvider(cases);
-    return { providers: { primary: observed(opts, primary), shadow: null }, recorded };
+    const replay = mode === 'replay' && !opts.replayProvider ? new ReplayProvider(cases) : null;
+    const primary = recorded ?? replay ?? opts.replayProvider!(cases);
+    return { providers: { primary: observed(opts, primary), shadow: null }, recorded, replay };
   }
   const providers: ProviderSelection = { ...selectProviders(config.review.providers), shadow: null };
   if (opts.record) {
@@ -212,7 +221,7 @@ function sampleProviders(
   }
   providers.primary = observed(opts, new PromptRecorder(providers.primary, log));
   if (providers.verifier) providers.verifier = new PromptRecorder(providers.verifier, log);
-  return { providers, recorded: null };
+  return { providers, recorded: null, replay: null };
 }
 
 const observed = (opts: TestLabRunOptions, provider: ModelProvider): ModelProvider =>
@@ -227,13 +236,14 @@ async function reviewSample(
 ): Promise<SampleRun> {
   const log: CallLog = new Map();
   let recorded: RecordedAnswersProvider | null = null;
+  let replay: ReplayProvider | null = null;
   const scratch = await ScratchReview.open({
     sources: cases.map(caseSource),
     env: {
       ...opts.env,
       ...(opts.provider && mode === 'live' ? { VERDICT_RUNNER_PROVIDER: opts.provider } : {}),
       ...(opts.model && mode === 'live' ? { VERDICT_RUNNER_MODEL: opts.model } : {}),
-      // Replay: the part split the recordings were made with (a large case is reviewed in several parts).
+      // Replay: a part budget under which the large cases are reviewed in several parts.
       ...(mode === 'replay'
         ? { VERDICT_RUNNER_PROVIDER: undefined, VERDICT_REVIEW_CHUNK_TOKENS: '12000' }
         : {}),
@@ -247,9 +257,11 @@ async function reviewSample(
     },
     concurrency: opts.concurrency,
     log: opts.log,
+    ...(opts.tap ? { tap: opts.tap } : {}),
     providers: (config) => {
       const chosen = sampleProviders(opts, cases, mode, config, log);
       recorded = chosen.recorded;
+      replay = chosen.replay;
       return chosen.providers;
     },
   });
@@ -266,7 +278,8 @@ async function reviewSample(
     const results = await Promise.all(
       queued.map(async ({ c, runId }) => {
         const run = await scratch.settled(runId, timeout);
-        const scored = await caseResult(store, c, run, timeout, judge?.judge);
+        const refusals = (replay as ReplayProvider | null)?.refusals.get(c.name) ?? [];
+        const scored = failedByReplay(await caseResult(store, c, run, timeout, judge?.judge), refusals);
         const adversarial = adversarialBehaviour(c, scored, outcomeOf(run));
         const result = adversarial ? { ...scored, adversarial } : scored;
         opts.onCase?.(result, sample);
@@ -280,12 +293,26 @@ async function reviewSample(
       results,
       calls: log,
       unknownRequests: [...new Set(server.requests.unknown)],
-      refusals: (recorded as RecordedAnswersProvider | null)?.refusals ?? [],
+      refusals: [
+        ...((recorded as RecordedAnswersProvider | null)?.refusals ?? []),
+        ...[...((replay as ReplayProvider | null)?.refusals ?? new Map<string, string[]>())].flatMap(
+          ([name, messages]) => messages.map((m) => `${name}: ${m}`),
+        ),
+      ],
       wallMs: Date.now() - started,
     };
   } finally {
     await scratch.close();
   }
+}
+
+/**
+ * A case whose authored answers replay refused (the prompt lacked a line they rely on, or no answer covers
+ * a part's files) fails, whatever the review made of the other parts: its error says what was missing.
+ */
+function failedByReplay(result: LabCaseResult, refusals: readonly string[]): LabCaseResult {
+  if (refusals.length === 0) return result;
+  return { ...result, status: 'failed', error: `replay refused: ${refusals.join(' | ')}` };
 }
 
 function judgeFor(

@@ -62,6 +62,27 @@ export function keywordsNeeded(bug: PlantedBug): number {
   return Math.min(2, bug.keywords.length);
 }
 
+const slugOf = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+
+/** The finding's category is the bug's (`race condition`, `Race_Condition`, `security/injection` all agree). */
+export function categoryAgrees(bug: PlantedBug, f: ScoredFinding): boolean {
+  const category = slugOf(f.category);
+  return category !== '' && `-${category}-`.includes(`-${slugOf(bug.category)}-`);
+}
+
+/**
+ * An anchored finding near a planted bug is about it only when it also agrees with it: it carries as many of
+ * the bug's keywords as an unanchored finding must (two, or all when the bug has fewer), or its category is
+ * the bug's. A nit about another thing on a nearby line (sharing at most one common word) is not a catch.
+ */
+export function agreesWith(bug: PlantedBug, f: ScoredFinding): boolean {
+  return keywordHits(bug, f) >= keywordsNeeded(bug) || categoryAgrees(bug, f);
+}
+
 function overlaps(f: ScoredFinding, from: number, to: number): boolean {
   if (f.line === null) return false;
   const end = f.endLine ?? f.line;
@@ -69,9 +90,10 @@ function overlaps(f: ScoredFinding, from: number, to: number): boolean {
 }
 
 /**
- * Matches a case's findings to its planted bugs. A finding catches a bug when its path is the bug's and
- * its anchor overlaps the planted lines within ±3 lines, or, when it is unanchored, when its title and body
- * carry at least two of the bug's keywords. Anchored matches are taken first; a finding catches at most
+ * Matches a case's findings to its planted bugs. A finding catches a bug when its path is the bug's, its
+ * anchor overlaps the planted lines within ±3 lines and it agrees with the bug (two of its keywords, or its
+ * category: agreesWith), or, when it is unanchored, when its title and body carry at least two of the bug's
+ * keywords. Anchored matches are taken first; a finding catches at most
  * one bug. A judge, when given, decides the bugs the rules left unmatched among the unused findings.
  */
 export async function scoreCase(
@@ -110,6 +132,7 @@ export async function scoreCase(
     findings.forEach((f, j) => {
       if (used.has(j) || !samePath(bug, f)) return;
       if (!overlaps(f, bug.lines[0] - ANCHOR_TOLERANCE, bug.lines[1] + ANCHOR_TOLERANCE)) return;
+      if (!agreesWith(bug, f)) return;
       if (index < 0 || keywordHits(bug, f) > keywordHits(bug, findings[index]!)) index = j;
     });
     if (index >= 0) take(i, index, 'anchor');

@@ -183,7 +183,9 @@ describe('verdict testlab run and compare', () => {
       expect(err).toEqual([]);
       expect(out[0]).toMatch(/go-shortener-click-stats .* 1\/1 .* anchor/);
       expect(out[0]).toMatch(/go-blobstore-parallel-assemble .* 0\/1 .* missed/);
-      expect(out[0]).toMatch(/replay\/recorded: recall 50% \(1\/2\)/);
+      expect(out[0]).toMatch(
+        /pipeline check \(replay of authored answers, not a measure of review quality\): recall 50% \(1\/2\)/,
+      );
       const first = /saved Test Lab record (tl_\w+)/.exec(out[0]!)![1]!;
       const second = JSON.parse(out[1]!).record.id as string;
       expect(await runCli(['testlab', 'compare', first, second, ...db], io)).toBe(0);

@@ -24,7 +24,8 @@ const CASES = [PLANTED, REAL, CLEAN];
 
 /** What the fake model answers a review of each case (the planted case: its authored answer). */
 function reviewAnswer(caseName: string): string {
-  if (caseName === PLANTED) return readFileSync(join(CORPUS, PLANTED, 'answers/part-1.txt'), 'utf8');
+  if (caseName === PLANTED)
+    return readFileSync(join(CORPUS, PLANTED, 'answers/click-map-unsynchronised.txt'), 'utf8');
   if (caseName === REAL) {
     return JSON.stringify(
       reviewOutput({

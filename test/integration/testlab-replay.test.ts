@@ -80,7 +80,7 @@ describe('Test Lab corpus in replay', () => {
       const a = await saveTestLabRun(t.store, run, { actor: 'test', commit: 'abc' });
       const missed = withBugs(run, (_c, i) => i === 0, { finding: null, matchedBy: null });
       const b = await saveTestLabRun(t.store, missed, { actor: 'test', commit: 'def' });
-      expect(a).toMatchObject({ provider: 'replay', model: 'recorded', commit: 'abc' });
+      expect(a).toMatchObject({ provider: 'replay', model: 'authored', commit: 'abc' });
       expect(a.promptVersion).toMatch(/^[0-9a-f]{12}$/);
       const list = await t.store.testLab.list();
       expect(list.map((r) => r.id)).toEqual(expect.arrayContaining([a.id, b.id]));

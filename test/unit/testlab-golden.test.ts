@@ -35,6 +35,8 @@ const caseWith = (golden: GoldenFinding[]): TestLabCase =>
     clean: false,
     files: [],
     answers: new Map(),
+    authored: [],
+    answerProblems: [],
   }) as TestLabCase;
 
 describe('scoring a real pull request by ReviewBench rules', () => {

@@ -17,6 +17,8 @@ const bugCase = (bugs: TestLabCase['bugs']): TestLabCase => ({
   clean: bugs.length === 0,
   files: [],
   answers: new Map(),
+  authored: [],
+  answerProblems: [],
 });
 const bug = {
   id: 'sql',
@@ -39,12 +41,38 @@ const finding = (over: Partial<ScoredFinding>): ScoredFinding => ({
 });
 
 describe('Test Lab scoring rules', () => {
-  test('an anchored finding on the bug path matches within ±3 lines, not beyond', async () => {
+  test('an anchored finding on the bug path that agrees with it matches within ±3 lines, not beyond', async () => {
     const c = bugCase([bug]);
-    expect((await scoreCase(c, [finding({ line: 45, endLine: 45 })])).bugs[0]!.matchedBy).toBe('anchor');
-    expect((await scoreCase(c, [finding({ line: 37 })])).bugs[0]!.matchedBy).toBe('anchor');
-    expect((await scoreCase(c, [finding({ line: 46 })])).bugs[0]!.finding).toBeNull();
-    expect((await scoreCase(c, [finding({ line: 41, path: 'src/other.ts' })])).bugs[0]!.finding).toBeNull();
+    const about = { title: 'SQL injection' };
+    expect((await scoreCase(c, [finding({ ...about, line: 45, endLine: 45 })])).bugs[0]!.matchedBy).toBe(
+      'anchor',
+    );
+    expect((await scoreCase(c, [finding({ ...about, line: 37 })])).bugs[0]!.matchedBy).toBe('anchor');
+    expect((await scoreCase(c, [finding({ ...about, line: 46 })])).bugs[0]!.finding).toBeNull();
+    expect(
+      (await scoreCase(c, [finding({ ...about, line: 41, path: 'src/other.ts' })])).bugs[0]!.finding,
+    ).toBeNull();
+  });
+
+  test('within the lines, a finding must share a keyword or the category with the bug to catch it', async () => {
+    const c = bugCase([bug]);
+    // Inside the planted lines, but no word of the bug and another category: a nit, not a catch.
+    const nit = await scoreCase(c, [finding({ line: 41, category: 'style', title: 'Rename the variable' })]);
+    expect(nit.bugs[0]!.finding).toBeNull();
+    expect(nit.falseFindings).toBe(1);
+    // One common word ("parameter") is not enough; two of the bug's keywords are, whatever the category.
+    const word = finding({ line: 41, category: 'style', title: 'Pass the value as a parameter' });
+    expect((await scoreCase(c, [word])).bugs[0]!.finding).toBeNull();
+    const words = finding({ line: 41, category: 'style', title: 'Bind the SQL parameter' });
+    expect((await scoreCase(c, [words])).bugs[0]!.matchedBy).toBe('anchor');
+    // The bug's category is enough, however the model writes it.
+    for (const category of ['injection', 'Injection', 'security/injection', 'sql_injection']) {
+      const same = finding({ line: 41, category, title: 'Unsafe query' });
+      expect((await scoreCase(c, [same])).bugs[0]!.matchedBy).toBe('anchor');
+    }
+    // A category that merely contains the letters is not the category.
+    const other = finding({ line: 41, category: 'injections-list', title: 'Unsafe query' });
+    expect((await scoreCase(c, [other])).bugs[0]!.finding).toBeNull();
   });
 
   test('an unanchored finding matches by two keywords; an anchored one far away never by keywords', async () => {
@@ -57,9 +85,10 @@ describe('Test Lab scoring rules', () => {
 
   test('severity agreement and exact anchors are judged on the catching finding', async () => {
     const c = bugCase([bug]);
-    const near = (await scoreCase(c, [finding({ line: 44, severity: 'medium' })])).bugs[0]!;
+    const about = { title: 'SQL injection' };
+    const near = (await scoreCase(c, [finding({ ...about, line: 44, severity: 'medium' })])).bugs[0]!;
     expect(near).toMatchObject({ severityAgrees: false, anchorExact: false });
-    const exact = (await scoreCase(c, [finding({ line: 41, endLine: 42 })])).bugs[0]!;
+    const exact = (await scoreCase(c, [finding({ ...about, line: 41, endLine: 42 })])).bugs[0]!;
     expect(exact).toMatchObject({ severityAgrees: true, anchorExact: true });
   });
 
@@ -88,7 +117,7 @@ describe('Test Lab scoring rules', () => {
     const asked: string[] = [];
     const score = await scoreCase(
       c,
-      [finding({ line: 41 }), finding({ line: 7, title: 'Something else' })],
+      [finding({ line: 41, category: 'injection' }), finding({ line: 7, title: 'Something else' })],
       async (_c, b, open) => {
         asked.push(`${b.id}:${open.length}`);
         return 0;

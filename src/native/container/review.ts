@@ -5,7 +5,7 @@ import { reviewExecutorFor, reviewPublisherFor } from '../../compose/parts.js';
 import type { Config } from '../../config/index.js';
 import type { GitHubClient } from '../../github/client.js';
 import { REVIEW_QUEUE } from '../../review/request.js';
-import type { ClaimedJob } from '../../store/jobs.js';
+import type { ClaimedJob } from '../../queue/types.js';
 import { reviewJobHandler, type DispatchOutcome } from '../../worker/review-consumer.js';
 import type { Publication } from '../../worker/review-flow.js';
 import type { JobOutcome } from '../../worker/runner.js';
