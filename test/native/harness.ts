@@ -47,9 +47,16 @@ async function post(mf: Miniflare, event: string, payload: unknown, opts: PostOp
   return { status: res.status, body: await res.json() };
 }
 
-export async function startIngress(
-  options: { r2?: boolean; bindings?: Record<string, string> } = {},
-): Promise<Harness> {
+export type HarnessOptions = {
+  r2?: boolean;
+  bindings?: Record<string, string>;
+  /** The worker's own consumer takes the queue (default: a collector worker that only stores messages). */
+  consumer?: boolean;
+  container?: (request: Request) => Promise<Response> | Response;
+  github?: (request: Request) => Promise<Response> | Response;
+};
+
+export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
   const scriptPath = await workerBundle();
   const main: WorkerOptions = {
     name: 'verdict',
@@ -61,6 +68,12 @@ export async function startIngress(
     r2Buckets: options.r2 === false ? [] : ['PAYLOADS'],
     d1Databases: ['DB'],
     queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
+    durableObjects: { LEASES: 'DispatchLease' },
+    ...(options.consumer
+      ? { queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8, retryDelay: 0 } } }
+      : {}),
+    ...(options.container ? { serviceBindings: { CONTAINER: options.container as any } } : {}),
+    ...(options.github ? { outboundService: options.github as any } : {}),
     bindings: { GITHUB_WEBHOOK_SECRET: TEST_SECRET, ...options.bindings },
   };
   const collector: WorkerOptions = {
@@ -70,9 +83,10 @@ export async function startIngress(
     kvNamespaces: ['SEEN'],
     queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 0 } },
   };
-  const mf = new Miniflare({ workers: [main, collector] });
+  const mf = new Miniflare({ workers: options.consumer ? [main] : [main, collector] });
   await mf.ready;
   const seen = async (): Promise<any[]> => {
+    if (options.consumer) return [];
     const kv: any = await mf.getKVNamespace('SEEN', 'collector');
     const { keys } = await kv.list();
     return Promise.all(keys.map(async (k: { name: string }) => JSON.parse((await kv.get(k.name))!)));

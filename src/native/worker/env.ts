@@ -27,6 +27,9 @@ export type D1Statement = {
 };
 export type D1 = { prepare(sql: string): D1Statement; exec(sql: string): Promise<unknown> };
 
+export type Fetcher = { fetch(input: string, init?: RequestInit): Promise<Response> };
+export type DurableNamespace = { idFromName(name: string): unknown; get(id: unknown): Fetcher };
+
 export type Env = {
   DELIVERIES: KV;
   PAYLOADS?: R2;
@@ -35,6 +38,17 @@ export type Env = {
   GITHUB_WEBHOOK_SECRET?: string;
   DEDUPE_TTL_SECONDS?: string;
   VERDICT_BOT_HANDLES?: string;
+  LEASES: DurableNamespace;
+  /** The review container (a Container-backed binding on Cloudflare); absent in dev: VERDICT_CONTAINER_URL. */
+  CONTAINER?: Fetcher;
+  VERDICT_CONTAINER_URL?: string;
+  VERDICT_PUBLISH_MODE?: string;
+  MAX_ATTEMPTS?: string;
+  LEASE_MS?: string;
+  APP_ID?: string;
+  PRIVATE_KEY?: string;
+  GHE_HOST?: string;
+  GITHUB_API_URL?: string;
 };
 
 /** Payloads above this many encoded bytes go to R2 and the queue message carries the key (review-engine 8). */
