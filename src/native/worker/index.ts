@@ -4,7 +4,7 @@
  * is the review consumer; the lease Durable Object is exported for its binding.
  */
 import { consume, type QueuedMessage } from './consumer.js';
-import type { Env, QueueMessage } from './env.js';
+import type { Env } from './env.js';
 import { handleWebhook, json } from './ingress.js';
 
 export { DispatchLease } from './lease.js';
