@@ -49,6 +49,8 @@ export type Env = {
   PRIVATE_KEY?: string;
   GHE_HOST?: string;
   GITHUB_API_URL?: string;
+  /** Command bridge cron authority (3.5): `live` claims commands, anything else is `shadow`. */
+  VERDICT_BRIDGE_AUTHORITY?: string;
 };
 
 /** Payloads above this many encoded bytes go to R2 and the queue message carries the key (review-engine 8). */

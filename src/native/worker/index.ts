@@ -6,6 +6,7 @@
 import { consume, type QueuedMessage } from './consumer.js';
 import type { Env } from './env.js';
 import { handleWebhook, json } from './ingress.js';
+import { runScheduled } from './scheduled.js';
 
 export { DispatchLease } from './lease.js';
 
@@ -31,5 +32,7 @@ export async function handleQueue(batch: { messages: readonly QueuedMessage[] },
 
 export default {
   fetch: (request: Request, env: Env) => handleFetch(request, env),
+  scheduled: (controller: { cron: string; scheduledTime: number }, env: Env) =>
+    runScheduled(controller.cron, controller.scheduledTime, env).then(() => undefined),
   queue: (batch: { messages: readonly QueuedMessage[] }, env: Env) => handleQueue(batch, env),
 };

@@ -8,6 +8,10 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS native_runs (id TEXT PRIMARY KEY, review_key TEXT NOT NULL, repo TEXT NOT NULL,
     pr_number INTEGER NOT NULL, head_sha TEXT, trigger TEXT NOT NULL, status TEXT NOT NULL,
     installation_id INTEGER, delivery_id TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS native_job_runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL,
+    ran_at TEXT NOT NULL, status TEXT NOT NULL, detail TEXT)`,
+  `CREATE TABLE IF NOT EXISTS native_commands (id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
+    error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
 ];
 
 let ready: WeakSet<object> = new WeakSet();
