@@ -3,7 +3,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'data/**', 'coverage/**', 'fixtures/**', 'web/dist/**', 'test-artifacts/**'],
+    ignores: [
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'fixtures/**',
+      'web/dist/**',
+      'dist/**',
+      'test-artifacts/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -41,11 +41,22 @@ const defaultProject = {
   ...base,
   displayName: 'default',
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '\\.pg\\.test\\.ts$'],
+  // The native runtime's tests run in their own project (`npm run test:native`, counted apart by .ci/run).
+  testPathIgnorePatterns: ['/node_modules/', '\\.pg\\.test\\.ts$', '<rootDir>/test/native/'],
+};
+
+const nativeProject = {
+  ...base,
+  displayName: 'native',
+  testMatch: ['<rootDir>/test/native/**/*.test.ts'],
 };
 
 export default {
-  projects: process.env.VERDICT_TEST_PG ? [pgProject] : [defaultProject],
+  projects: process.env.VERDICT_TEST_PG
+    ? [pgProject]
+    : process.env.VERDICT_TEST_NATIVE
+      ? [nativeProject]
+      : [defaultProject],
   testTimeout: 30000,
   // Jest's ESM module registries leak across test files: on 2 cores (one worker, which Jest would run in
   // its own process) the whole suite grew past Node's heap limit. With a limit, tests run in a worker that

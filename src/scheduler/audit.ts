@@ -6,6 +6,7 @@ import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY } from '../policy/policy.schema.js';
 import type { AlertSeverity } from '../store/alerts.js';
 import type { Store } from '../store/index.js';
+import { londonTime } from './london.js';
 
 /** The cron expression of `nightly-audit`: 22:30 and 23:30 UTC, one of which is 23:30 in London. */
 export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
@@ -14,17 +15,7 @@ const HOUR = 3_600_000;
 const STUCK_COMMAND_MS = 10 * 60_000;
 const SAMPLE = 5;
 
-/** The time in Europe/London as `HH:MM` (24-hour), whatever the season. */
-export function londonTime(ms: number): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: 'Europe/London',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(ms));
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
-  return `${part('hour')}:${part('minute')}`;
-}
+export { londonTime };
 
 export type AuditCheck = { count: number; sample: string[] };
 

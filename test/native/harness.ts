@@ -1,0 +1,113 @@
+/** Runs the bundled native edge worker in workerd through Miniflare, with a queue collector for tests. */
+import { Miniflare, type WorkerOptions } from 'miniflare';
+import { buildWorker } from '../../scripts/native-build.js';
+import { sign, TEST_SECRET } from '../helpers/webhooks.js';
+
+let bundle: Promise<string> | null = null;
+export const workerBundle = (): Promise<string> => (bundle ??= buildWorker());
+
+export const QUEUE = 'verdict-reviews';
+
+/** A second worker that stores every message of the review queue in its KV (`seen`), one key per delivery. */
+const COLLECTOR = `export default {
+  async queue(batch, env) {
+    for (const m of batch.messages) {
+      await env.SEEN.put(m.body.deliveryId + ':' + m.id, JSON.stringify(m.body));
+      m.ack();
+    }
+  },
+};`;
+
+type PostOptions = { id?: string; signature?: string; raw?: string; headers?: Record<string, string> };
+type Posted = { status: number; body: any };
+export type Harness = {
+  mf: Miniflare;
+  post: (event: string, payload: unknown, opts?: PostOptions) => Promise<Posted>;
+  seen: () => Promise<any[]>;
+  /** A KV namespace, R2 bucket or D1 database of the edge worker (Miniflare's binding proxies). */
+  kv: (name?: string) => Promise<any>;
+  r2: () => Promise<any>;
+  d1: () => Promise<any>;
+  close: () => Promise<void>;
+};
+
+async function post(mf: Miniflare, event: string, payload: unknown, opts: PostOptions = {}): Promise<Posted> {
+  const raw = opts.raw ?? JSON.stringify(payload);
+  const res = await mf.dispatchFetch('http://verdict.local/github/webhooks', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-delivery': opts.id ?? crypto.randomUUID(),
+      'x-github-event': event,
+      'x-hub-signature-256': opts.signature ?? sign(raw),
+      ...opts.headers,
+    },
+    body: raw,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+export type HarnessOptions = {
+  r2?: boolean;
+  bindings?: Record<string, string>;
+  /** The worker's own consumer takes the queue (default: a collector worker that only stores messages). */
+  consumer?: boolean;
+  container?: (request: Request) => Promise<Response> | Response;
+  github?: (request: Request) => Promise<Response> | Response;
+};
+
+export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
+  const scriptPath = await workerBundle();
+  const main: WorkerOptions = {
+    name: 'verdict',
+    modules: true,
+    scriptPath,
+    compatibilityDate: '2025-09-01',
+    compatibilityFlags: ['nodejs_compat'],
+    kvNamespaces: ['DELIVERIES'],
+    r2Buckets: options.r2 === false ? [] : ['PAYLOADS'],
+    d1Databases: ['DB'],
+    queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
+    durableObjects: { LEASES: 'DispatchLease' },
+    ...(options.consumer
+      ? { queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8, retryDelay: 0 } } }
+      : {}),
+    ...(options.container ? { serviceBindings: { CONTAINER: options.container as any } } : {}),
+    ...(options.github ? { outboundService: options.github as any } : {}),
+    bindings: { GITHUB_WEBHOOK_SECRET: TEST_SECRET, ...options.bindings },
+  };
+  const collector: WorkerOptions = {
+    name: 'collector',
+    modules: true,
+    script: COLLECTOR,
+    kvNamespaces: ['SEEN'],
+    queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 0 } },
+  };
+  const mf = new Miniflare({ workers: options.consumer ? [main] : [main, collector] });
+  await mf.ready;
+  const seen = async (): Promise<any[]> => {
+    if (options.consumer) return [];
+    const kv: any = await mf.getKVNamespace('SEEN', 'collector');
+    const { keys } = await kv.list();
+    return Promise.all(keys.map(async (k: { name: string }) => JSON.parse((await kv.get(k.name))!)));
+  };
+  return {
+    mf,
+    post: (event, payload, opts) => post(mf, event, payload, opts),
+    seen,
+    kv: async (name = 'DELIVERIES') => (await mf.getKVNamespace(name, 'verdict')) as any,
+    r2: async () => (await mf.getR2Bucket('PAYLOADS', 'verdict')) as any,
+    d1: async () => (await mf.getD1Database('DB', 'verdict')) as any,
+    close: () => mf.dispose(),
+  };
+}
+
+/** Polls until `check` holds (queue delivery is asynchronous). */
+export async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, tries = 200): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < tries && !check(value); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    value = await read();
+  }
+  return value;
+}
