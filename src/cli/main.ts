@@ -111,26 +111,12 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'show': {
         expectArgs(1, 'review key');
-        const run = await findRun(store, args[0]!);
-        const findings = await store.findings.listForRun(run.id);
-        const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
-          (p) => p.runId === run.id,
-        );
-        print({ run, findings, publications }, () => showText(run, findings, publications, paint));
+        await showCommand(store, args[0]!, paint, print);
         return 0;
       }
       case 'usage': {
         expectArgs(0, '');
-        const from = opts.from !== undefined ? utcDay(opts.from, '--from') : undefined;
-        const to = opts.to !== undefined ? utcDay(opts.to, '--to') : undefined;
-        if (from !== undefined && to !== undefined && from > to) {
-          throw new CliError('--from must not be after --to');
-        }
-        const { notes: _notes, ...usage } = await runLocally(settingsOperations.usage, ctx, {
-          from: opts.from,
-          to: opts.to,
-        });
-        print(usage, () => usageText({ from: usage.from, to: usage.to }, usage, paint));
+        await usageCommand(ctx, opts, paint, print);
         return 0;
       }
       case 'requeue': {
@@ -166,6 +152,37 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   } finally {
     await store.close();
   }
+}
+
+type Print = (json: unknown, human: () => string) => void;
+
+/** `verdict show <review key>`: the run, its findings and what was published for it. */
+async function showCommand(store: Store, key: string, paint: Painter, print: Print): Promise<void> {
+  const run = await findRun(store, key);
+  const findings = await store.findings.listForRun(run.id);
+  const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
+    (p) => p.runId === run.id,
+  );
+  print({ run, findings, publications }, () => showText(run, findings, publications, paint));
+}
+
+/** `verdict usage [--from] [--to]`: the usage report of the settings service. */
+async function usageCommand(
+  ctx: OperationContext,
+  opts: Options,
+  paint: Painter,
+  print: Print,
+): Promise<void> {
+  const from = opts.from !== undefined ? utcDay(opts.from, '--from') : undefined;
+  const to = opts.to !== undefined ? utcDay(opts.to, '--to') : undefined;
+  if (from !== undefined && to !== undefined && from > to) {
+    throw new CliError('--from must not be after --to');
+  }
+  const { notes: _notes, ...usage } = await runLocally(settingsOperations.usage, ctx, {
+    from: opts.from,
+    to: opts.to,
+  });
+  print(usage, () => usageText({ from: usage.from, to: usage.to }, usage, paint));
 }
 
 /** The environment with `--db` / `--queue-db` applied (`--db` names a SQLite file, so it wins over DATABASE_URL). */

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../handlers/deps.js';
-import { classifyEvent } from '../ingress/event-filter.js';
+import { classifyEvent, type PrCommentRef } from '../ingress/event-filter.js';
 import { loadRepoConfig, type ConfigContext } from '../repo-config/load.js';
 import type { ReplyOctokit } from '../publish/replies.js';
 import { requestReview } from '../review/request.js';
@@ -63,31 +63,7 @@ export async function handleCommentCommand(deps: AppDeps, context: CommentContex
   const auth = authorizeCommand({ login: ref.author, association: ref.association }, config.manual);
   if (!auth.allowed) return finish(auth.reason);
 
-  let pr = await deps.store.pullRequests.get(fullName, ref.number);
-  if (!pr?.headSha && deps.config.github.hasCredentials) {
-    // A first command on a PR opened before Verdict was installed: look its head up.
-    const { data } = await context.octokit.rest.pulls.get({
-      owner: ref.owner,
-      repo: ref.repo,
-      pull_number: ref.number,
-    });
-    await deps.store.pullRequests.upsert({
-      repo: fullName,
-      number: ref.number,
-      headSha: data.head?.sha ?? null,
-      baseRef: data.base?.ref ?? null,
-      headRef: data.head?.ref ?? null,
-      title: data.title ?? null,
-      body: data.body ?? null,
-      author: data.user?.login ?? null,
-      draft: data.draft === true,
-      labels: (data.labels ?? []).map((l: { name: string }) => l.name),
-      state: data.state ?? null,
-      changedFiles: typeof data.changed_files === 'number' ? data.changed_files : null,
-      installationId: ref.installationId,
-    });
-    pr = await deps.store.pullRequests.get(fullName, ref.number);
-  }
+  const pr = await storedPullRequest(deps, context, ref, fullName);
   if (!pr?.headSha) return finish('unknown_pr_head');
   const head = pr.headSha;
 
@@ -122,4 +98,37 @@ export async function handleCommentCommand(deps: AppDeps, context: CommentContex
       return finish(result.outcome, result.run.id);
     }
   }
+}
+
+/** The stored pull request; a first command on one opened before Verdict was installed looks its head up. */
+async function storedPullRequest(
+  deps: AppDeps,
+  context: CommentContext,
+  ref: PrCommentRef,
+  fullName: string,
+) {
+  const pr = await deps.store.pullRequests.get(fullName, ref.number);
+  if (pr?.headSha || !deps.config.github.hasCredentials) return pr;
+  // A first command on a PR opened before Verdict was installed: look its head up.
+  const { data } = await context.octokit.rest.pulls.get({
+    owner: ref.owner,
+    repo: ref.repo,
+    pull_number: ref.number,
+  });
+  await deps.store.pullRequests.upsert({
+    repo: fullName,
+    number: ref.number,
+    headSha: data.head?.sha ?? null,
+    baseRef: data.base?.ref ?? null,
+    headRef: data.head?.ref ?? null,
+    title: data.title ?? null,
+    body: data.body ?? null,
+    author: data.user?.login ?? null,
+    draft: data.draft === true,
+    labels: (data.labels ?? []).map((l: { name: string }) => l.name),
+    state: data.state ?? null,
+    changedFiles: typeof data.changed_files === 'number' ? data.changed_files : null,
+    installationId: ref.installationId,
+  });
+  return deps.store.pullRequests.get(fullName, ref.number);
 }

@@ -1,4 +1,5 @@
-import { SECTIONS, flag, type Variable } from './env.js';
+import { SECTIONS } from './env.js';
+import { flag, type Variable } from './schemas.js';
 
 /**
  * `.env.example` and the variable tables of docs/configuration.md, rendered from the catalogue of env.ts.

@@ -81,53 +81,10 @@ export async function proxy(
     req.resume();
     return refuse(res, 404, 'not_found', `No dashboard proxy route for ${method} ${url.pathname}`);
   }
-  if (MUTATIONS.has(method)) {
-    const origin = req.headers.origin;
-    const own = uiOrigin(req, deps.publicUrl);
-    const sameOrigin =
-      typeof origin === 'string' ? own !== null && origin === own : principal.source === 'bearer';
-    if (!sameOrigin) {
-      req.resume();
-      return refuse(
-        res,
-        403,
-        'cross_origin_mutation',
-        typeof origin === 'string'
-          ? `A mutation from origin ${origin} is refused: the dashboard's origin is ${own ?? 'unknown'}`
-          : 'A mutation without an Origin header is refused (only the bearer dashboard token may omit it)',
-      );
-    }
-    const type = req.headers['content-type'];
-    if (typeof type !== 'string' || !/^application\/json\s*(;|$)/i.test(type.trim())) {
-      req.resume();
-      return refuse(res, 415, 'json_required', 'A mutation must send Content-Type: application/json');
-    }
-  }
-  const backend = deps.backendUrl();
-  const readToken = deps.tokens.operatorRead;
-  if (backend === null || !readToken) {
-    req.resume();
-    return refuse(
-      res,
-      503,
-      'backend_not_configured',
-      backend === null
-        ? 'The dashboard has no operator API to forward to (VERDICT_UI_BACKEND_URL)'
-        : 'The dashboard proxy needs VERDICT_OPERATOR_READ_TOKEN to read the operator API',
-    );
-  }
-  const token = deps.tokens[choice];
-  if (!token) {
-    req.resume();
-    const variable =
-      choice === 'operatorCommand' ? 'VERDICT_OPERATOR_COMMAND_TOKEN' : 'VERDICT_OPERATOR_ADMIN_TOKEN';
-    return refuse(
-      res,
-      503,
-      'admin_backend_not_configured',
-      `This operation needs ${variable} on the dashboard`,
-    );
-  }
+  if (MUTATIONS.has(method) && refusedMutation(req, res, principal, deps)) return;
+  const configured = backendFor(req, res, deps, choice);
+  if (!configured) return;
+  const { backend, token } = configured;
   let body: Buffer | undefined;
   if (MUTATIONS.has(method)) {
     try {
@@ -167,6 +124,75 @@ export async function proxy(
     );
     return refuse(res, 502, 'backend_unreachable', 'The operator API could not be reached');
   }
+  relay(res, answer, bytes, method, rest);
+}
+
+/** A mutation from another origin (403) or without JSON (415) is refused: true when it was. */
+function refusedMutation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  principal: UiPrincipal,
+  deps: ProxyDeps,
+): boolean {
+  const origin = req.headers.origin;
+  const own = uiOrigin(req, deps.publicUrl);
+  const sameOrigin =
+    typeof origin === 'string' ? own !== null && origin === own : principal.source === 'bearer';
+  if (!sameOrigin) {
+    req.resume();
+    refuse(
+      res,
+      403,
+      'cross_origin_mutation',
+      typeof origin === 'string'
+        ? `A mutation from origin ${origin} is refused: the dashboard's origin is ${own ?? 'unknown'}`
+        : 'A mutation without an Origin header is refused (only the bearer dashboard token may omit it)',
+    );
+    return true;
+  }
+  const type = req.headers['content-type'];
+  if (typeof type !== 'string' || !/^application\/json\s*(;|$)/i.test(type.trim())) {
+    req.resume();
+    refuse(res, 415, 'json_required', 'A mutation must send Content-Type: application/json');
+    return true;
+  }
+  return false;
+}
+
+/** The backend and the token of `choice`, or null after answering 503 when either is not configured. */
+function backendFor(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: ProxyDeps,
+  choice: TokenChoice,
+): { backend: string; token: string } | null {
+  const backend = deps.backendUrl();
+  const readToken = deps.tokens.operatorRead;
+  if (backend === null || !readToken) {
+    req.resume();
+    refuse(
+      res,
+      503,
+      'backend_not_configured',
+      backend === null
+        ? 'The dashboard has no operator API to forward to (VERDICT_UI_BACKEND_URL)'
+        : 'The dashboard proxy needs VERDICT_OPERATOR_READ_TOKEN to read the operator API',
+    );
+    return null;
+  }
+  const token = deps.tokens[choice];
+  if (!token) {
+    req.resume();
+    const variable =
+      choice === 'operatorCommand' ? 'VERDICT_OPERATOR_COMMAND_TOKEN' : 'VERDICT_OPERATOR_ADMIN_TOKEN';
+    refuse(res, 503, 'admin_backend_not_configured', `This operation needs ${variable} on the dashboard`);
+    return null;
+  }
+  return { backend, token };
+}
+
+/** The backend's answer, passed through; a backend 404 is answered `not_found`. */
+function relay(res: ServerResponse, answer: Response, bytes: Buffer, method: string, rest: string): void {
   if (answer.status === 404) {
     let message = `The operator API has no ${method} /operator/api/${rest}`;
     try {

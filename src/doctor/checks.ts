@@ -3,9 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
-import type { Config, HttpProviderConfig, ModelChoice, ProcessEnv } from '../config/index.js';
-import { DEFAULT_CODEX_MODEL } from '../review/providers/codex.js';
-import { assertFreeModel, type CatalogModel } from '../review/providers/openrouter-guard.js';
+import type { Config, ProcessEnv } from '../config/index.js';
 import { createKnex, migrationState } from '../store/db.js';
 import { findBinary } from '../validation/bubblewrap.js';
 
@@ -44,22 +42,23 @@ export type CheckDeps = {
 /** Where the server finds the dashboard's build by default (src/compose/server.ts): web/dist. */
 export const DEFAULT_UI_DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
 
-const ok = (check: string, detail: string): CheckResult => ({ check, status: 'ok', detail });
-const warn = (check: string, detail: string): CheckResult => ({ check, status: 'warn', detail });
-const fail = (check: string, detail: string): CheckResult => ({ check, status: 'fail', detail });
+export const ok = (check: string, detail: string): CheckResult => ({ check, status: 'ok', detail });
+export const warn = (check: string, detail: string): CheckResult => ({ check, status: 'warn', detail });
+export const fail = (check: string, detail: string): CheckResult => ({ check, status: 'fail', detail });
 
 /** The worst of several statuses. */
 export function worst(statuses: CheckStatus[]): CheckStatus {
   return statuses.includes('fail') ? 'fail' : statuses.includes('warn') ? 'warn' : 'ok';
 }
 
-const isSet = (value: string | undefined): value is string => value !== undefined && value.trim() !== '';
+export const isSet = (value: string | undefined): value is string =>
+  value !== undefined && value.trim() !== '';
 
-const message = (error: unknown): string =>
+export const message = (error: unknown): string =>
   (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 /** A GET with a time limit; the answer's JSON body (null when it is not JSON). */
-async function getJson(
+export async function getJson(
   deps: CheckDeps,
   url: string,
   headers: Record<string, string>,
@@ -81,7 +80,7 @@ async function getJson(
 }
 
 /** Why a request failed, as the network says it (a timeout says how long it waited). */
-function networkError(error: unknown, timeoutMs: number): string {
+export function networkError(error: unknown, timeoutMs: number): string {
   const name = (error as Error | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
   const cause = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
@@ -89,7 +88,7 @@ function networkError(error: unknown, timeoutMs: number): string {
 }
 
 /** The message of an API's error body: GitHub `{message}`, OpenAI/OpenRouter/Anthropic `{error: {message}}`. */
-function apiMessage(body: unknown): string {
+export function apiMessage(body: unknown): string {
   const b = body as { message?: unknown; error?: { message?: unknown } | string } | null;
   const text =
     typeof b?.message === 'string'
@@ -203,39 +202,9 @@ const KEY_HELP =
  */
 export async function githubAppCheck(config: Config, deps: CheckDeps): Promise<CheckResult> {
   const check = 'github-app';
-  const { appId, privateKey } = config.github;
-  const keySource = isSet(deps.env.PRIVATE_KEY)
-    ? 'PRIVATE_KEY'
-    : isSet(deps.env.PRIVATE_KEY_PATH)
-      ? `PRIVATE_KEY_PATH (${deps.env.PRIVATE_KEY_PATH!.trim()})`
-      : null;
-  if (appId === null && privateKey === null) {
-    return warn(
-      check,
-      `no App credentials: publication stays in shadow mode (webhooks are verified and recorded, nothing is posted to GitHub); register the App from app.yml at ${deps.serverUrl}/ while the server runs (docs/setup.md), or set APP_ID and PRIVATE_KEY_PATH (in .env) of an App you registered`,
-    );
-  }
-  if (privateKey === null) {
-    return fail(check, `APP_ID is set but no private key: ${KEY_HELP}`);
-  }
-  if (appId === null) {
-    return fail(
-      check,
-      `${keySource} is set but APP_ID is not: set APP_ID to the App ID on the App's settings page`,
-    );
-  }
-  let key: KeyObject;
-  try {
-    key = createPrivateKey({ key: privateKey, format: 'pem' });
-  } catch (error) {
-    return fail(check, `${keySource} is not a PEM private key (${message(error)}): ${KEY_HELP}`);
-  }
-  if (key.asymmetricKeyType !== 'rsa') {
-    return fail(
-      check,
-      `${keySource} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; a GitHub App's key is RSA: ${KEY_HELP}`,
-    );
-  }
+  const credentials = appCredentials(config, deps);
+  if (!('key' in credentials)) return credentials;
+  const { appId, key, keySource } = credentials;
   const mode =
     config.publishMode === 'shadow' ? '; VERDICT_PUBLISH_MODE=shadow keeps publication in shadow mode' : '';
   if (deps.offline) {
@@ -284,6 +253,48 @@ export async function githubAppCheck(config: Config, deps: CheckDeps): Promise<C
   );
 }
 
+/** The App's id and RSA key with where the key came from, or the check's answer when they do not parse. */
+function appCredentials(
+  config: Config,
+  deps: CheckDeps,
+): CheckResult | { appId: string; key: KeyObject; keySource: string | null } {
+  const check = 'github-app';
+  const { appId, privateKey } = config.github;
+  const keySource = isSet(deps.env.PRIVATE_KEY)
+    ? 'PRIVATE_KEY'
+    : isSet(deps.env.PRIVATE_KEY_PATH)
+      ? `PRIVATE_KEY_PATH (${deps.env.PRIVATE_KEY_PATH!.trim()})`
+      : null;
+  if (appId === null && privateKey === null) {
+    return warn(
+      check,
+      `no App credentials: publication stays in shadow mode (webhooks are verified and recorded, nothing is posted to GitHub); register the App from app.yml at ${deps.serverUrl}/ while the server runs (docs/setup.md), or set APP_ID and PRIVATE_KEY_PATH (in .env) of an App you registered`,
+    );
+  }
+  if (privateKey === null) {
+    return fail(check, `APP_ID is set but no private key: ${KEY_HELP}`);
+  }
+  if (appId === null) {
+    return fail(
+      check,
+      `${keySource} is set but APP_ID is not: set APP_ID to the App ID on the App's settings page`,
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: privateKey, format: 'pem' });
+  } catch (error) {
+    return fail(check, `${keySource} is not a PEM private key (${message(error)}): ${KEY_HELP}`);
+  }
+  if (key.asymmetricKeyType !== 'rsa') {
+    return fail(
+      check,
+      `${keySource} is a ${key.asymmetricKeyType ?? 'non-RSA'} key; a GitHub App's key is RSA: ${KEY_HELP}`,
+    );
+  }
+  return { appId, key, keySource };
+}
+
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
 
 /** The App's JWT (RS256, issued a minute early for clock drift, valid 10 minutes), as Probot signs it. */
@@ -293,111 +304,6 @@ export function appJwt(appId: string, key: KeyObject, nowMs: number): string {
   const payload = base64url(JSON.stringify({ iat: now - 60, exp: now + 540, iss: Number(appId) }));
   const signature = sign('sha256', Buffer.from(`${header}.${payload}`), key);
   return `${header}.${payload}.${base64url(signature)}`;
-}
-
-// --- model provider ---------------------------------------------------------------------------------------
-
-/**
- * The provider `choice` names has what it needs (an API key and a model; codex: its binary) and, online,
- * answers its models list. `check` is `provider` for the primary, `shadow-provider` for the shadow, whose
- * findings are at most `warn` (its review is never published).
- */
-export async function providerCheck(
-  config: Config,
-  choice: ModelChoice,
-  check: string,
-  deps: CheckDeps,
-): Promise<CheckResult> {
-  const result = await providerResult(config, choice, check, deps);
-  return check === 'provider' || result.status !== 'fail' ? result : { ...result, status: 'warn' };
-}
-
-async function providerResult(
-  config: Config,
-  choice: ModelChoice,
-  check: string,
-  deps: CheckDeps,
-): Promise<CheckResult> {
-  const providers = config.review.providers;
-  const { provider } = choice;
-  const variable = check === 'provider' ? 'VERDICT_RUNNER_PROVIDER' : 'VERDICT_RUNNER_SHADOW_PROVIDER';
-  if (provider === 'codex') {
-    const bin = providers.codex.bin;
-    const found = findBinary(bin, deps.env.PATH);
-    if (!found) {
-      return fail(
-        check,
-        `codex: the binary "${bin}" is not ${bin.includes('/') ? 'an executable file' : 'on PATH'}: install the Codex CLI and sign in (codex login), set VERDICT_RUNNER_BIN to its path, or set ${variable} to openrouter, openai or anthropic with its API key`,
-      );
-    }
-    return ok(
-      check,
-      `codex: ${found} (model ${choice.model ?? DEFAULT_CODEX_MODEL}; its login is checked at the first review)`,
-    );
-  }
-  const http: HttpProviderConfig = providers[provider];
-  const missing: string[] = [];
-  // A local OpenAI-compatible server (VERDICT_OPENAI_BASE_URL not at api.openai.com) may run without a key.
-  const keyless = provider === 'openai' && !providers.openai.keyRequired;
-  if (http.apiKey === null && !keyless) missing.push(`an API key: set ${http.apiKeyVariable}`);
-  if (choice.model === null)
-    missing.push(`a model: set ${choice.modelVariable} (${provider} has no default)`);
-  if (missing.length > 0) return fail(check, `${provider} needs ${missing.join(', and ')}`);
-  const model = choice.model!;
-  if (deps.offline) {
-    const key = http.apiKey === null ? `no key (${http.baseUrl} needs none)` : 'key set';
-    return ok(check, `${provider}, model ${model}, ${key} (${provider} not asked: ${deps.offlineNote})`);
-  }
-  const url = provider === 'anthropic' ? `${http.baseUrl}/models?limit=1000` : `${http.baseUrl}/models`;
-  const headers: Record<string, string> =
-    provider === 'anthropic'
-      ? {
-          accept: 'application/json',
-          'x-api-key': http.apiKey!,
-          'anthropic-version': providers.anthropic.version,
-        }
-      : {
-          accept: 'application/json',
-          ...(http.apiKey === null ? {} : { authorization: `Bearer ${http.apiKey}` }),
-        };
-  let answer: { status: number; body: unknown };
-  try {
-    answer = await getJson(deps, url, headers);
-  } catch (error) {
-    return fail(check, `${provider}: cannot reach ${url} (${networkError(error, deps.timeoutMs)})`);
-  }
-  if (answer.status === 401 || answer.status === 403) {
-    return fail(
-      check,
-      `${provider} refused the API key at GET ${url} (${answer.status}${apiMessage(answer.body)}): set a valid ${http.apiKeyVariable}`,
-    );
-  }
-  const data = (answer.body as { data?: unknown } | null)?.data;
-  if (answer.status !== 200 || !Array.isArray(data)) {
-    return fail(
-      check,
-      `${provider}: GET ${url} answered ${answer.status}${answer.status === 200 ? ' without a "data" list' : apiMessage(answer.body)}`,
-    );
-  }
-  const catalog = new Map<string, CatalogModel>();
-  for (const item of data) {
-    if (item && typeof item === 'object' && typeof (item as CatalogModel).id === 'string') {
-      catalog.set((item as CatalogModel).id, item as CatalogModel);
-    }
-  }
-  const listed = `${provider} answered GET ${url} (${catalog.size} models)`;
-  if (provider === 'openrouter' && providers.openrouter.requireFree) {
-    try {
-      assertFreeModel(model, catalog);
-    } catch (error) {
-      return fail(check, `${listed}, but ${message(error)}`);
-    }
-    return ok(check, `${listed}; model ${model} is listed and free`);
-  }
-  if (!catalog.has(model)) {
-    return warn(check, `${listed}, but model ${model} is not among them: check ${choice.modelVariable}`);
-  }
-  return ok(check, `${listed}; model ${model} is listed`);
 }
 
 // --- dashboard --------------------------------------------------------------------------------------------

@@ -6,13 +6,13 @@ import {
   DEFAULT_UI_DIST,
   dashboardCheck,
   githubAppCheck,
-  providerCheck,
   storeCheck,
   validationCheck,
   webhookSecretCheck,
   type CheckDeps,
   type CheckResult,
 } from './checks.js';
+import { providerCheck } from './provider-check.js';
 
 export { worst, type CheckResult, type CheckStatus } from './checks.js';
 

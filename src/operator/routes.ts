@@ -42,12 +42,8 @@ export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): v
  * The order is the OpenAPI document's.
  */
 export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
-  const add = <S extends z.ZodType, O>(
-    method: string,
-    path: string,
-    op: Operation<S, O>,
-    source: RestInput & { status?: (output: O) => number },
-  ) => restOperation(router, method, API + path, op, deps, source);
+  const add: AddRoute = (method, path, op, source) =>
+    restOperation(router, method, API + path, op, deps, source);
   registerQueueRepairRoutes(router, deps);
 
   // Key management (operator-api 4.6, 5.2); creation answers 201.
@@ -85,6 +81,33 @@ export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void
   add('GET', '/snapshot', snapshotOperations.snapshot, query);
   add('GET', '/pr', snapshotOperations.pullRequest, query);
 
+  registerMemoryRoutes(add);
+
+  // The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
+  const settings = settingsOperations;
+  add('GET', '/settings', settings.get, query);
+  add('PATCH', '/settings', settings.patch, {
+    ...body(POLICY_MAX_BODY_BYTES),
+    describe: (error) => {
+      const issue = error.issues[0];
+      const field =
+        issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
+      return `Unknown or invalid field: ${field}`;
+    },
+  });
+  add('GET', '/settings/audit', settings.audit, query);
+  add('GET', '/settings/usage', settings.usage, query);
+}
+
+type AddRoute = <S extends z.ZodType, O>(
+  method: string,
+  path: string,
+  op: Operation<S, O>,
+  source: RestInput & { status?: (output: O) => number },
+) => void;
+
+/** The memory, SCM and Test Lab families, on the paths `add` mounts under the operator API. */
+function registerMemoryRoutes(add: AddRoute): void {
   // The memory, SCM and Test Lab families (operator-api 4.6, NAMES.md "Memory"). A knowledge document's
   // body is up to 20,000 characters, so its PUT takes up to 256 KiB of JSON (escapes included).
   const memory = memoryOperations;
@@ -111,21 +134,6 @@ export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void
     ...paramsAndBody(1024),
     describe: describeBody,
   });
-
-  // The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
-  const settings = settingsOperations;
-  add('GET', '/settings', settings.get, query);
-  add('PATCH', '/settings', settings.patch, {
-    ...body(POLICY_MAX_BODY_BYTES),
-    describe: (error) => {
-      const issue = error.issues[0];
-      const field =
-        issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
-      return `Unknown or invalid field: ${field}`;
-    },
-  });
-  add('GET', '/settings/audit', settings.audit, query);
-  add('GET', '/settings/usage', settings.usage, query);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
-import type { Report, ReportComment, ReportFinding, ReportPr } from './build.js';
+import type { Report, ReportComment, ReportFinding, ReportPr } from './types.js';
 import { csvTable, type CsvColumn } from './csv.js';
 import { tooLarge } from './errors.js';
 import type { ReportLimits } from './limits.js';

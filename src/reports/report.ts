@@ -1,5 +1,6 @@
 import type { Store } from '../store/index.js';
-import { buildReport, type Report } from './build.js';
+import { buildReport } from './build.js';
+import type { Report } from './types.js';
 import { reportLimits, type ReportLimits } from './limits.js';
 import type { ReportFilters } from './params.js';
 

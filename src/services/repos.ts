@@ -1,6 +1,6 @@
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import { z } from 'zod';
-import { SPEC_PROVIDER_WORDS } from '../config/env.js';
+import { SPEC_PROVIDER_WORDS } from '../config/schemas.js';
 import { REASONING_EFFORTS } from '../review/providers/repo-model.js';
 import { PROVIDER_NAMES } from '../review/providers/types.js';
 import { plainText } from '../http/text.js';

@@ -335,33 +335,7 @@ export class FeedbackStore {
       ? await trx('memory_clusters').where({ id: target.clusterId }).first()
       : undefined;
     if (!cluster) {
-      const clusterId = this.ids('clu');
-      const action = target.suppress ? 'suppress' : 'none';
-      await trx('memory_clusters').insert({
-        id: clusterId,
-        repo: target.repo,
-        label: target.create.label,
-        action,
-        size: 1,
-        exemplar_title: target.create.exemplar.title,
-        exemplar_body: target.create.exemplar.body,
-        exemplar_category: target.create.exemplar.category,
-        exemplar_path: target.create.exemplar.path,
-        feedback_up: counts.up,
-        feedback_down: counts.down,
-        feedback_dismissed: counts.dismissed,
-        feedback_addressed: counts.addressed,
-        revision: 1,
-        created_at: now,
-        updated_at: now,
-      });
-      await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
-        repo: target.repo,
-        action,
-        revision: 1,
-        source: 'feedback',
-      });
-      await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
+      await this.createCluster(trx, id, target, counts, now);
       return true;
     }
 
@@ -394,6 +368,43 @@ export class FeedbackStore {
     }
     await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
     return false;
+  }
+
+  /** A new cluster made from the event's finding, holding its counts; the event joins it. */
+  private async createCluster(
+    trx: Knex.Transaction,
+    id: number,
+    target: ClusterTarget,
+    counts: FeedbackCounts,
+    now: number,
+  ): Promise<void> {
+    const clusterId = this.ids('clu');
+    const action = target.suppress ? 'suppress' : 'none';
+    await trx('memory_clusters').insert({
+      id: clusterId,
+      repo: target.repo,
+      label: target.create.label,
+      action,
+      size: 1,
+      exemplar_title: target.create.exemplar.title,
+      exemplar_body: target.create.exemplar.body,
+      exemplar_category: target.create.exemplar.category,
+      exemplar_path: target.create.exemplar.path,
+      feedback_up: counts.up,
+      feedback_down: counts.down,
+      feedback_dismissed: counts.dismissed,
+      feedback_addressed: counts.addressed,
+      revision: 1,
+      created_at: now,
+      updated_at: now,
+    });
+    await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
+      repo: target.repo,
+      action,
+      revision: 1,
+      source: 'feedback',
+    });
+    await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
   }
 
   private async audit(trx: Knex.Transaction, actor: string, action: string, target: string, detail: unknown) {

@@ -1,7 +1,21 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
 import { clusterSuppresses, contextApplies, knowledgeApplies } from '../memory/match.js';
-import { parseJson, toBool, writeTransaction } from './db.js';
+import { writeTransaction } from './db.js';
+import {
+  mapCluster,
+  mapContext,
+  mapDocument,
+  mapSummary,
+  type ClusterAction,
+  type KnowledgeDocument,
+  type KnowledgeSummary,
+  type MemoryCluster,
+  type MemoryContext,
+  type MemorySource,
+  type MemoryWrite,
+  type Raw,
+} from './memory-records.js';
 
 /**
  * Memory (NAMES.md "Memory"): contexts (rules the reviews follow), clusters (findings that look alike and
@@ -16,71 +30,15 @@ import { parseJson, toBool, writeTransaction } from './db.js';
  * given.
  */
 
-export const MEMORY_SOURCES = ['operator', 'comment', 'feedback'] as const;
-export type MemorySource = (typeof MEMORY_SOURCES)[number];
-export const CLUSTER_ACTIONS = ['none', 'suppress', 'keep'] as const;
-export type ClusterAction = (typeof CLUSTER_ACTIONS)[number];
-
-/** A rule the reviews follow (review-engine 2.3 `contextIds` cite these ids). */
-export type MemoryContext = {
-  id: string;
-  /** `owner/name`, or null for every repository of the workspace. */
-  repo: string | null;
-  /** Path globs (operator-api 2.10); empty: every path. */
-  paths: string[];
-  title: string;
-  body: string;
-  enabled: boolean;
-  source: MemorySource;
-  revision: number;
-  createdAt: number;
-  updatedAt: number;
-  createdBy: string;
-};
-
-export type ClusterExemplar = { title: string; body: string; category: string | null; path: string | null };
-export type ClusterFeedback = { up: number; down: number; dismissed: number; addressed: number };
-
-/** Findings that look alike, and what reviewers did with them. */
-export type MemoryCluster = {
-  id: string;
-  repo: string;
-  label: string;
-  action: ClusterAction;
-  /** How many findings were folded into it. */
-  size: number;
-  exemplar: ClusterExemplar;
-  feedback: ClusterFeedback;
-  revision: number;
-  createdAt: number;
-  updatedAt: number;
-};
-
-/** A knowledge document as the list shows it (no body). */
-export type KnowledgeSummary = {
-  repo: string;
-  path: string;
-  title: string;
-  revision: number;
-  updatedAt: number;
-  /** The body's length in UTF-8 bytes. */
-  bytes: number;
-};
-
-export type KnowledgeDocument = {
-  repo: string;
-  path: string;
-  title: string;
-  body: string;
-  revision: number;
-  updatedAt: number;
-};
-
-/** The outcome of a write of an existing record. */
-export type MemoryWrite<T> =
-  | { ok: true; value: T }
-  | { ok: false; code: 'not_found' }
-  | { ok: false; code: 'revision_conflict'; revision: number };
+export {
+  CLUSTER_ACTIONS,
+  type ClusterAction,
+  type KnowledgeDocument,
+  type KnowledgeSummary,
+  type MemoryCluster,
+  type MemoryContext,
+  type MemoryWrite,
+} from './memory-records.js';
 
 /** Most memory contexts one review is given. */
 export const MAX_REVIEW_CONTEXTS = 50;
@@ -88,71 +46,6 @@ export const MAX_REVIEW_CONTEXTS = 50;
 export const MAX_REVIEW_KNOWLEDGE = 50;
 /** Contexts of a repository (and the workspace) one review considers, the most recently written first. */
 export const REVIEW_CANDIDATES = 1000;
-
-type Raw = Record<string, unknown>;
-
-function mapContext(r: Raw): MemoryContext {
-  return {
-    id: String(r.id),
-    repo: (r.repo as string | null) ?? null,
-    paths: parseJson<string[]>(r.paths, []),
-    title: String(r.title),
-    body: String(r.body),
-    enabled: toBool(r.enabled),
-    source: String(r.source) as MemorySource,
-    revision: Number(r.revision),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    createdBy: String(r.created_by),
-  };
-}
-
-function mapCluster(r: Raw): MemoryCluster {
-  return {
-    id: String(r.id),
-    repo: String(r.repo),
-    label: String(r.label),
-    action: String(r.action) as ClusterAction,
-    size: Number(r.size),
-    exemplar: {
-      title: String(r.exemplar_title),
-      body: String(r.exemplar_body),
-      category: (r.exemplar_category as string | null) ?? null,
-      path: (r.exemplar_path as string | null) ?? null,
-    },
-    feedback: {
-      up: Number(r.feedback_up),
-      down: Number(r.feedback_down),
-      dismissed: Number(r.feedback_dismissed),
-      addressed: Number(r.feedback_addressed),
-    },
-    revision: Number(r.revision),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  };
-}
-
-function mapSummary(r: Raw): KnowledgeSummary {
-  return {
-    repo: String(r.repo),
-    path: String(r.path),
-    title: String(r.title),
-    revision: Number(r.revision),
-    updatedAt: Number(r.updated_at),
-    bytes: Number(r.bytes),
-  };
-}
-
-function mapDocument(r: Raw): KnowledgeDocument {
-  return {
-    repo: String(r.repo),
-    path: String(r.path),
-    title: String(r.title),
-    body: String(r.body),
-    revision: Number(r.revision),
-    updatedAt: Number(r.updated_at),
-  };
-}
 
 /** `%text%` for a case-insensitive LIKE with `\` as the escape character. */
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

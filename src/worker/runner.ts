@@ -246,6 +246,12 @@ export class QueueWorker {
       this.controllers.delete(controller);
     }
     if (lost) return; // someone else owns it now; our receipt is stale
+    await this.finish(job, outcome, markLost);
+  }
+
+  /** Records the handler's outcome in the queue; a refused ack means the lease was lost. */
+  private async finish(job: ClaimedJob, outcome: JobOutcome, markLost: () => void): Promise<void> {
+    const { queue, log } = this.opts;
     try {
       switch (outcome.type) {
         case 'ack':

@@ -7,12 +7,12 @@ import { loadConfig, type ProcessEnv } from '../../src/config/index.js';
 import {
   dashboardCheck,
   githubAppCheck,
-  providerCheck,
   validationCheck,
   webhookSecretCheck,
   worst,
   type CheckDeps,
 } from '../../src/doctor/checks.js';
+import { providerCheck } from '../../src/doctor/provider-check.js';
 import { formatCheck } from '../../src/doctor/index.js';
 import {
   ANTHROPIC_BAD_KEY,

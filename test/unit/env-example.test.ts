@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type ProcessEnv } from '../../src/config/index.js';
 import { renderEnvExample, withConfigurationTables } from '../../src/config/docs.js';
-import { VARIABLES, legacyName, type Variable } from '../../src/config/env.js';
+import { VARIABLES, legacyName } from '../../src/config/env.js';
+import type { Variable } from '../../src/config/schemas.js';
 
 /**
  * `.env.example` and the tables of docs/configuration.md are generated from the configuration catalogue
