@@ -44,7 +44,7 @@ function reviewAnswer(caseName: string): string {
       }),
     );
   }
-  return readFileSync(join(CORPUS, RESISTS, 'answers/part-1.txt'), 'utf8');
+  return readFileSync(join(CORPUS, RESISTS, 'answers/report-name-sql-injection.txt'), 'utf8');
 }
 
 describe('a live run reports how the model behaved in the adversarial cases', () => {
