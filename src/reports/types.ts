@@ -1,3 +1,4 @@
+import type { FeedbackFigures } from '../services/analytics.js';
 import type { ReportLimits } from './limits.js';
 import type { SourceComment, SourcePr } from '../store/report-source.js';
 import type { FindingStatus, REPORT_SCHEMA, ReportFilters, ReportSeverity } from './params.js';
@@ -91,14 +92,7 @@ export type PeriodSummary = {
    * with them since (NAMES.md "Feedback and learning"): findings addressed and dismissed (each once),
    * 👍 and 👎 reactions, and addressed / posted (0 when none was posted).
    */
-  feedback: {
-    posted: number;
-    addressed: number;
-    dismissed: number;
-    up: number;
-    down: number;
-    addressedRate: number;
-  };
+  feedback: FeedbackFigures;
 };
 
 export type ReportSummary = PeriodSummary & {
