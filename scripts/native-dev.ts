@@ -1,19 +1,29 @@
 /**
- * `npm run native:dev`: the edge worker in workerd through Miniflare on PORT (default 8788; only
- * /health and the webhook), KV/R2/D1/queue/Durable Object persisted under data/native/, and the review
- * container as a local process (src/native/container/main.ts, when that branch is present) on
- * VERDICT_CONTAINER_URL (default http://127.0.0.1:8080).
+ * `npm run native:dev`: the native runtime on this machine. The edge worker runs in workerd through
+ * Miniflare on PORT (default 8788; public: /health and the webhook only), with KV, R2, D1, the queue (its
+ * consumer included) and the lease Durable Object, persisted under
+ * VERDICT_NATIVE_DATA (default data/native/). The review container (no Docker here) runs as a local
+ * process on VERDICT_CONTAINER_PORT (default 8080); its calls to `state.internal` and `broker.internal`
+ * go to the worker's origin with a token made for this run (VERDICT_INTERNAL_DEV_TOKEN, never set on
+ * Cloudflare). With VERDICT_CONTAINER_URL set, no container is started and that one is used. The cron
+ * triggers of wrangler.jsonc fire on their schedules (UTC) through the worker's `scheduled` handler.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Cron } from 'croner';
 import { Miniflare } from 'miniflare';
+import { CRON_JOBS } from '../src/native/worker/scheduled.js';
 import { buildWorker } from './native-build.js';
+import { relay } from './native-relay.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = process.env;
 const port = Number(env.PORT ?? 8788);
-const containerUrl = env.VERDICT_CONTAINER_URL ?? 'http://127.0.0.1:8080';
+const containerPort = Number(env.VERDICT_CONTAINER_PORT ?? 8080);
+const containerUrl = env.VERDICT_CONTAINER_URL ?? `http://127.0.0.1:${containerPort}`;
+const devToken = randomBytes(24).toString('hex');
+let stopping = false;
 const pick = (names: string[]) =>
   Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n] as string]));
 
@@ -32,9 +42,11 @@ const mf = new Miniflare({
   queueProducers: { REVIEW_QUEUE: { queueName: 'verdict-reviews' } },
   queueConsumers: { 'verdict-reviews': { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8 } },
   durableObjects: { LEASES: 'DispatchLease' },
-  defaultPersistRoot: `${root}data/native`,
+  outboundService: relay as never,
+  defaultPersistRoot: env.VERDICT_NATIVE_DATA ?? `${root}data/native`,
   bindings: {
     VERDICT_CONTAINER_URL: containerUrl,
+    VERDICT_INTERNAL_DEV_TOKEN: devToken,
     ...pick([
       'GITHUB_WEBHOOK_SECRET',
       'APP_ID',
@@ -46,27 +58,66 @@ const mf = new Miniflare({
       'LEASE_MS',
       'VERDICT_PUBLISH_MODE',
       'VERDICT_BOT_HANDLES',
+      'VERDICT_BRIDGE_AUTHORITY',
     ]),
   },
 });
 const url = await mf.ready;
-console.log(JSON.stringify({ event: 'native-dev-ready', url: url.href, containerUrl }));
+type Scheduler = { scheduled(options: { cron: string; scheduledTime: Date }): Promise<unknown> };
+const worker = (await mf.getWorker()) as unknown as Scheduler;
+const crons = Object.keys(CRON_JOBS).map(
+  (expr) =>
+    new Cron(expr, { timezone: 'UTC' }, async (self: Cron) => {
+      const scheduledTime = self.currentRun() ?? new Date();
+      await worker.scheduled({ cron: expr, scheduledTime }).catch((err: unknown) => {
+        console.log(JSON.stringify({ event: 'native-dev-cron-failed', cron: expr, err: String(err) }));
+      });
+    }),
+);
 
 let container: ChildProcess | null = null;
-const containerMain = `${root}src/native/container/main.ts`;
-if (existsSync(containerMain) && !env.VERDICT_CONTAINER_URL) {
-  container = spawn(process.execPath, ['--import', 'tsx', containerMain], { stdio: 'inherit', env });
-  console.log(JSON.stringify({ event: 'native-dev-container', pid: container.pid }));
-} else if (!existsSync(containerMain)) {
-  console.log(
-    JSON.stringify({ event: 'native-dev-container', note: 'src/native/container/main.ts is absent' }),
-  );
+if (!env.VERDICT_CONTAINER_URL) {
+  // The shell's environment, so that local fakes (provider base URLs) work; on Cloudflare the container
+  // gets the allow-list of review-engine 8 only (docs/native.md).
+  container = spawn(process.execPath, ['--import', 'tsx', `${root}src/native/container/main.ts`], {
+    stdio: 'inherit',
+    env: {
+      ...env,
+      PORT: String(containerPort),
+      VERDICT_INTERNAL_ORIGIN: url.origin,
+      VERDICT_INTERNAL_TOKEN: devToken,
+    },
+  });
+  container.once('exit', (code) => {
+    console.log(JSON.stringify({ event: 'native-dev-container-exited', code }));
+    if (!stopping) void stop(1);
+  });
+}
+if (container) await containerUp();
+console.log(
+  JSON.stringify({ event: 'native-dev-ready', url: url.href, containerUrl, containerPid: container?.pid }),
+);
+
+/** Ready only once the container answers its health check (a review dispatched before would fail). */
+async function containerUp(): Promise<void> {
+  for (let i = 0; i < 600 && !stopping; i++) {
+    const ok = await fetch(`${containerUrl}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  console.log(JSON.stringify({ event: 'native-dev-container-not-ready', containerUrl }));
+  await stop(1);
 }
 
-const stop = async () => {
+async function stop(code = 0): Promise<void> {
+  stopping = true;
+  for (const cron of crons) cron.stop();
   container?.kill('SIGTERM');
   await mf.dispose();
-  process.exit(0);
-};
+  process.exit(code);
+}
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());

@@ -13,6 +13,8 @@ export const INTERNAL_HOSTS = ['state.internal', 'broker.internal', 'sandbox.int
 export type InternalHost = (typeof INTERNAL_HOSTS)[number];
 /** Header naming the internal host a request meant, when it is sent to a local origin instead. */
 export const INTERNAL_HOST_HEADER = 'x-verdict-internal-host';
+/** Header of the local-run token (`VERDICT_INTERNAL_DEV_TOKEN` / `VERDICT_INTERNAL_TOKEN`, docs/native.md). */
+export const INTERNAL_TOKEN_HEADER = 'x-verdict-internal-token';
 
 /** POST /review on the container (port 8080): one review of one run. */
 export const containerReviewRequestSchema = z.object({
@@ -23,6 +25,8 @@ export const containerReviewRequestSchema = z.object({
   headSha: z.string().min(7),
   installationId: z.number().int().positive(),
   trigger: z.string().min(1),
+  /** The review key's variant (`comment-{id}` for a comment command), null for an automatic review. */
+  variant: z.string().min(1).nullable().default(null),
   /** `live` publishes to GitHub; `shadow` reviews and stores but publishes nothing (review-engine 8). */
   publishMode: z.enum(['live', 'shadow']),
   /** The dispatch lease's owner token: every state write carries it and is refused once it is lost. */

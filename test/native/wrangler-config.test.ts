@@ -1,9 +1,15 @@
 /**
- * The shape of wrangler.jsonc (the deployment's bindings and the settings of review-engine 6.4 and 8).
- * `wrangler deploy --dry-run` is not run here: wrangler is not a dependency yet (docs/native.md).
+ * The shape of wrangler.jsonc (the deployment's bindings and the settings of review-engine 6.4 and 8), and
+ * `wrangler deploy --dry-run` over it (no account needed).
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { buildWorker } from '../../scripts/native-build.js';
+import { CRON_JOBS } from '../../src/native/worker/scheduled.js';
 
 const text = readFileSync(fileURLToPath(new URL('../../wrangler.jsonc', import.meta.url)), 'utf8');
 // JSONC: whole-line comments and trailing commas only in this file.
@@ -39,5 +45,44 @@ describe('wrangler.jsonc', () => {
     expect(config.triggers.crons.sort()).toEqual(
       ['* * * * *', '2-59/15 * * * *', '3-59/15 * * * *', '30 22 * * *', '30 23 * * *'].sort(),
     );
+    // The worker runs a job for each of them, and only for them.
+    expect(Object.keys(CRON_JOBS).sort()).toEqual([...config.triggers.crons].sort());
   });
+
+  it('passes `wrangler deploy --dry-run` with the worker bundle and every binding', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verdict-wrangler-'));
+    try {
+      const main = await buildWorker(join(dir, 'worker.mjs'));
+      // Building the container image needs Docker (not on this machine): the dry run names a pushed
+      // image instead of the Dockerfile; everything else is wrangler.jsonc as it is.
+      const dry = {
+        ...config,
+        main,
+        containers: config.containers.map((c: any) => ({
+          ...c,
+          image: 'registry.cloudflare.com/verdict/review:dry-run',
+        })),
+      };
+      delete dry.$schema;
+      writeFileSync(join(dir, 'wrangler.json'), JSON.stringify(dry));
+      const wrangler = fileURLToPath(new URL('../../node_modules/.bin/wrangler', import.meta.url));
+      const { stdout } = await promisify(execFile)(
+        wrangler,
+        ['deploy', '--dry-run', '--outdir', join(dir, 'out'), '--config', join(dir, 'wrangler.json')],
+        { env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', HOME: dir }, timeout: 120_000 },
+      );
+      for (const binding of [
+        'env.LEASES (DispatchLease)',
+        'env.REVIEW_CONTAINERS (ReviewContainer)',
+        'env.DELIVERIES',
+        'env.REVIEW_QUEUE',
+        'env.DB',
+        'env.PAYLOADS',
+      ])
+        expect(stdout).toContain(binding);
+      expect(stdout).toContain('--dry-run: exiting now.');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

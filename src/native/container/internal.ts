@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { INTERNAL_HOST_HEADER, type InternalHost } from '../protocol.js';
+import { INTERNAL_HOST_HEADER, INTERNAL_TOKEN_HEADER, type InternalHost } from '../protocol.js';
 
 /** A refused or failed call to an internal host: its status (0: no answer) and error code when it sent one. */
 export class InternalCallError extends Error {
@@ -26,14 +26,19 @@ export type InternalClient = <S extends z.ZodTypeAny>(
 /**
  * Calls the internal hosts of the outer worker (`state.internal`, `broker.internal`): `http://<host>/...`
  * on Cloudflare, where the container's outbound requests are intercepted, or `origin` (local runs,
- * `VERDICT_INTERNAL_ORIGIN`) with the host named in `x-verdict-internal-host`. Every answer is parsed with
- * its protocol schema.
+ * `VERDICT_INTERNAL_ORIGIN`) with the host named in `x-verdict-internal-host` and the local-run token
+ * (`VERDICT_INTERNAL_TOKEN`) in `x-verdict-internal-token`. Every answer is parsed with its protocol schema.
  */
-export function internalClient(origin: string | null, fetchImpl: typeof fetch = fetch): InternalClient {
+export function internalClient(
+  origin: string | null,
+  token: string | null = null,
+  fetchImpl: typeof fetch = fetch,
+): InternalClient {
   return async (host, path, body, schema, signal) => {
     const url = origin ? new URL(path, origin).toString() : `http://${host}${path}`;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (origin) headers[INTERNAL_HOST_HEADER] = host;
+    if (origin && token) headers[INTERNAL_TOKEN_HEADER] = token;
     let response: Response;
     try {
       response = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(body), signal });

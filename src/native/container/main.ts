@@ -23,7 +23,10 @@ async function main(): Promise<void> {
   const service = new ContainerService({
     config,
     log,
-    internal: internalClient(env.VERDICT_INTERNAL_ORIGIN?.trim() || null),
+    internal: internalClient(
+      env.VERDICT_INTERNAL_ORIGIN?.trim() || null,
+      env.VERDICT_INTERNAL_TOKEN?.trim() || null,
+    ),
     publishMode: nativePublishMode(env),
     maxAttempts: Number.isInteger(maxAttempts) && maxAttempts > 0 ? maxAttempts : 8,
     ...(Number.isInteger(phaseLogMs) && phaseLogMs > 0 ? { phaseLogMs } : {}),

@@ -64,7 +64,7 @@ export class ContainerReview {
     const { request: req, deps } = this;
     const signal = this.controller.signal;
     deps.setPhase('hydrating');
-    this.state = await ContainerState.open(deps.config.dedupeTtlSeconds);
+    this.state = await ContainerState.open(deps.config.dedupeTtlSeconds, req.runId);
     const bundle = await deps.internal(
       'state.internal',
       '/bundle',
@@ -73,6 +73,7 @@ export class ContainerReview {
       signal,
     );
     await this.state.hydrate(bundle);
+    await this.admit();
     if (signal.aborted) throw new ReviewAbortedError();
     deps.setPhase('reviewing');
     let dispatch: DispatchOutcome | null = null;
@@ -96,6 +97,34 @@ export class ContainerReview {
       );
     }
     return this.response(outcome ?? { type: 'ack' }, dispatch);
+  }
+
+  /**
+   * The run (and its repository) as the Node runtime's intake would have stored them, when the bundle
+   * holds none: the worker keeps its own run record, the container's store makes the run the review job
+   * reads, under the worker's run id. A repository the App is installed on is reviewed (NAMES.md
+   * "Installed means reviewed"): its row is created enabled unless an operator configured it.
+   */
+  private async admit(): Promise<void> {
+    const { store } = this.state!;
+    const req = this.request;
+    if (await store.runs.get(req.runId)) return;
+    if (!(await store.repositories.get(req.repo))) {
+      await store.repositories.upsertInstalled(req.repo, req.installationId, {
+        actor: 'native-runtime',
+        reason: `installed means reviewed: a delivery of installation ${req.installationId}`,
+      });
+    }
+    await store.runs.createOrGet({
+      reviewKey: req.reviewKey,
+      repo: req.repo,
+      prNumber: req.prNumber,
+      headSha: req.headSha,
+      variant: req.variant,
+      trigger: req.trigger,
+      installationId: req.installationId,
+      deliveryId: null,
+    });
   }
 
   /** The best-effort flush of a termination abort: whatever the review stored so far, `final: false`. */

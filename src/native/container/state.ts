@@ -20,10 +20,15 @@ export class ContainerState {
 
   private constructor(readonly store: Store) {}
 
-  static async open(dedupeTtlSeconds: number): Promise<ContainerState> {
+  /**
+   * `runId`: the id the worker gave the run; the run this store creates (when the bundle holds none) gets
+   * it, so that the rows flushed back name the worker's run.
+   */
+  static async open(dedupeTtlSeconds: number, runId?: string): Promise<ContainerState> {
+    const ids = (prefix: string) => (prefix === 'run' && runId ? runId : randomId(prefix));
     const store = await openStore(
       { client: 'sqlite', filename: ':memory:' },
-      { clock: systemClock, ids: randomId, dedupeTtlSeconds },
+      { clock: systemClock, ids, dedupeTtlSeconds },
     );
     await store.db.knex.raw('PRAGMA foreign_keys = OFF');
     return new ContainerState(store);
@@ -37,15 +42,13 @@ export class ContainerState {
       throw new Error(`state bundle names tables outside the contract: ${unknown.join(', ')}`);
     const knex = this.store.db.knex;
     await knex.transaction(async (trx) => {
-      for (const { table, key } of NATIVE_STATE_TABLES) {
+      for (const { table } of NATIVE_STATE_TABLES) {
         const rows = bundle.tables[table] ?? [];
-        // By key over what the migrations seeded (the default review policy row).
-        for (let i = 0; i < rows.length; i += 100) {
-          await trx(table)
-            .insert(rows.slice(i, i + 100))
-            .onConflict(key)
-            .merge();
-        }
+        if (rows.length === 0) continue;
+        // The bundle's rows replace what the migrations seeded (the default review policy row); a key
+        // on an expression (memory_knowledge's lower(repo)) leaves no column list to merge on.
+        await trx(table).del();
+        for (let i = 0; i < rows.length; i += 100) await trx(table).insert(rows.slice(i, i + 100));
       }
     });
     this.baseline = await this.snapshot();

@@ -6,7 +6,7 @@
 import { parseCommand, botHandlesFromEnv } from '../../comment-commands/parse.js';
 import { reviewKey } from '../../review/keys.js';
 import { containerReviewResponseSchema, type ContainerReviewRequest } from '../protocol.js';
-import type { Env, QueueMessage } from './env.js';
+import type { Env, Fetcher, QueueMessage } from './env.js';
 import { resolveHeadSha } from './github.js';
 import { DEFAULT_LEASE_MS, renewEveryMs, type LeaseAnswer, type LeaseVerb } from './lease.js';
 import { ensureSchema } from './schema.js';
@@ -182,6 +182,7 @@ async function dispatch(
     headSha: t.headSha,
     installationId: t.installationId,
     trigger: t.trigger,
+    variant: t.variant,
     publishMode: env.VERDICT_PUBLISH_MODE === 'live' ? 'live' : 'shadow',
     leaseToken: token,
     attempt,
@@ -206,6 +207,13 @@ async function dispatch(
     reason: result.reason,
     runId: run.id,
   });
+}
+
+/** The container of a run: its own ReviewContainer instance on Cloudflare, else the binding or local URL. */
+function containerFetcher(env: Env, runId: string): Fetcher {
+  const ns = env.REVIEW_CONTAINERS;
+  if (ns) return ns.get(ns.idFromName(runId));
+  return env.CONTAINER ?? { fetch: (input, init) => fetch(input, init) };
 }
 
 type Dispatched = { ok: boolean; status?: string; reason?: string; retry?: boolean };
@@ -233,9 +241,12 @@ async function callContainer(
       body: JSON.stringify(request),
       signal: abort.signal,
     };
-    const res = env.CONTAINER
-      ? await env.CONTAINER.fetch('http://container/review', init)
-      : await fetch(`${env.VERDICT_CONTAINER_URL ?? 'http://127.0.0.1:8080'}/review`, init);
+    const res = await containerFetcher(env, request.runId).fetch(
+      env.CONTAINER
+        ? 'http://container/review'
+        : `${env.VERDICT_CONTAINER_URL ?? 'http://127.0.0.1:8080'}/review`,
+      init,
+    );
     const text = await res.text();
     if (!res.ok) {
       // The container's error body is kept (3.4).

@@ -25,7 +25,12 @@ export type D1Statement = {
   first<T = Record<string, unknown>>(): Promise<T | null>;
   all<T = Record<string, unknown>>(): Promise<{ results: T[] }>;
 };
-export type D1 = { prepare(sql: string): D1Statement; exec(sql: string): Promise<unknown> };
+export type D1 = {
+  prepare(sql: string): D1Statement;
+  exec(sql: string): Promise<unknown>;
+  /** The statements in one transaction: all are written or none. */
+  batch(statements: D1Statement[]): Promise<unknown[]>;
+};
 
 export type Fetcher = { fetch(input: string, init?: RequestInit): Promise<Response> };
 export type DurableNamespace = { idFromName(name: string): unknown; get(id: unknown): Fetcher };
@@ -39,7 +44,9 @@ export type Env = {
   DEDUPE_TTL_SECONDS?: string;
   VERDICT_BOT_HANDLES?: string;
   LEASES: DurableNamespace;
-  /** The review container (a Container-backed binding on Cloudflare); absent in dev: VERDICT_CONTAINER_URL. */
+  /** The review containers on Cloudflare: the ReviewContainer Durable Object namespace, one instance per run. */
+  REVIEW_CONTAINERS?: DurableNamespace;
+  /** A container behind a service binding (tests); without either, VERDICT_CONTAINER_URL (local runs). */
   CONTAINER?: Fetcher;
   VERDICT_CONTAINER_URL?: string;
   VERDICT_PUBLISH_MODE?: string;
@@ -51,6 +58,12 @@ export type Env = {
   GITHUB_API_URL?: string;
   /** Command bridge cron authority (3.5): `live` claims commands, anything else is `shadow`. */
   VERDICT_BRIDGE_AUTHORITY?: string;
+  /**
+   * Local runs only (`npm run native:dev`, tests): the container process reaches `state.internal` and
+   * `broker.internal` through the public origin with this token in `x-verdict-internal-token`. Never set
+   * on Cloudflare, where the container's outbound requests to those hosts are intercepted instead.
+   */
+  VERDICT_INTERNAL_DEV_TOKEN?: string;
 };
 
 /** Payloads above this many encoded bytes go to R2 and the queue message carries the key (review-engine 8). */

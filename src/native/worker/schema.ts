@@ -1,6 +1,10 @@
 import type { D1 } from './env.js';
+import { ensureStateSchema } from './state-schema.js';
 
-/** The edge worker's D1 tables (created on first use; `wrangler d1 migrations` is not needed). */
+/**
+ * The edge worker's own D1 tables (created on first use; `wrangler d1 migrations` is not needed); the
+ * state tables of `state.internal` come from the Node store's migrations (state-schema.ts).
+ */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS native_deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, action TEXT,
     repo TEXT, pr_number INTEGER, outcome TEXT NOT NULL, bytes INTEGER NOT NULL, received_at TEXT NOT NULL,
@@ -19,6 +23,7 @@ let ready: WeakSet<object> = new WeakSet();
 export async function ensureSchema(db: D1): Promise<void> {
   if (ready.has(db)) return;
   for (const sql of SCHEMA) await db.prepare(sql.replace(/\s+/g, ' ')).run();
+  await ensureStateSchema(db);
   ready.add(db);
 }
 

@@ -1,6 +1,5 @@
+import { NATIVE_CONTAINER_ENV_ALLOWLIST, containerEnv } from '../../../src/native/forwarding.js';
 import {
-  NATIVE_CONTAINER_ENV_ALLOWLIST,
-  containerEnv,
   nativeConfig,
   nativeModel,
   nativeProvider,
