@@ -11,25 +11,17 @@
  *   npm run bench:ingress   (BENCH_SECONDS=5 BENCH_ROUNDS=10 BENCH_CONNECTIONS=50 by default)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import knexFactory from 'knex';
+import { body, webhookLoad } from './webhook-load.js';
 
-const require = createRequire(import.meta.url);
-const examples: Array<{ name: string; examples: any[] }> = require('@octokit/webhooks-examples');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECRET = 'bench-secret';
 const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-
-const payload = examples.find((e) => e.name === 'pull_request')!.examples.find((p) => p.action === 'opened');
-const body = JSON.stringify(payload);
-const signature = 'sha256=' + createHmac('sha256', SECRET).update(body).digest('hex');
 
 async function waitForPort(port: number, path: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -168,32 +160,14 @@ type Result = {
   errors: number;
 };
 
-let counter = 0;
-
 /** One load of `seconds` on the server at `port`; every request has a new delivery id. */
-function run(port: number, label: string, seconds: number) {
-  return autocannon({
-    url: `http://127.0.0.1:${port}/github/webhooks`,
+const run = (port: number, label: string, seconds: number) =>
+  webhookLoad(`http://127.0.0.1:${port}/github/webhooks`, {
+    label,
+    seconds,
     connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (req: any) => {
-          counter++;
-          req.headers = {
-            'content-type': 'application/json',
-            'x-github-event': 'pull_request',
-            'x-hub-signature-256': signature,
-            'x-github-delivery': `${label}-${process.pid}-${counter}`,
-          };
-          req.body = body;
-          return req;
-        },
-      },
-    ],
+    secret: SECRET,
   });
-}
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -245,7 +219,7 @@ async function main(): Promise<void> {
   let acknowledgedDefault = (await run(defaultPort, 'default', 2))['2xx'];
   await run(probotPort, 'probot', 2);
   const rounds: Array<{ v: Result; p: Result; d: Result }> = [];
-  const result = (r: autocannon.Result): Result => ({
+  const result = (r: Awaited<ReturnType<typeof run>>): Result => ({
     rps: r.requests.average,
     p99: r.latency.p99,
     p50: r.latency.p50,
