@@ -271,9 +271,30 @@ export type SamplesReport = z.infer<typeof samplesReportSchema>;
 export type RecallReport = z.infer<typeof recallReportSchema>;
 export type MemoryReport = z.infer<typeof memoryReportSchema>;
 
-/** A run's stored `result` read back as a RunResult: null when it holds none, or not one this version reads. */
-export function storedRunResult(value: unknown): RunResult | null {
-  if (value === null || value === undefined) return null;
+/** What a result stored before a part existed reads as in place of it. */
+const OLDER_RESULT_DEFAULTS: Partial<RunResult> = {
+  warnings: [],
+  admission: { notes: [] },
+  priorFindings: { supplied: 0, resolved: [], rejected: [], carriedOpen: [] },
+  unreadableFindings: 0,
+  synthesis: null,
+  degraded: false,
+};
+
+/**
+ * A run's stored `result` read back as a RunResult, leniently: a result of this version parses; an older
+ * or partial one (an object whose `output` holds findings) is kept as stored, the parts it lacks that have
+ * a neutral value filled in (parts without one, such as `coverage`, stay absent: readers treat them as
+ * missing). Null when there is no result, or the value is not one (the caller logs that).
+ */
+export function readRunResult(value: unknown): RunResult | null {
   const parsed = runResultSchema.safeParse(value);
-  return parsed.success ? parsed.data : null;
+  if (parsed.success) return parsed.data;
+  const output = isObject(value) ? value.output : null;
+  if (!isObject(value) || !isObject(output) || !Array.isArray(output.findings)) return null;
+  return { ...OLDER_RESULT_DEFAULTS, ...value } as RunResult;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
