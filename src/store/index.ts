@@ -3,9 +3,10 @@ import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import { CommandStore } from './commands.js';
 import { PolicyStore } from './policy.js';
+import type { Knex } from 'knex';
 import type { Config, StoreConfig } from '../config/index.js';
 import { CommentCommandStore } from './comment-commands.js';
-import { openDb, type Db } from './db.js';
+import { openDb, writeTransaction, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
 import { AlertStore } from './alerts.js';
 import { MemoryStore } from './memory.js';
@@ -60,8 +61,13 @@ export type Store = {
   executorCosts: ExecutorCostStore;
   /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
   reads: OperatorReadModels;
+  /** Runs `work` in one write transaction (db.ts `writeTransaction`); store methods take its `trx`. */
+  write<T>(work: (trx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 };
+
+/** A write transaction of the store, handed to store methods that take one. */
+export type StoreTransaction = Knex.Transaction;
 
 export type StoreOptions = { clock: Clock; ids: IdGenerator; dedupeTtlSeconds: number };
 
@@ -94,6 +100,7 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     uiSessions: new UiSessionStore(db.knex, opts.clock),
     executorCosts: new ExecutorCostStore(db.knex, opts.clock, opts.ids),
     reads: new OperatorReadModels(db.knex, db.dialect),
+    write: (work) => writeTransaction(db.knex, work),
     close: () => db.close(),
   };
 }
