@@ -337,7 +337,8 @@ export class FeedbackRecorder {
    */
   async addressedByRun(run: RunRecord): Promise<number> {
     const result = readRunResult(run.result);
-    if (!result && run.result !== null) this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
+    if (!result && run.result !== null)
+      this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
     const resolved = (result?.priorFindings?.resolved ?? []).filter((r) => r.disposition === 'resolved');
     if (resolved.length === 0) return 0;
     const threads = (await this.deps.store.reviewThreads.listForPr(run.repo, run.prNumber)).filter(

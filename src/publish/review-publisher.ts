@@ -175,7 +175,8 @@ export class ReviewPublisher {
     assertLease: () => Promise<void> = async () => undefined,
   ): Promise<PublishOutcome> {
     const result = readRunResult(run.result);
-    if (!result && run.result !== null) this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
+    if (!result && run.result !== null)
+      this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
     if (!result || !['analysed', 'degraded'].includes(run.analysisStatus)) {
       throw new RetryPublishError('not_analyzed', NOT_ANALYSED_MESSAGE);
     }

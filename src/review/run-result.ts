@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validationReportSchema } from '../validation/report.js';
 import { reviewOutputSchema } from './output.schema.js';
+import { isPlainObject } from './parse-json.js';
 
 /**
  * What the engine returns and stores as a run's `result` (review-engine 2.8): the analysis. It is a zod
@@ -282,19 +283,15 @@ const OLDER_RESULT_DEFAULTS: Partial<RunResult> = {
 };
 
 /**
- * A run's stored `result` read back as a RunResult, leniently: a result of this version parses; an older
- * or partial one (an object whose `output` holds findings) is kept as stored, the parts it lacks that have
- * a neutral value filled in (parts without one, such as `coverage`, stay absent: readers treat them as
- * missing). Null when there is no result, or the value is not one (the caller logs that).
+ * A run's stored `result`, read leniently: a current result parses; an older or partial one (an object
+ * whose `output` holds findings) is kept as stored, the parts it lacks that have a neutral value filled in
+ * (others, such as `coverage`, stay absent: readers treat them as missing). Null when there is no result
+ * or the value is not one (the caller logs that).
  */
 export function readRunResult(value: unknown): RunResult | null {
   const parsed = runResultSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const output = isObject(value) ? value.output : null;
-  if (!isObject(value) || !isObject(output) || !Array.isArray(output.findings)) return null;
+  if (!isPlainObject(value) || !isPlainObject(value.output) || !Array.isArray(value.output.findings))
+    return null;
   return { ...OLDER_RESULT_DEFAULTS, ...value } as RunResult;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

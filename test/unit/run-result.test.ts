@@ -11,7 +11,9 @@ describe('readRunResult', () => {
       verdict: 'needs-attention',
       confidenceScore: 4,
       summary: 'Eviction races with writes.',
-      findings: [{ severity: 'high', path: 'src/cache.ts', title: 'Eviction race', body: 'evict() runs between.' }],
+      findings: [
+        { severity: 'high', path: 'src/cache.ts', title: 'Eviction race', body: 'evict() runs between.' },
+      ],
     },
     priorFindings: {
       supplied: 1,
