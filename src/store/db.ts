@@ -101,29 +101,25 @@ export function writeTransaction<T>(knex: Knex, work: (trx: Knex.Transaction) =>
 
 /**
  * The store's writes to the tables the operator's reads show (pull requests, runs, findings, deliveries,
- * commands, publications, repositories, memory): every write path of those tables tells the subscribers
- * once it wrote (the read caches then drop what they hold).
+ * commands, publications, repositories, memory): each write path of those tables calls `wrote` (or writes
+ * in its transactions, which call it when settled, failed too), and the read caches subscribe.
  */
 export class ShownWrites {
   private readonly listeners = new Set<() => void>();
 
-  /** Calls `listener` after every write to a shown table; answers the unsubscribe. */
-  subscribe(listener: () => void): () => void {
+  /** Calls `listener` after every write to a shown table. */
+  subscribe(listener: () => void): void {
     this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
   }
 
-  /** A write path wrote to a shown table. */
   wrote(): void {
     for (const listener of this.listeners) listener();
   }
 
-  /** `writeTransaction`, then `wrote` (after a failure too: it may have written before it failed). */
   writeTransaction<T>(knex: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return writeTransaction(knex, work).finally(() => this.wrote());
   }
 
-  /** A plain transaction, then `wrote` (after a failure too). */
   transaction<T>(knex: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return knex.transaction(work).finally(() => this.wrote());
   }
