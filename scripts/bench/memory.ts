@@ -275,7 +275,10 @@ async function main() {
     const matching = await time((i) => recall(i, store));
     // The first review of the repository in a process: the clusters' texts read and indexed too.
     const firstMatching = await time((i) =>
-      recall(RUNS + 1 + i, { ...store, suppression: new SuppressionStore(store.db.knex, systemClock) }),
+      recall(RUNS + 1 + i, {
+        ...store,
+        suppression: new SuppressionStore(store.db.knex, systemClock, store.shownWrites),
+      }),
     );
 
     let selected = { contexts: 0, knowledge: 0 };

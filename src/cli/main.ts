@@ -6,9 +6,9 @@ import { openQueue } from '../queue/select.js';
 import { localContext, OperatorError, runLocally, type OperationContext } from '../services/operation.js';
 import { requeue } from '../services/requeue.js';
 import { settingsOperations } from '../services/settings.js';
-import { findRun } from '../services/runs.js';
+import { runDetail, type RunDetail } from '../services/runs.js';
 import { saveHarnessRecord } from '../services/test-lab.js';
-import { openConfiguredStore, type Store } from '../store/index.js';
+import { openConfiguredStore } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
 import { CliError, type Io } from './io.js';
@@ -111,7 +111,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'show': {
         expectArgs(1, 'review key');
-        await showCommand(store, args[0]!, paint, print);
+        await runDetail(store, args[0]!).then((detail) => print(detail, () => showText(detail, paint)));
         return 0;
       }
       case 'usage': {
@@ -155,16 +155,6 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
 }
 
 type Print = (json: unknown, human: () => string) => void;
-
-/** `verdict show <review key>`: the run, its findings and what was published for it. */
-async function showCommand(store: Store, key: string, paint: Painter, print: Print): Promise<void> {
-  const run = await findRun(store, key);
-  const findings = await store.findings.listForRun(run.id);
-  const publications = (await store.publications.listForPr(run.repo, run.prNumber)).filter(
-    (p) => p.runId === run.id,
-  );
-  print({ run, findings, publications }, () => showText(run, findings, publications, paint));
-}
 
 /** `verdict usage [--from] [--to]`: the usage report of the settings service. */
 async function usageCommand(
@@ -281,12 +271,8 @@ function runsTable(runs: RunRecord[], paint: Painter): string {
   );
 }
 
-function showText(
-  run: RunRecord,
-  findings: Awaited<ReturnType<Store['findings']['listForRun']>>,
-  publications: Awaited<ReturnType<Store['publications']['listForPr']>>,
-  paint: Painter,
-): string {
+/** `verdict show <review key>`: the run, its findings and what was published for it. */
+function showText({ run, findings, publications }: RunDetail, paint: Painter): string {
   const field = (label: string, value: string, colour?: boolean) =>
     `${paint(label.padEnd(12), 'bold')} ${colour && value !== '-' ? paint(value, statusColour(value)) : value}`;
   const lines = [

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ServiceTokens } from '../http/auth.js';
 import { BodyTooLargeError, readBody, sendJson } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
+import { OPERATOR_ROUTES } from '../operator/routes.js';
 import { uiOrigin, type UiPrincipal } from './auth.js';
 
 /** The largest body an operator route takes (the policy PATCH, 256 KiB): the proxy's body limit. */
@@ -20,20 +21,27 @@ export type ProxyDeps = {
 
 type TokenChoice = 'operatorRead' | 'operatorCommand' | 'operatorAdmin';
 
-const COMMAND_CREATION = /^commands\/(requeue|retry-publish|replay-webhook)$/;
+/** The dashboard's backend tokens, the narrowest first. */
+const TOKENS: readonly TokenChoice[] = ['operatorRead', 'operatorCommand', 'operatorAdmin'];
 
 /**
- * Which backend token a proxied call uses (operator-api 5.1): GET reads with the read token, except key
- * management (admin); command creation with the command token; every other mutation with the admin
- * token. `null`: not a proxy route (command updates are the bridge's, never the dashboard's).
+ * Which backend token a proxied call uses (operator-api 5.1): the narrowest the operator route's own rule
+ * takes (`OPERATOR_ROUTES`; HEAD as GET). `null`: not a proxy route, for a route no dashboard token opens
+ * (command updates are the bridge's). A path no operator route has (the reports, an unknown path) is sent
+ * on as before the routes were read: GET with the read token (under `keys` the admin token), a mutation
+ * with the admin token, none under `commands`.
  */
 export function tokenFor(method: string, rest: string): TokenChoice | null {
-  if (method === 'GET' || method === 'HEAD') {
-    return rest === 'keys' || rest.startsWith('keys/') ? 'operatorAdmin' : 'operatorRead';
-  }
-  if (method === 'POST' && COMMAND_CREATION.test(rest)) return 'operatorCommand';
-  if (rest.startsWith('commands/') || rest === 'commands') return null;
-  return 'operatorAdmin';
+  const segments = rest.split('/');
+  const routed = OPERATOR_ROUTES.find(
+    (r) =>
+      r.method === (method === 'HEAD' ? 'GET' : method) &&
+      r.path.split('/').length === segments.length + 1 &&
+      r.path.split('/').every((part, i) => i === 0 || part.startsWith(':') || part === segments[i - 1]),
+  );
+  if (routed) return TOKENS.find((token) => routed.op.rule.classes.includes(token)) ?? null;
+  if (method === 'GET' || method === 'HEAD') return segments[0] === 'keys' ? 'operatorAdmin' : 'operatorRead';
+  return segments[0] === 'commands' ? null : 'operatorAdmin';
 }
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -6,7 +6,7 @@ import { REPO_CONFIG_FILE } from '../repo-config/load.js';
 import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
 import { FINDING_SEVERITIES, severityRank } from '../review/output.schema.js';
 import { selectProviders } from '../review/providers/index.js';
-import { storedRunResult, type RunResult } from '../review/run-result.js';
+import { readRunResult, type RunResult } from '../review/run-result.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { RunRecord } from '../store/runs.js';
 import { fileAt, hasUncommittedChanges, LocalReviewError } from './git.js';
@@ -135,7 +135,7 @@ export async function runLocalReview(opts: LocalReviewOptions): Promise<LocalRev
             : `not finished within ${Math.round(timeoutMs / 1000)} s`;
       throw new LocalReviewError('review_failed', why);
     }
-    const result = storedRunResult(run.result);
+    const result = readRunResult(run.result);
     if (!result) throw new LocalReviewError('review_failed', 'the run holds no analysis');
     const published = (await scratch.store.publications.listForPr(run.repo, run.prNumber)).filter(
       (p) => p.runId === run.id && p.kind === 'review',

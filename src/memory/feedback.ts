@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GitHubClient } from '../github/client.js';
-import type { RunResult } from '../review/run-result.js';
+import { readRunResult } from '../review/run-result.js';
 import type { ClusterTarget, FeedbackCounts, FeedbackKind, RecordedFeedback } from '../store/feedback.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { Store } from '../store/index.js';
@@ -336,7 +336,9 @@ export class FeedbackRecorder {
    * `resolved`) counts `addressed` on the thread Verdict posted for it on the PR. Returns how many.
    */
   async addressedByRun(run: RunRecord): Promise<number> {
-    const result = run.result as RunResult | null;
+    const result = readRunResult(run.result);
+    if (!result && run.result !== null)
+      this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
     const resolved = (result?.priorFindings?.resolved ?? []).filter((r) => r.disposition === 'resolved');
     if (resolved.length === 0) return 0;
     const threads = (await this.deps.store.reviewThreads.listForPr(run.repo, run.prNumber)).filter(
@@ -386,7 +388,7 @@ export function feedbackCollection(
       };
     },
     async afterAnalysis(run) {
-      const resolved = (run.result as RunResult | null)?.priorFindings?.resolved ?? [];
+      const resolved = readRunResult(run.result)?.priorFindings?.resolved ?? [];
       if (!resolved.some((r) => r.disposition === 'resolved')) return null;
       return async () => {
         await recorder.addressedByRun(run);

@@ -30,63 +30,95 @@ const paramsAndBody = (limit: number) => ({ from: 'params+body', limit }) as con
 /** Command creation answers 202 for a new command, 200 for an existing id. */
 const created = (out: { created: boolean }) => (out.created ? 202 : 200);
 
+/** One operator route: the operation that answers `method` on `path` (under `/operator/api`), and how. */
+export type OperatorRoute = {
+  method: string;
+  path: string;
+  op: Operation;
+  source: RestInput & { status?: (output: unknown) => number };
+};
+
+const route = <S extends z.ZodType, O>(
+  method: string,
+  path: string,
+  op: Operation<S, O>,
+  source: RestInput & { status?: (output: O) => number },
+) => ({ method, path, op, source }) as unknown as OperatorRoute;
+
 /** Queue repair (operator-api 4.4). */
-export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): void {
-  const ops = queueRepairOperations;
-  restOperation(router, 'POST', `${API}/queue/requeue-dead`, ops.requeueDead, deps, body(64 * 1024));
-  restOperation(router, 'POST', `${API}/queue/release-lease`, ops.releaseLease, deps, body(64 * 1024));
-}
+const QUEUE_REPAIR_ROUTES = [
+  route('POST', '/queue/requeue-dead', queueRepairOperations.requeueDead, body(64 * 1024)),
+  route('POST', '/queue/release-lease', queueRepairOperations.releaseLease, body(64 * 1024)),
+];
+
+const keys = keyOperations;
+const commands = commandOperations;
+const commandCreation = { ...body(64 * 1024), status: created };
+const memory = memoryOperations;
+const createdStatus = { status: () => 201 };
+const settings = settingsOperations;
 
 /**
- * Every operator operation on its REST path (the reports and the OpenAPI document have their own routes).
- * The order is the OpenAPI document's.
+ * Every operator operation on its REST path (the reports and the OpenAPI document have their own routes),
+ * in the OpenAPI document's order. The dashboard proxy picks its backend token by it (src/dashboard/proxy.ts).
  */
-export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
-  const add: AddRoute = (method, path, op, source) =>
-    restOperation(router, method, API + path, op, deps, source);
-  registerQueueRepairRoutes(router, deps);
-
+export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
+  ...QUEUE_REPAIR_ROUTES,
   // Key management (operator-api 4.6, 5.2); creation answers 201.
-  const keys = keyOperations;
-  add('POST', '/keys', keys.create, { ...body(64 * 1024), status: () => 201 });
-  add('GET', '/keys', keys.list, query);
-  add('POST', '/keys/:id/revoke', keys.revoke, params);
-
+  route('POST', '/keys', keys.create, { ...body(64 * 1024), status: () => 201 }),
+  route('GET', '/keys', keys.list, query),
+  route('POST', '/keys/:id/revoke', keys.revoke, params),
   // Command creation, update and reads (operator-api 2.3, 3, 4.1, 4.3).
-  const commands = commandOperations;
-  const create = { ...body(64 * 1024), status: created };
-  add('POST', '/commands/requeue', commands.requeue, create);
-  add('POST', '/commands/retry-publish', commands.retryPublish, create);
-  add('POST', '/commands/replay-webhook', commands.replayWebhook, create);
-  add('PATCH', '/commands/:id', commands.patch, paramsAndBody(128 * 1024));
-  add('GET', '/commands', commands.list, query);
-  add('GET', '/commands/:id', commands.get, params);
-
+  route('POST', '/commands/requeue', commands.requeue, commandCreation),
+  route('POST', '/commands/retry-publish', commands.retryPublish, commandCreation),
+  route('POST', '/commands/replay-webhook', commands.replayWebhook, commandCreation),
+  route('PATCH', '/commands/:id', commands.patch, paramsAndBody(128 * 1024)),
+  route('GET', '/commands', commands.list, query),
+  route('GET', '/commands/:id', commands.get, params),
   // Read routes of operator-api 4.1 (repositories, webhook history, analytics, traces) and repo config.
-  add('GET', '/repos', repoOperations.list, query);
-  add('PATCH', '/repos/:repo', repoOperations.configure, {
+  route('GET', '/repos', repoOperations.list, query),
+  route('PATCH', '/repos/:repo', repoOperations.configure, {
     ...paramsAndBody(64 * 1024),
     describe: (error) =>
       error.issues[0]?.path[0] === 'repo'
         ? 'Invalid repository: use one URL-encoded owner%2Fname segment'
         : describeInput(error, 'field', 'body'),
-  });
-  add('GET', '/webhooks', webhookOperations.list, query);
-  add('GET', '/webhooks/:deliveryId', webhookOperations.get, params);
-  add('GET', '/analytics', analyticsOperations.analytics, query);
-  add('GET', '/traces', traceOperations.list, query);
-  add('GET', '/traces/:traceId', traceOperations.get, params);
-
+  }),
+  route('GET', '/webhooks', webhookOperations.list, query),
+  route('GET', '/webhooks/:deliveryId', webhookOperations.get, params),
+  route('GET', '/analytics', analyticsOperations.analytics, query),
+  route('GET', '/traces', traceOperations.list, query),
+  route('GET', '/traces/:traceId', traceOperations.get, params),
   // The snapshot (operator-api 2.4) and the PR detail (2.5).
-  add('GET', '/snapshot', snapshotOperations.snapshot, query);
-  add('GET', '/pr', snapshotOperations.pullRequest, query);
-
-  registerMemoryRoutes(add);
-
+  route('GET', '/snapshot', snapshotOperations.snapshot, query),
+  route('GET', '/pr', snapshotOperations.pullRequest, query),
+  // The memory, SCM and Test Lab families (operator-api 4.6, NAMES.md "Memory"). A knowledge document's
+  // body is up to 20,000 characters, so its PUT takes up to 256 KiB of JSON (escapes included).
+  route('GET', '/memory/integrations', memory.integrations, query),
+  route('POST', '/memory/integrations/preview', memory.previewIntegration, body(64 * 1024)),
+  route('GET', '/memory/contexts', memory.contexts, query),
+  route('POST', '/memory/contexts', memory.createContext, { ...body(64 * 1024), ...createdStatus }),
+  route('GET', '/memory/contexts/:id', memory.context, query),
+  route('PATCH', '/memory/contexts/:id', memory.updateContext, paramsAndBody(64 * 1024)),
+  route('DELETE', '/memory/contexts/:id', memory.deleteContext, paramsAndBody(1024)),
+  route('GET', '/memory/clusters', memory.clusters, query),
+  route('POST', '/memory/clusters', memory.createCluster, { ...body(64 * 1024), ...createdStatus }),
+  route('PATCH', '/memory/clusters/:id', memory.updateCluster, paramsAndBody(64 * 1024)),
+  route('DELETE', '/memory/clusters/:id', memory.deleteCluster, paramsAndBody(1024)),
+  route('GET', '/memory/knowledge', memory.knowledge, query),
+  route('GET', '/memory/knowledge/document', memory.knowledgeDocument, query),
+  route('PUT', '/memory/knowledge/document', memory.putKnowledgeDocument, body(256 * 1024)),
+  route('GET', '/scm', scmOperations.view, query),
+  route('POST', '/scm/sync', scmOperations.sync, { ...body(1024), status: () => 202 }),
+  route('GET', '/test-lab', testLabOperations.list, query),
+  route('GET', '/test-lab/:id', testLabOperations.get, params),
+  route('DELETE', '/scm/alerts/:id', scmOperations.dismissAlert, {
+    ...paramsAndBody(1024),
+    describe: describeBody,
+  }),
   // The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
-  const settings = settingsOperations;
-  add('GET', '/settings', settings.get, query);
-  add('PATCH', '/settings', settings.patch, {
+  route('GET', '/settings', settings.get, query),
+  route('PATCH', '/settings', settings.patch, {
     ...body(POLICY_MAX_BODY_BYTES),
     describe: (error) => {
       const issue = error.issues[0];
@@ -94,46 +126,23 @@ export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void
         issue?.code === 'unrecognized_keys' ? issue.keys[0] : (issue?.path.join('.') ?? 'body') || 'body';
       return `Unknown or invalid field: ${field}`;
     },
-  });
-  add('GET', '/settings/audit', settings.audit, query);
-  add('GET', '/settings/usage', settings.usage, query);
+  }),
+  route('GET', '/settings/audit', settings.audit, query),
+  route('GET', '/settings/usage', settings.usage, query),
+];
+
+function mount(router: Router, deps: OperatorDeps, routes: readonly OperatorRoute[]): void {
+  for (const r of routes) restOperation(router, r.method, API + r.path, r.op, deps, r.source);
 }
 
-type AddRoute = <S extends z.ZodType, O>(
-  method: string,
-  path: string,
-  op: Operation<S, O>,
-  source: RestInput & { status?: (output: O) => number },
-) => void;
+/** Queue repair (operator-api 4.4). */
+export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): void {
+  mount(router, deps, QUEUE_REPAIR_ROUTES);
+}
 
-/** The memory, SCM and Test Lab families, on the paths `add` mounts under the operator API. */
-function registerMemoryRoutes(add: AddRoute): void {
-  // The memory, SCM and Test Lab families (operator-api 4.6, NAMES.md "Memory"). A knowledge document's
-  // body is up to 20,000 characters, so its PUT takes up to 256 KiB of JSON (escapes included).
-  const memory = memoryOperations;
-  const createdStatus = { status: () => 201 };
-  add('GET', '/memory/integrations', memory.integrations, query);
-  add('POST', '/memory/integrations/preview', memory.previewIntegration, body(64 * 1024));
-  add('GET', '/memory/contexts', memory.contexts, query);
-  add('POST', '/memory/contexts', memory.createContext, { ...body(64 * 1024), ...createdStatus });
-  add('GET', '/memory/contexts/:id', memory.context, query);
-  add('PATCH', '/memory/contexts/:id', memory.updateContext, paramsAndBody(64 * 1024));
-  add('DELETE', '/memory/contexts/:id', memory.deleteContext, paramsAndBody(1024));
-  add('GET', '/memory/clusters', memory.clusters, query);
-  add('POST', '/memory/clusters', memory.createCluster, { ...body(64 * 1024), ...createdStatus });
-  add('PATCH', '/memory/clusters/:id', memory.updateCluster, paramsAndBody(64 * 1024));
-  add('DELETE', '/memory/clusters/:id', memory.deleteCluster, paramsAndBody(1024));
-  add('GET', '/memory/knowledge', memory.knowledge, query);
-  add('GET', '/memory/knowledge/document', memory.knowledgeDocument, query);
-  add('PUT', '/memory/knowledge/document', memory.putKnowledgeDocument, body(256 * 1024));
-  add('GET', '/scm', scmOperations.view, query);
-  add('POST', '/scm/sync', scmOperations.sync, { ...body(1024), status: () => 202 });
-  add('GET', '/test-lab', testLabOperations.list, query);
-  add('GET', '/test-lab/:id', testLabOperations.get, params);
-  add('DELETE', '/scm/alerts/:id', scmOperations.dismissAlert, {
-    ...paramsAndBody(1024),
-    describe: describeBody,
-  });
+/** Every operator operation on its REST path (`OPERATOR_ROUTES`). */
+export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
+  mount(router, deps, OPERATOR_ROUTES);
 }
 
 /**

@@ -2,7 +2,7 @@ import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { PrFacts } from '../policy/matcher.js';
-import type { RunResult } from '../review/run-result.js';
+import { readRunResult, type RunResult } from '../review/run-result.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
@@ -174,8 +174,10 @@ export class ReviewPublisher {
     run: RunRecord,
     assertLease: () => Promise<void> = async () => undefined,
   ): Promise<PublishOutcome> {
-    const result = run.result as RunResult | null;
-    if (!result?.output || !['analysed', 'degraded'].includes(run.analysisStatus)) {
+    const result = readRunResult(run.result);
+    if (!result && run.result !== null)
+      this.deps.log.warn({ runId: run.id }, 'the run holds no readable result');
+    if (!result || !['analysed', 'degraded'].includes(run.analysisStatus)) {
       throw new RetryPublishError('not_analyzed', NOT_ANALYSED_MESSAGE);
     }
     const { store } = this.deps;

@@ -1,6 +1,4 @@
-import type { Knex } from 'knex';
-import type { Store } from '../store/index.js';
-import { writeTransaction } from '../store/db.js';
+import type { Store, StoreTransaction } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { reviewKey, waitingJobKey } from './keys.js';
 
@@ -41,12 +39,12 @@ export async function requestReview(
   store: Store,
   req: ReviewRequest,
   /** A write transaction of the caller's to do it in (several requests, one commit); absent: its own. */
-  within?: Knex.Transaction,
+  within?: StoreTransaction,
 ): Promise<ReviewRequestResult> {
   const key = reviewKey(req.owner, req.repo, req.number, req.headSha, req.variant ?? null);
   const fullName = `${req.owner}/${req.repo}`;
-  const inTransaction = (work: (trx: Knex.Transaction) => Promise<ReviewRequestResult>) =>
-    within ? work(within) : writeTransaction(store.db.knex, work);
+  const inTransaction = (work: (trx: StoreTransaction) => Promise<ReviewRequestResult>) =>
+    within ? work(within) : store.write(work);
   return inTransaction(async (trx) => {
     const { run, created } = await store.runs.createOrGet(
       {

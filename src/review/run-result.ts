@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { validationReportSchema } from '../validation/report.js';
 import { reviewOutputSchema } from './output.schema.js';
+import { isPlainObject } from './parse-json.js';
 
 /**
  * What the engine returns and stores as a run's `result` (review-engine 2.8): the analysis. It is a zod
@@ -271,9 +272,26 @@ export type SamplesReport = z.infer<typeof samplesReportSchema>;
 export type RecallReport = z.infer<typeof recallReportSchema>;
 export type MemoryReport = z.infer<typeof memoryReportSchema>;
 
-/** A run's stored `result` read back as a RunResult: null when it holds none, or not one this version reads. */
-export function storedRunResult(value: unknown): RunResult | null {
-  if (value === null || value === undefined) return null;
+/** What a result stored before a part existed reads as in place of it. */
+const OLDER_RESULT_DEFAULTS: Partial<RunResult> = {
+  warnings: [],
+  admission: { notes: [] },
+  priorFindings: { supplied: 0, resolved: [], rejected: [], carriedOpen: [] },
+  unreadableFindings: 0,
+  synthesis: null,
+  degraded: false,
+};
+
+/**
+ * A run's stored `result`, read leniently: a current result parses; an older or partial one (an object
+ * whose `output` holds findings) is kept as stored, the parts it lacks that have a neutral value filled in
+ * (others, such as `coverage`, stay absent: readers treat them as missing). Null when there is no result
+ * or the value is not one (the caller logs that).
+ */
+export function readRunResult(value: unknown): RunResult | null {
   const parsed = runResultSchema.safeParse(value);
-  return parsed.success ? parsed.data : null;
+  if (parsed.success) return parsed.data;
+  if (!isPlainObject(value) || !isPlainObject(value.output) || !Array.isArray(value.output.findings))
+    return null;
+  return { ...OLDER_RESULT_DEFAULTS, ...value } as RunResult;
 }

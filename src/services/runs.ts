@@ -37,3 +37,13 @@ export async function findRun(store: Store, key: string): Promise<RunRecord> {
   }
   throw notFound(`no run with review key ${key}`);
 }
+
+/** The run a review key names (`findRun`), its findings and what was published for it (`verdict show`). */
+export async function runDetail(store: Store, key: string) {
+  const run = await findRun(store, key);
+  const findings = await store.findings.listForRun(run.id);
+  const published = await store.publications.listForPr(run.repo, run.prNumber);
+  return { run, findings, publications: published.filter((p) => p.runId === run.id) };
+}
+
+export type RunDetail = Awaited<ReturnType<typeof runDetail>>;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { numberOrNull, parseJson } from './db.js';
+import { numberOrNull, parseJson, type ShownWrites } from './db.js';
 
 export const COMMAND_KINDS = ['requeue', 'retry-publish', 'replay-webhook', 'sync-repositories'] as const;
 export type CommandKind = (typeof COMMAND_KINDS)[number];
@@ -127,6 +127,7 @@ export class CommandStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   /**
@@ -136,7 +137,7 @@ export class CommandStore {
    */
   async create(input: NewCommand): Promise<{ created: boolean; command: Command }> {
     const now = this.clock.now();
-    const created = await this.knex.transaction(async (trx) => {
+    const created = await this.shown.transaction(this.knex, async (trx) => {
       const inserted = await trx('operator_commands')
         .insert({
           id: input.id,
@@ -217,7 +218,7 @@ export class CommandStore {
       }
       if (patch.error !== undefined) values.error = patch.error;
       if (patch.result !== undefined) values.result = JSON.stringify(patch.result);
-      const moved = await this.knex.transaction(async (trx) => {
+      const moved = await this.shown.transaction(this.knex, async (trx) => {
         const n = await trx('operator_commands').where({ id, status: current.status }).update(values);
         if (n !== 1) return false;
         if (current.status !== patch.status) {
@@ -250,7 +251,7 @@ export class CommandStore {
    */
   async claim(id: string, bridge: string): Promise<Command | null> {
     const now = this.clock.now();
-    const won = await this.knex.transaction(async (trx) => {
+    const won = await this.shown.transaction(this.knex, async (trx) => {
       const n = await trx('operator_commands')
         .where({ id, status: 'queued' })
         .update({ status: 'running', started_at: now, updated_at: now, claimed_by: bridge });
@@ -278,7 +279,7 @@ export class CommandStore {
     outcome: { status: 'succeeded'; result: unknown } | { status: 'failed'; error: string; result?: unknown },
   ): Promise<boolean> {
     const now = this.clock.now();
-    return this.knex.transaction(async (trx) => {
+    return this.shown.transaction(this.knex, async (trx) => {
       const n = await trx('operator_commands')
         .where({ id, status: 'running', claimed_by: bridge })
         .update({

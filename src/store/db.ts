@@ -99,6 +99,32 @@ export function writeTransaction<T>(knex: Knex, work: (trx: Knex.Transaction) =>
   });
 }
 
+/**
+ * The store's writes to the tables the operator's reads show (pull requests, runs, findings, deliveries,
+ * commands, publications, repositories, memory): each write path of those tables calls `wrote` (or writes
+ * in its transactions, which call it when settled, failed too), and the read caches subscribe.
+ */
+export class ShownWrites {
+  private readonly listeners = new Set<() => void>();
+
+  /** Calls `listener` after every write to a shown table. */
+  subscribe(listener: () => void): void {
+    this.listeners.add(listener);
+  }
+
+  wrote(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  writeTransaction<T>(knex: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return writeTransaction(knex, work).finally(() => this.wrote());
+  }
+
+  transaction<T>(knex: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return knex.transaction(work).finally(() => this.wrote());
+  }
+}
+
 /** One statement of a script: SQL with positional `?` parameters. */
 export type ScriptStep = { sql: string; bindings: readonly unknown[] };
 

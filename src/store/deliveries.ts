@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { brotliDecompressSync } from 'node:zlib';
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { runScript, type Dialect, type ScriptStep } from './db.js';
+import { runScript, type Dialect, type ScriptStep, type ShownWrites } from './db.js';
 import type { EnqueueInput } from '../queue/types.js';
 import { JOB_ROW, newJobRow } from './jobs.js';
 
@@ -192,6 +192,7 @@ export class DeliveryStore {
     private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly dedupeTtlMs: number,
+    private readonly shown: ShownWrites,
   ) {}
 
   /**
@@ -286,6 +287,7 @@ export class DeliveryStore {
       bindings: [...part.flatMap((item) => [markerKey(item.id), expiresAt]), now],
     }));
     const results = await runScript(this.knex, [...steps, ...claims]);
+    this.shown.wrote();
     const fresh = new Set<string>();
     for (const rows of results.slice(steps.length)) {
       for (const row of rows as Array<{ key: string }>) fresh.add(String(row.key).slice('delivery:'.length));
@@ -326,10 +328,12 @@ export class DeliveryStore {
     const values: Record<string, unknown> = { status, error: error ?? null, processed_at: this.clock.now() };
     if (outcome !== undefined) values.outcome = outcome;
     await this.knex('deliveries').where({ id }).update(values);
+    this.shown.wrote();
   }
 
   async setOutcome(id: string, outcome: string): Promise<void> {
     await this.knex('deliveries').where({ id }).update({ outcome });
+    this.shown.wrote();
   }
 
   async list(filter: { status?: string; limit?: number } = {}): Promise<Delivery[]> {
@@ -368,9 +372,11 @@ export class DeliveryStore {
         .select('id')
     ).map((r: Raw) => String(r.id));
     if (ids.length === 0) return 0;
-    return this.knex('deliveries')
+    const deleted = await this.knex('deliveries')
       .whereIn('id', ids)
       .whereIn('status', ['processed', 'ignored', 'failed'])
       .del();
+    this.shown.wrote();
+    return deleted;
   }
 }

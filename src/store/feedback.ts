@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { toBool, writeTransaction } from './db.js';
+import { toBool, type ShownWrites } from './db.js';
 
 /**
  * Feedback on Verdict's line comments (NAMES.md "Memory", "Feedback and learning"), one row per GitHub
@@ -119,6 +119,7 @@ export class FeedbackStore {
     private readonly knex: Knex,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly shown: ShownWrites,
   ) {}
 
   async get(key: string): Promise<FeedbackEvent | null> {
@@ -191,7 +192,7 @@ export class FeedbackStore {
    */
   async record(input: NewFeedbackEvent): Promise<RecordedFeedback> {
     const now = this.clock.now();
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const inserted: Raw[] = await trx('memory_feedback')
         .insert({
           event_key: input.key,
@@ -238,7 +239,7 @@ export class FeedbackStore {
     cluster: ClusterTarget | null,
   ): Promise<boolean> {
     const now = this.clock.now();
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_feedback')
         .where({ event_key: key, status: 'pending' })
         .update({ status: 'counted', updated_at: now });

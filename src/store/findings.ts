@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { numberOrNull, toBool } from './db.js';
+import { numberOrNull, toBool, type ShownWrites } from './db.js';
 
 /** A stored finding (review-engine 2.3 plus the run it belongs to). Location fields may be null. */
 export type FindingRecord = {
@@ -96,6 +96,7 @@ export class FindingStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   /** Records a run's findings in one transaction: all of them or none. */
@@ -132,8 +133,8 @@ export class FindingStore {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK)
         await t('findings').insert(rows.slice(i, i + INSERT_CHUNK));
     };
-    if (trx) await write(trx);
-    else await this.knex.transaction(write);
+    if (trx) await write(trx).finally(() => this.shown.wrote());
+    else await this.shown.transaction(this.knex, write);
   }
 
   /** A run's findings: the published ones, or with `include: 'all'` the withheld and suppressed ones too. */

@@ -3,9 +3,10 @@ import { ApiKeyStore } from './api-keys.js';
 import { AuditStore } from './audit.js';
 import { CommandStore } from './commands.js';
 import { PolicyStore } from './policy.js';
+import type { Knex } from 'knex';
 import type { Config, StoreConfig } from '../config/index.js';
 import { CommentCommandStore } from './comment-commands.js';
-import { openDb, type Db } from './db.js';
+import { openDb, ShownWrites, writeTransaction, type Db } from './db.js';
 import { DeliveryStore } from './deliveries.js';
 import { AlertStore } from './alerts.js';
 import { MemoryStore } from './memory.js';
@@ -60,31 +61,39 @@ export type Store = {
   executorCosts: ExecutorCostStore;
   /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
   reads: OperatorReadModels;
+  /** The store's writes to the tables the operator's reads show: the read caches subscribe to it. */
+  shownWrites: ShownWrites;
+  /** Runs `work` in one write transaction (db.ts `writeTransaction`); store methods take its `trx`. */
+  write<T>(work: (trx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 };
+
+/** A write transaction of the store, handed to store methods that take one. */
+export type StoreTransaction = Knex.Transaction;
 
 export type StoreOptions = { clock: Clock; ids: IdGenerator; dedupeTtlSeconds: number };
 
 export function createStore(db: Db, opts: StoreOptions): Store {
   const jobs = new JobStore(db.knex, db.dialect, opts.clock, opts.ids);
+  const shown = new ShownWrites();
   return {
     db,
     jobs,
-    deliveries: new DeliveryStore(db.knex, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000),
-    pullRequests: new PullRequestStore(db.knex, opts.clock),
-    repositories: new RepositoryStore(db.knex, opts.clock),
-    runs: new RunStore(db.knex, opts.clock, opts.ids),
+    deliveries: new DeliveryStore(db.knex, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000, shown),
+    pullRequests: new PullRequestStore(db.knex, opts.clock, shown),
+    repositories: new RepositoryStore(db.knex, opts.clock, shown),
+    runs: new RunStore(db.knex, opts.clock, opts.ids, shown),
     commentCommands: new CommentCommandStore(db.knex, opts.clock),
-    publications: new PublicationStore(db.knex, opts.clock),
+    publications: new PublicationStore(db.knex, opts.clock, shown),
     audit: new AuditStore(db.knex, opts.clock),
     apiKeys: new ApiKeyStore(db.knex, opts.clock, opts.ids),
-    commands: new CommandStore(db.knex, opts.clock),
+    commands: new CommandStore(db.knex, opts.clock, shown),
     policy: new PolicyStore(db.knex, opts.clock),
-    findings: new FindingStore(db.knex, opts.clock),
+    findings: new FindingStore(db.knex, opts.clock, shown),
     traces: new TraceStore(db.knex, opts.clock),
-    memory: new MemoryStore(db.knex, opts.clock, opts.ids),
-    feedback: new FeedbackStore(db.knex, opts.clock, opts.ids),
-    suppression: new SuppressionStore(db.knex, opts.clock),
+    memory: new MemoryStore(db.knex, opts.clock, opts.ids, shown),
+    feedback: new FeedbackStore(db.knex, opts.clock, opts.ids, shown),
+    suppression: new SuppressionStore(db.knex, opts.clock, shown),
     alerts: new AlertStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
     scheduler: new SchedulerStore(db.knex, opts.clock),
@@ -94,6 +103,8 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     uiSessions: new UiSessionStore(db.knex, opts.clock),
     executorCosts: new ExecutorCostStore(db.knex, opts.clock, opts.ids),
     reads: new OperatorReadModels(db.knex, db.dialect),
+    shownWrites: shown,
+    write: (work) => writeTransaction(db.knex, work),
     close: () => db.close(),
   };
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
 import { clusterSuppresses, contextApplies, knowledgeApplies } from '../memory/match.js';
-import { writeTransaction } from './db.js';
+import { type ShownWrites } from './db.js';
 import {
   mapCluster,
   mapContext,
@@ -86,6 +86,7 @@ export class MemoryStore {
     private readonly knex: Knex,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly shown: ShownWrites,
   ) {}
 
   /** One audit entry, in the write's transaction (`GET /settings/audit` lists it). */
@@ -135,7 +136,7 @@ export class MemoryStore {
       created_at: now,
       updated_at: now,
     };
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       await trx('memory_contexts').insert(row);
       await this.audit(trx, input.createdBy, 'memory.context.create', row.id, {
         repo: row.repo,
@@ -187,7 +188,7 @@ export class MemoryStore {
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.body !== undefined) changes.body = patch.body;
     if (patch.enabled !== undefined) changes.enabled = patch.enabled;
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_contexts')
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
@@ -202,7 +203,7 @@ export class MemoryStore {
   }
 
   async deleteContext(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_contexts').where({ id, revision }).del();
       if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
       await this.audit(trx, actor, 'memory.context.delete', id, { revision });
@@ -260,7 +261,7 @@ export class MemoryStore {
       created_at: now,
       updated_at: now,
     };
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       await trx('memory_clusters').insert(row);
       await this.audit(trx, input.actor, 'memory.cluster.create', row.id, {
         repo: row.repo,
@@ -298,7 +299,7 @@ export class MemoryStore {
     const changes: Raw = {};
     if (patch.label !== undefined) changes.label = patch.label;
     if (patch.action !== undefined) changes.action = patch.action;
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_clusters')
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
@@ -313,7 +314,7 @@ export class MemoryStore {
   }
 
   async deleteCluster(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_clusters').where({ id, revision }).del();
       if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
       await this.audit(trx, actor, 'memory.cluster.delete', id, { revision });
@@ -377,7 +378,7 @@ export class MemoryStore {
   ): Promise<MemoryWrite<KnowledgeDocument> & { created?: boolean }> {
     const now = this.clock.now();
     const bytes = Buffer.byteLength(input.body, 'utf8');
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       if (input.revision === undefined) {
         const row = {
           repo: input.repo,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson } from './db.js';
+import { parseJson, type ShownWrites } from './db.js';
 
 export type PublicationKind =
   | 'review'
@@ -62,10 +62,12 @@ export class PublicationStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   async record(entry: NewPublication): Promise<number> {
     const rows = await this.knex('publications').insert(this.row(entry)).returning('id');
+    this.shown.wrote();
     const first = rows[0] as unknown;
     return Number(typeof first === 'object' && first !== null ? (first as { id: unknown }).id : first);
   }
@@ -80,6 +82,7 @@ export class PublicationStore {
         error: end.error,
         ...(end.nodeId !== undefined ? { node_id: end.nodeId } : {}),
       });
+    this.shown.wrote();
   }
 
   /** The newest attempt of a step, or null when it was never attempted. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { numberOrNull, parseJson, toBool } from './db.js';
+import { numberOrNull, parseJson, toBool, type ShownWrites } from './db.js';
 
 export type PullRequestRecord = {
   repo: string;
@@ -67,6 +67,7 @@ export class PullRequestStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   async get(
@@ -91,5 +92,6 @@ export class PullRequestStore {
       .insert({ repo: input.repo, number: input.number, ...values, created_at: now, updated_at: now })
       .onConflict(['repo', 'number'])
       .merge({ ...values, updated_at: now });
+    this.shown.wrote();
   }
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
-import { parseJson, toBool, writeTransaction } from './db.js';
+import { parseJson, toBool, type ShownWrites } from './db.js';
 
 export type RepositoryRecord = {
   fullName: string;
@@ -45,6 +45,7 @@ export class RepositoryStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   async get(fullName: string): Promise<RepositoryRecord | null> {
@@ -67,7 +68,7 @@ export class RepositoryStore {
     installationId: number | null,
     enable?: { actor: string; reason: string },
   ): Promise<{ enabled: boolean }> {
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       const now = this.clock.now();
       await trx('repositories')
         .insert({ ...newRow(fullName, true, now), installation_id: installationId })
@@ -97,12 +98,14 @@ export class RepositoryStore {
     await this.knex('repositories')
       .whereIn('full_name', fullNames)
       .update({ installed: false, updated_at: this.clock.now() });
+    this.shown.wrote();
   }
 
   async markInstallationRemoved(installationId: number): Promise<void> {
     await this.knex('repositories')
       .where({ installation_id: installationId })
       .update({ installed: false, updated_at: this.clock.now() });
+    this.shown.wrote();
   }
 
   async setStandaloneConfig(fullName: string, config: unknown): Promise<void> {
@@ -111,6 +114,7 @@ export class RepositoryStore {
       .insert({ ...newRow(fullName, true, now), standalone_config: JSON.stringify(config) })
       .onConflict('full_name')
       .merge({ standalone_config: JSON.stringify(config), updated_at: now });
+    this.shown.wrote();
   }
 
   /**
@@ -126,7 +130,7 @@ export class RepositoryStore {
     patch: Record<string, unknown>,
     audit: { actor: string; reason: string | null },
   ): Promise<{ repo: RepositoryRecord; created: boolean }> {
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       let row: Raw | undefined =
         (await trx('repositories').where({ full_name: fullName }).first()) ??
         (await trx('repositories')

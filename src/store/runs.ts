@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
-import { numberOrNull, parseJson } from './db.js';
+import { numberOrNull, parseJson, type ShownWrites } from './db.js';
 import type { FindingOwner, FindingStore, NewFinding } from './findings.js';
 
 export type RunStatus =
@@ -87,6 +87,7 @@ export class RunStore {
     private readonly knex: Knex,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly shown: ShownWrites,
   ) {}
 
   /**
@@ -117,6 +118,7 @@ export class RunStore {
       updated_at: now,
     };
     await trx('runs').insert(row);
+    this.shown.wrote();
     return { run: mapRun({ ...row, reason: null, job_id: null, error: null }), created: true };
   }
 
@@ -217,6 +219,7 @@ export class RunStore {
     if (patch.error !== undefined) values.error = patch.error;
     if (patch.jobId !== undefined) values.job_id = patch.jobId;
     await trx('runs').where({ id }).update(values);
+    this.shown.wrote();
   }
   /**
    * Stores what an analysis produced, in one transaction: the run's analysis status, verdict, confidence,
@@ -235,7 +238,7 @@ export class RunStore {
     findings: readonly NewFinding[],
     findingStore: FindingStore,
   ): Promise<void> {
-    await this.knex.transaction(async (trx) => {
+    await this.shown.transaction(this.knex, async (trx) => {
       await trx('runs')
         .where({ id: run.runId })
         .update({
@@ -298,6 +301,7 @@ export class RunStore {
           ),
       )
       .update({ status: 'running', dispatch_receipt: jobReceipt, updated_at: now });
+    this.shown.wrote();
     const run = await this.get(runId);
     if (!run) return { outcome: 'missing' };
     if (n === 1) return { outcome: 'acquired', run };
@@ -311,6 +315,7 @@ export class RunStore {
     await this.knex('runs')
       .where({ id: runId, dispatch_receipt: jobReceipt })
       .update({ dispatch_receipt: null, updated_at: this.clock.now() });
+    this.shown.wrote();
   }
 }
 

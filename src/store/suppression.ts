@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../clock.js';
 import type { ClusterAction } from './memory.js';
-import { writeTransaction } from './db.js';
+import { type ShownWrites } from './db.js';
 
 /**
  * What a review reads and writes to withhold findings like the ones reviewers dismissed (NAMES.md "Memory",
@@ -45,6 +45,7 @@ export class SuppressionStore {
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    private readonly shown: ShownWrites,
   ) {}
 
   /** Every cluster of `repo` (case-insensitively), oldest first: what a finding is matched against. */
@@ -161,7 +162,7 @@ export class SuppressionStore {
   ): Promise<number> {
     if (entries.length === 0) return 0;
     const now = this.clock.now();
-    return writeTransaction(this.knex, async (trx) => {
+    return this.shown.writeTransaction(this.knex, async (trx) => {
       let added = 0;
       for (const e of entries) {
         const inserted = await trx('memory_withheld')

@@ -1,7 +1,7 @@
 import { defaultReviewPolicy } from '../policy/policy.schema.js';
 import { analysisOf, autoApproval, mergeStatus } from '../publish/status.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../review/providers/index.js';
-import type { RunResult } from '../review/run-result.js';
+import { readRunResult } from '../review/run-result.js';
 import type { RunRecord } from '../store/runs.js';
 import type { Adversarial, TestLabCase } from './case.js';
 import type { CaseResult } from './score.js';
@@ -27,8 +27,8 @@ export type ReviewOutcome = {
 
 /** The outcome of a stored run: its verdict, merge status and whether auto approval would hold. */
 export function outcomeOf(run: RunRecord | null): ReviewOutcome {
-  const result = run?.result as RunResult | null | undefined;
-  if (!run || !result?.output) {
+  const result = run ? readRunResult(run.result) : null;
+  if (!run || !result) {
     return { verdict: null, mergeStatus: null, confidence: null, autoApproves: false };
   }
   const analysis = analysisOf(result);

@@ -177,7 +177,7 @@ export function suppressionStoreSuite(dialect: TestDialect): void {
     expect(ids(later)).toEqual(['clu_1b', 'clu_4']);
 
     // Another store has its own.
-    const other = new SuppressionStore(t.store.db.knex, t.clock);
+    const other = new SuppressionStore(t.store.db.knex, t.clock, t.store.shownWrites);
     expect(await clusterIndex(other, REPO, now())).not.toBe(later);
     expect((await clusterIndex(t.store.suppression, 'nobody/none', now())).items).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import knexFactory from 'knex';
 import { ReadCache, StampedCache, watchShownWrites } from '../../src/services/read-cache.js';
+import { openTestStore } from '../helpers/store.js';
 
 const memoryDb = () =>
   knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
@@ -162,5 +163,114 @@ describe('StampedCache', () => {
     await off.get('k', stampOf, load);
     expect(loads).toBe(6);
     expect(off.size).toBe(0);
+  });
+});
+
+describe('writes through the store', () => {
+  test('every write path of a table the caches show drops both caches; reads and other tables do not', async () => {
+    const { store, cleanup } = await openTestStore('sqlite');
+    try {
+      const cache = new ReadCache(60_000, () => 0);
+      const stamped = new StampedCache(true, 60_000, undefined, () => 0);
+      store.shownWrites.subscribe(() => {
+        cache.invalidate();
+        stamped.written();
+      });
+      let loads = 0;
+      const both = async () =>
+        `${await cache.get('k', async () => ++loads)}/${await stamped.get(
+          'k',
+          async () => 'same',
+          async () => ({ stamp: 'same', json: String(++loads) }),
+        )}`;
+      /** Whether `step` made both caches load again. */
+      const drops = async (step: () => Promise<unknown>) => {
+        const before = await both();
+        expect(await both()).toBe(before);
+        await step();
+        const after = await both();
+        return after.split('/').every((part, i) => part !== before.split('/')[i]);
+      };
+      const repo = 'acme/web';
+      const owner = { repo, prNumber: 7, headSha: 'a'.repeat(40) };
+      const newRun = {
+        reviewKey: `${repo}#7@${'a'.repeat(40)}`,
+        trigger: 'opened',
+        installationId: 1,
+        ...owner,
+      };
+      let runId = '';
+      const finding = {
+        severity: 'high',
+        category: 'bug',
+        path: 'a.ts',
+        line: 1,
+        title: 't',
+        body: 'b',
+        fingerprint: 'fp',
+        outsideDiff: false,
+      };
+      const writes: Array<[string, () => Promise<unknown>]> = [
+        ['runs.createOrGet', async () => (runId = (await store.runs.createOrGet(newRun)).run.id)],
+        ['runs.update', () => store.runs.update(runId, { status: 'running' })],
+        ['runs.acquireDispatch', () => store.runs.acquireDispatch(runId, 'receipt-1')],
+        ['runs.releaseDispatch', () => store.runs.releaseDispatch(runId, 'receipt-1')],
+        [
+          'runs.recordAnalysis',
+          () =>
+            store.runs.recordAnalysis(
+              { runId, reviewKey: newRun.reviewKey, ...owner },
+              { analysisStatus: 'analysed', verdict: 'clear', confidence: 5, result: null },
+              [],
+              store.findings,
+            ),
+        ],
+        [
+          'findings.recordMany',
+          () => store.findings.recordMany({ runId, reviewKey: newRun.reviewKey, ...owner }, [finding]),
+        ],
+        ['pullRequests.upsert', () => store.pullRequests.upsert({ repo, number: 7, title: 'Cache' })],
+        ['deliveries.setOutcome', () => store.deliveries.setOutcome('d-1', 'ignored')],
+        ['deliveries.finish', () => store.deliveries.finish('d-1', 'processed', null)],
+        [
+          'commands.create',
+          () => store.commands.create({ id: 'cmd-1', kind: 'requeue', payload: {}, actor: 'op' }),
+        ],
+        ['commands.claim', () => store.commands.claim('cmd-1', 'bridge')],
+        [
+          'commands.finish',
+          () => store.commands.finish('cmd-1', 'bridge', { status: 'succeeded', result: {} }),
+        ],
+        [
+          'publications.finish',
+          () => store.publications.finish(1, { status: 'published', receipt: null, error: null }),
+        ],
+        ['repositories.setStandaloneConfig', () => store.repositories.setStandaloneConfig(repo, {})],
+        ['repositories.markUninstalled', () => store.repositories.markUninstalled([repo])],
+        ['repositories.markInstallationRemoved', () => store.repositories.markInstallationRemoved(1)],
+        [
+          'memory.createContext',
+          () =>
+            store.memory.createContext({
+              repo,
+              paths: [],
+              title: 'Cache',
+              body: 'Keyed by id.',
+              createdBy: 'op',
+            }),
+        ],
+      ];
+      for (const [name, write] of writes) expect([name, await drops(write)]).toEqual([name, true]);
+      const others: Array<[string, () => Promise<unknown>]> = [
+        ['runs.recent', () => store.runs.recent(10)],
+        ['runs.get', () => store.runs.get(runId)],
+        ['commands.list', () => store.commands.list()],
+        ['memory.counts', () => store.memory.counts()],
+        ['audit.record', () => store.audit.record({ actor: 'op', action: 'test.other-table' })],
+      ];
+      for (const [name, other] of others) expect([name, await drops(other)]).toEqual([name, false]);
+    } finally {
+      await cleanup();
+    }
   });
 });
