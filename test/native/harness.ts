@@ -54,6 +54,8 @@ export type HarnessOptions = {
   consumer?: boolean;
   container?: (request: Request) => Promise<Response> | Response;
   github?: (request: Request) => Promise<Response> | Response;
+  /** A lease Durable Object of the test's own (a module script exporting `className`) instead of the worker's. */
+  leases?: { className: string; script: string };
 };
 
 export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
@@ -68,7 +70,11 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
     r2Buckets: options.r2 === false ? [] : ['PAYLOADS'],
     d1Databases: ['DB'],
     queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
-    durableObjects: { LEASES: 'DispatchLease' },
+    durableObjects: {
+      LEASES: options.leases
+        ? { className: options.leases.className, scriptName: 'leases' }
+        : 'DispatchLease',
+    },
     ...(options.consumer
       ? { queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8, retryDelay: 0 } } }
       : {}),
@@ -83,7 +89,10 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
     kvNamespaces: ['SEEN'],
     queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 0 } },
   };
-  const mf = new Miniflare({ workers: options.consumer ? [main] : [main, collector] });
+  const leases: WorkerOptions[] = options.leases
+    ? [{ name: 'leases', modules: true, script: options.leases.script }]
+    : [];
+  const mf = new Miniflare({ workers: [main, ...(options.consumer ? [] : [collector]), ...leases] });
   await mf.ready;
   const seen = async (): Promise<any[]> => {
     if (options.consumer) return [];
