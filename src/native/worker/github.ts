@@ -65,7 +65,7 @@ export async function appJwt(
   return `${header}.${claims}.${b64url(signed)}`;
 }
 
-const headers = (auth: string) => ({
+export const headers = (auth: string) => ({
   authorization: auth,
   accept: 'application/vnd.github+json',
   'user-agent': 'verdict-native',
@@ -102,4 +102,34 @@ export async function resolveHeadSha(
   const body = (await res.json()) as { head?: { sha?: string } };
   if (!body.head?.sha) throw new Error('the review run has no headSha');
   return body.head.sha;
+}
+
+/** `Bearer <App JWT>`, for the App's own endpoints (`/app/...`). */
+export async function appAuth(env: GitHubEnv): Promise<string> {
+  if (!env.APP_ID || !env.PRIVATE_KEY) throw new Error('APP_ID and PRIVATE_KEY are required');
+  return `Bearer ${await appJwt(env.APP_ID, env.PRIVATE_KEY)}`;
+}
+
+/**
+ * Every page of a GitHub list (`per_page=100`, the `link` header's `rel="next"` followed), each page's
+ * items picked by `items`; stops early when `enough` says so of a page.
+ */
+export async function githubPages<T>(
+  env: GitHubEnv,
+  path: string,
+  auth: string,
+  items: (body: any) => T[],
+  enough: (page: T[]) => boolean = () => false,
+): Promise<T[]> {
+  const out: T[] = [];
+  let url: string | null = `${apiBase(env)}${path}${path.includes('?') ? '&' : '?'}per_page=100`;
+  while (url) {
+    const res: Response = await fetch(url, { headers: headers(auth) });
+    if (!res.ok) throw new Error(`GET ${path}: GitHub answered ${res.status}`);
+    const page = items(await res.json());
+    out.push(...page);
+    if (enough(page)) break;
+    url = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+  }
+  return out;
 }

@@ -15,7 +15,7 @@ const REQUIRED_HEADERS = ['x-github-delivery', 'x-github-event', 'x-hub-signatur
 export const json = (status: number, body: unknown): Response =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-type Routing = { outcome: string; enqueue: boolean; repo: string | null; prNumber: number | null };
+export type Routing = { outcome: string; enqueue: boolean; repo: string | null; prNumber: number | null };
 
 /**
  * What the native ingress does with a verified delivery. Only reviews and comment commands reach the
@@ -36,7 +36,7 @@ export function routeDelivery(event: string, payload: any, handles: readonly str
 }
 
 /** A redelivery after a failed enqueue (its marker was deleted) replaces the earlier record. */
-async function recordDelivery(
+export async function recordDelivery(
   env: Env,
   id: string,
   event: string,

@@ -1,0 +1,158 @@
+/**
+ * `pr-agent-loop` in the native runtime (review-engine 6.4; NAMES.md "Never missing a pull request"),
+ * with the Node loop's selection rules (src/scheduler/redelivery.ts):
+ *
+ * 1. the App's deliveries of the last 72 hours that no attempt delivered and that this runtime does not
+ *    hold (no `delivery:{id}` marker in KV, no record in D1) are redelivered, oldest first, at most 50 a
+ *    pass;
+ * 2. every open pull request of the App's repositories (each installation that is not suspended) whose head
+ *    has no run here is queued as a `catch_up` review: a queue message the consumer dispatches like a
+ *    webhook's, recorded under the id `catch-up:{repo}#{number}@{head}` so a later pass does not queue it
+ *    again. A repository an operator disabled (its stored configuration says `enabled: false`) is left out;
+ *    one the store does not know is installed, so reviewed (NAMES.md "Installed means reviewed").
+ *
+ * The reactions step of the Node loop is not run here. A failure of one call is recorded and the pass
+ * goes on.
+ */
+import {
+  CATCH_UP_TRIGGER,
+  MAX_REDELIVERIES_PER_PASS,
+  REDELIVERY_WINDOW_MS,
+  hookDelivery,
+  undelivered,
+} from '../../scheduler/redelivery.js';
+import type { Env } from './env.js';
+import { apiBase, appAuth, githubPages, headers, installationToken } from './github.js';
+import { recordDelivery } from './ingress.js';
+
+export type NativeCatchUp = {
+  redelivered: string[];
+  enqueued: string[];
+  deferred: number;
+  errors: string[];
+  skipped?: 'app_credentials_missing';
+};
+
+type OpenPull = { number: number; head: { sha: string } };
+
+async function held(env: Env, guid: string): Promise<boolean> {
+  if ((await env.DELIVERIES.get(`delivery:${guid}`)) !== null) return true;
+  return (
+    (await env.DB.prepare('SELECT 1 AS x FROM native_deliveries WHERE id = ?').bind(guid).first()) !== null
+  );
+}
+
+async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp): Promise<void> {
+  let attempts;
+  try {
+    attempts = await githubPages(
+      env,
+      '/app/hook/deliveries',
+      auth,
+      (body: any[]) => body.map(hookDelivery),
+      (page) => page.some((a) => a.deliveredAt < now - REDELIVERY_WINDOW_MS),
+    );
+  } catch (error) {
+    out.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
+    return;
+  }
+  const failed = [];
+  for (const attempt of undelivered(attempts, now))
+    if (!(await held(env, attempt.guid))) failed.push(attempt);
+  out.deferred = Math.max(0, failed.length - MAX_REDELIVERIES_PER_PASS);
+  for (const attempt of failed.slice(0, MAX_REDELIVERIES_PER_PASS)) {
+    const res = await fetch(`${apiBase(env)}/app/hook/deliveries/${attempt.id}/attempts`, {
+      method: 'POST',
+      headers: headers(auth),
+    }).catch((error: Error) => error);
+    if (res instanceof Response && res.ok) out.redelivered.push(attempt.guid);
+    else
+      out.errors.push(
+        `redelivery of ${attempt.guid} (${attempt.event}) failed: ${res instanceof Response ? `GitHub answered ${res.status}` : res.message}`,
+      );
+  }
+}
+
+async function disabled(env: Env, repo: string): Promise<boolean> {
+  const row = await env.DB.prepare('SELECT config FROM repositories WHERE lower(full_name) = lower(?)')
+    .bind(repo)
+    .first<{ config: string | null }>();
+  if (!row?.config) return false;
+  try {
+    return (JSON.parse(row.config) as { enabled?: unknown }).enabled === false;
+  } catch {
+    return false;
+  }
+}
+
+/** Queues the catch-up review of one open pull request unless its head has a run or was queued before. */
+async function queueOne(
+  env: Env,
+  repo: string,
+  installationId: number,
+  pr: OpenPull,
+): Promise<string | null> {
+  const sha = pr.head.sha;
+  const run = await env.DB.prepare(
+    `SELECT 1 AS x FROM native_runs WHERE repo = ? AND pr_number = ? AND head_sha = ?
+     UNION ALL SELECT 1 FROM runs WHERE repo = ? AND pr_number = ? AND head_sha = ? LIMIT 1`,
+  )
+    .bind(repo, pr.number, sha, repo, pr.number, sha)
+    .first();
+  const id = `catch-up:${repo}#${pr.number}@${sha}`;
+  if (run || (await held(env, id))) return null;
+  const payload = {
+    action: CATCH_UP_TRIGGER,
+    number: pr.number,
+    pull_request: { number: pr.number, head: { sha } },
+    repository: { full_name: repo },
+    installation: { id: installationId },
+  };
+  const body = JSON.stringify(payload);
+  const routing = { outcome: 'enqueued', enqueue: true, repo, prNumber: pr.number };
+  await recordDelivery(env, id, 'pull_request', CATCH_UP_TRIGGER, routing, body.length);
+  await env.REVIEW_QUEUE.send({ deliveryId: id, event: 'pull_request', body });
+  return `${repo}#${pr.number}@${sha}`;
+}
+
+async function queueCatchUps(env: Env, auth: string, out: NativeCatchUp): Promise<void> {
+  let installations: Array<{ id: number; suspended_at?: string | null }>;
+  try {
+    installations = await githubPages(env, '/app/installations', auth, (body: any[]) => body);
+  } catch (error) {
+    out.errors.push(`listing the App's installations failed: ${(error as Error).message}`);
+    return;
+  }
+  for (const installation of installations.filter((i) => !i.suspended_at)) {
+    try {
+      const { token } = await installationToken(env, installation.id);
+      const repos = await githubPages(env, '/installation/repositories', `token ${token}`, (body: any) =>
+        (body.repositories as Array<{ full_name: string }>).map((r) => r.full_name),
+      );
+      for (const repo of repos) {
+        if (await disabled(env, repo)) continue;
+        const pulls = await githubPages(
+          env,
+          `/repos/${repo}/pulls?state=open`,
+          `token ${token}`,
+          (b: OpenPull[]) => b,
+        );
+        for (const pr of pulls) {
+          const queued = await queueOne(env, repo, installation.id, pr);
+          if (queued) out.enqueued.push(queued);
+        }
+      }
+    } catch (error) {
+      out.errors.push(`installation ${installation.id}: ${(error as Error).message}`);
+    }
+  }
+}
+
+export async function runNativeCatchUp(env: Env, now: number): Promise<NativeCatchUp> {
+  const out: NativeCatchUp = { redelivered: [], enqueued: [], deferred: 0, errors: [] };
+  if (!env.APP_ID || !env.PRIVATE_KEY) return { ...out, skipped: 'app_credentials_missing' };
+  const auth = await appAuth(env);
+  await redeliver(env, auth, now, out);
+  await queueCatchUps(env, auth, out);
+  return out;
+}
