@@ -50,7 +50,6 @@ export default tseslint.config(
     files: [
       'src/cli/testlab.ts',
       'src/compose/server.ts',
-      'src/ingress/webhook-handler.ts',
       'src/publish/render.ts',
       'src/queue/http-routes.ts',
       'src/scheduler/audit.ts',
