@@ -52,8 +52,6 @@ export default tseslint.config(
       'src/compose/server.ts',
       'src/publish/render.ts',
       'src/queue/http-routes.ts',
-      'src/scheduler/audit.ts',
-      'src/scheduler/catch-up.ts',
       'src/setup/routes.ts',
       'src/store/report-source.ts',
       'src/validation/e2b.ts',
