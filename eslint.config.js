@@ -55,7 +55,6 @@ export default tseslint.config(
       'src/setup/routes.ts',
       'src/store/report-source.ts',
       'src/validation/e2b.ts',
-      'src/validation/review.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80 }] },
   },
