@@ -54,7 +54,6 @@ export default tseslint.config(
       'src/queue/http-routes.ts',
       'src/setup/routes.ts',
       'src/store/report-source.ts',
-      'src/validation/e2b.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80 }] },
   },
