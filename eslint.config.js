@@ -51,7 +51,6 @@ export default tseslint.config(
       'src/cli/testlab.ts',
       'src/compose/server.ts',
       'src/publish/render.ts',
-      'src/queue/http-routes.ts',
       'src/setup/routes.ts',
       'src/store/report-source.ts',
     ],
