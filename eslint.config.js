@@ -50,7 +50,6 @@ export default tseslint.config(
     files: [
       'src/compose/server.ts',
       'src/publish/render.ts',
-      'src/store/report-source.ts',
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 80 }] },
   },
