@@ -134,151 +134,165 @@ export function recordedCalls(record: TestLabRecord): CallLog {
   return calls;
 }
 
-/** `verdict testlab run|compare`: resolves with the exit code. */
+type LabCommand = {
+  rest: string[];
+  opts: TestLabCliOptions;
+  io: { stdout: (t: string) => void; env: NodeJS.ProcessEnv };
+  store: Store;
+  config: Config;
+  paint: Painter;
+  fail: (message: string) => never;
+};
+
+/** `verdict testlab run|compare|add`: resolves with the exit code. */
 export async function testLabCommand(
   args: string[],
   opts: TestLabCliOptions,
-  io: { stdout: (t: string) => void; env: NodeJS.ProcessEnv },
+  io: LabCommand['io'],
   store: Store,
   config: Config,
   paint: Painter,
   fail: (message: string) => never,
 ): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === 'run') {
-    if (rest.length > 0) fail('run takes no arguments');
-    const concurrency = opts.concurrency === undefined ? 4 : Number(opts.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) {
-      fail('--concurrency must be an integer from 1 to 32');
-    }
-    const samples = opts.samples === undefined ? 1 : Number(opts.samples);
-    if (!Number.isInteger(samples) || samples < 1 || samples > 20) {
-      fail('--samples must be an integer from 1 to 20');
-    }
-    let recorded: Parameters<typeof runTestLab>[0]['recorded'];
-    let cases = opts.cases;
-    if (opts['from-record']) {
-      const source = await store.testLab.get(opts['from-record']);
-      if (!source) fail(`no Test Lab record ${opts['from-record']}`);
-      const calls = recordedCalls(source!);
-      if (calls.size === 0) fail(`Test Lab record ${source!.id} recorded no answers (it is not a live run)`);
-      recorded = {
-        calls,
-        provider: source!.provider,
-        providerModel: source!.model,
-        model: `recorded:${source!.id}`,
-      };
-      cases ??= [...calls.keys()].join(',');
-    }
-    const run = await runTestLab({
-      corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
-      cases,
-      concurrency,
-      samples,
-      recorded,
-      env: io.env,
-      provider: opts.provider,
-      model: opts.model,
-      judgeProvider: opts['judge-provider'],
-      judgeModel: opts['judge-model'],
-      record: opts.record === true,
-      log: pino({ level: io.env.LOG_LEVEL ?? 'warn' }),
-    });
-    const record = await saveTestLabRun(store, run, {
-      name: opts.name,
-      actor: `cli:${io.env.USER ?? 'operator'}`,
-    });
-    if (opts.json) {
-      io.stdout(JSON.stringify({ record: { id: record.id, ...run } }, null, 2));
-    } else {
-      io.stdout(`${renderRun(run, paint)}\n${paint('saved', 'green')} Test Lab record ${record.id}`);
-    }
-    return run.scores.failedCases > 0 ? 1 : 0;
-  }
-  if (sub === 'compare') {
-    if (rest.length !== 2) fail('compare needs two Test Lab record ids');
-    const [a, b] = await Promise.all(rest.map((id) => store.testLab.get(id)));
-    if (!a) fail(`no Test Lab record ${rest[0]}`);
-    if (!b) fail(`no Test Lab record ${rest[1]}`);
-    const cmp = compareRecords(a!, b!);
-    if (opts.json) {
-      io.stdout(JSON.stringify(cmp, null, 2));
-      return 0;
-    }
-    const list = (items: typeof cmp.onlyA) =>
-      items.length === 0
-        ? '  (none)'
-        : items
-            .map((d) => `  ${d.case}: ${d.bug} (${d.category}, ${d.path}:${d.lines.join('-')})`)
-            .join('\n');
-    const lines = [
-      `${a!.id} ${a!.provider}/${a!.model}: recall ${pct(a!.scores.recall as number | null)}`,
-      `${b!.id} ${b!.provider}/${b!.model}: recall ${pct(b!.scores.recall as number | null)}`,
-      '',
-      `Caught by ${a!.id}, missed by ${b!.id}:`,
-      list(cmp.onlyA),
-      `Caught by ${b!.id}, missed by ${a!.id}:`,
-      list(cmp.onlyB),
-    ];
-    if (cmp.falseFindings.length > 0) {
-      lines.push('False findings on clean cases that differ:');
-      for (const f of cmp.falseFindings) lines.push(`  ${f.case}: ${f.a} vs ${f.b}`);
-    }
-    if (cmp.notInBoth.length > 0) lines.push(`Reviewed by only one run: ${cmp.notInBoth.join(', ')}`);
-    io.stdout(lines.join('\n'));
-    return 0;
-  }
-  if (sub === 'add') {
-    if (rest.length > 0) fail('add takes no arguments (use --from-pr)');
-    const ref = /^([A-Za-z0-9][A-Za-z0-9-]*)\/([A-Za-z0-9._-]+)#(\d+)$/.exec(opts['from-pr'] ?? '');
-    if (!ref) fail('--from-pr must be owner/repo#number');
-    const [, owner, repo, number] = ref!;
-    const severity = opts.severity ?? 'high';
-    if (!(FINDING_SEVERITIES as readonly string[]).includes(severity)) {
-      fail(`--severity must be one of ${FINDING_SEVERITIES.join(', ')}`);
-    }
-    const language = opts.language;
-    if (language !== undefined && !(CASE_LANGUAGES as readonly string[]).includes(language)) {
-      fail(`--language must be one of ${CASE_LANGUAGES.join(', ')}`);
-    }
-    let bugs: BugSpec[];
-    try {
-      bugs = (opts.bug ?? []).map(parseBugSpec);
-    } catch (error) {
-      fail((error as Error).message);
-    }
-    if (!config.github.hasCredentials)
-      fail('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
-    const probot = createProbot(config.github, pino({ level: 'silent' }));
-    const app = await probot.auth();
-    const { data: installation } = await app.rest.apps.getRepoInstallation({ owner: owner!, repo: repo! });
-    const gh = (await probot.auth(installation.id)) as GitHubClient;
-    const created = await capturePullRequest({
-      gh,
-      owner: owner!,
-      repo: repo!,
-      number: Number(number),
-      bugs: bugs!,
-      corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
-      name: opts.name,
-      severity: severity as (typeof FINDING_SEVERITIES)[number],
-      keywords: opts.keywords
-        ?.split(',')
-        .map((k) => k.trim())
-        .filter(Boolean),
-      language: language as (typeof CASE_LANGUAGES)[number] | undefined,
-    });
-    const changed = created.files.filter((f) => f.changed).length;
-    if (opts.json)
-      io.stdout(
-        JSON.stringify({ case: created.name, dir: created.dir, changed, bugs: created.bugs }, null, 2),
-      );
-    else
-      io.stdout(
-        `${paint('added', 'green')} case ${created.name} (${created.meta.language}, ${changed} changed file(s), ${created.clean ? 'clean' : `${created.bugs.length} planted bug(s)`}) in ${created.dir}`,
-      );
-    return 0;
-  }
+  const command = { rest, opts, io, store, config, paint, fail };
+  if (sub === 'run') return labRun(command);
+  if (sub === 'compare') return labCompare(command);
+  if (sub === 'add') return labAdd(command);
   fail('needs a subcommand: run, compare or add');
   return 1;
+}
+
+async function labRun({ rest, opts, io, store, paint, fail }: LabCommand): Promise<number> {
+  if (rest.length > 0) fail('run takes no arguments');
+  const concurrency = opts.concurrency === undefined ? 4 : Number(opts.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) {
+    fail('--concurrency must be an integer from 1 to 32');
+  }
+  const samples = opts.samples === undefined ? 1 : Number(opts.samples);
+  if (!Number.isInteger(samples) || samples < 1 || samples > 20) {
+    fail('--samples must be an integer from 1 to 20');
+  }
+  let recorded: Parameters<typeof runTestLab>[0]['recorded'];
+  let cases = opts.cases;
+  if (opts['from-record']) {
+    const source = await store.testLab.get(opts['from-record']);
+    if (!source) fail(`no Test Lab record ${opts['from-record']}`);
+    const calls = recordedCalls(source!);
+    if (calls.size === 0) fail(`Test Lab record ${source!.id} recorded no answers (it is not a live run)`);
+    recorded = {
+      calls,
+      provider: source!.provider,
+      providerModel: source!.model,
+      model: `recorded:${source!.id}`,
+    };
+    cases ??= [...calls.keys()].join(',');
+  }
+  const run = await runTestLab({
+    corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
+    cases,
+    concurrency,
+    samples,
+    recorded,
+    env: io.env,
+    provider: opts.provider,
+    model: opts.model,
+    judgeProvider: opts['judge-provider'],
+    judgeModel: opts['judge-model'],
+    record: opts.record === true,
+    log: pino({ level: io.env.LOG_LEVEL ?? 'warn' }),
+  });
+  const record = await saveTestLabRun(store, run, {
+    name: opts.name,
+    actor: `cli:${io.env.USER ?? 'operator'}`,
+  });
+  if (opts.json) {
+    io.stdout(JSON.stringify({ record: { id: record.id, ...run } }, null, 2));
+  } else {
+    io.stdout(`${renderRun(run, paint)}\n${paint('saved', 'green')} Test Lab record ${record.id}`);
+  }
+  return run.scores.failedCases > 0 ? 1 : 0;
+}
+
+async function labCompare({ rest, opts, io, store, fail }: LabCommand): Promise<number> {
+  if (rest.length !== 2) fail('compare needs two Test Lab record ids');
+  const [a, b] = await Promise.all(rest.map((id) => store.testLab.get(id)));
+  if (!a) fail(`no Test Lab record ${rest[0]}`);
+  if (!b) fail(`no Test Lab record ${rest[1]}`);
+  const cmp = compareRecords(a!, b!);
+  if (opts.json) {
+    io.stdout(JSON.stringify(cmp, null, 2));
+    return 0;
+  }
+  const list = (items: typeof cmp.onlyA) =>
+    items.length === 0
+      ? '  (none)'
+      : items.map((d) => `  ${d.case}: ${d.bug} (${d.category}, ${d.path}:${d.lines.join('-')})`).join('\n');
+  const lines = [
+    `${a!.id} ${a!.provider}/${a!.model}: recall ${pct(a!.scores.recall as number | null)}`,
+    `${b!.id} ${b!.provider}/${b!.model}: recall ${pct(b!.scores.recall as number | null)}`,
+    '',
+    `Caught by ${a!.id}, missed by ${b!.id}:`,
+    list(cmp.onlyA),
+    `Caught by ${b!.id}, missed by ${a!.id}:`,
+    list(cmp.onlyB),
+  ];
+  if (cmp.falseFindings.length > 0) {
+    lines.push('False findings on clean cases that differ:');
+    for (const f of cmp.falseFindings) lines.push(`  ${f.case}: ${f.a} vs ${f.b}`);
+  }
+  if (cmp.notInBoth.length > 0) lines.push(`Reviewed by only one run: ${cmp.notInBoth.join(', ')}`);
+  io.stdout(lines.join('\n'));
+  return 0;
+}
+
+/** `add --from-pr owner/repo#n`: captures a real pull request as a case of the corpus. */
+async function labAdd({ rest, opts, io, config, paint, fail }: LabCommand): Promise<number> {
+  if (rest.length > 0) fail('add takes no arguments (use --from-pr)');
+  const ref = /^([A-Za-z0-9][A-Za-z0-9-]*)\/([A-Za-z0-9._-]+)#(\d+)$/.exec(opts['from-pr'] ?? '');
+  if (!ref) fail('--from-pr must be owner/repo#number');
+  const [, owner, repo, number] = ref!;
+  const severity = opts.severity ?? 'high';
+  if (!(FINDING_SEVERITIES as readonly string[]).includes(severity)) {
+    fail(`--severity must be one of ${FINDING_SEVERITIES.join(', ')}`);
+  }
+  const language = opts.language;
+  if (language !== undefined && !(CASE_LANGUAGES as readonly string[]).includes(language)) {
+    fail(`--language must be one of ${CASE_LANGUAGES.join(', ')}`);
+  }
+  let bugs: BugSpec[];
+  try {
+    bugs = (opts.bug ?? []).map(parseBugSpec);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  if (!config.github.hasCredentials)
+    fail('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
+  const probot = createProbot(config.github, pino({ level: 'silent' }));
+  const app = await probot.auth();
+  const { data: installation } = await app.rest.apps.getRepoInstallation({ owner: owner!, repo: repo! });
+  const gh = (await probot.auth(installation.id)) as GitHubClient;
+  const created = await capturePullRequest({
+    gh,
+    owner: owner!,
+    repo: repo!,
+    number: Number(number),
+    bugs: bugs!,
+    corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
+    name: opts.name,
+    severity: severity as (typeof FINDING_SEVERITIES)[number],
+    keywords: opts.keywords
+      ?.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+    language: language as (typeof CASE_LANGUAGES)[number] | undefined,
+  });
+  const changed = created.files.filter((f) => f.changed).length;
+  if (opts.json)
+    io.stdout(JSON.stringify({ case: created.name, dir: created.dir, changed, bugs: created.bugs }, null, 2));
+  else
+    io.stdout(
+      `${paint('added', 'green')} case ${created.name} (${created.meta.language}, ${changed} changed file(s), ${created.clean ? 'clean' : `${created.bugs.length} planted bug(s)`}) in ${created.dir}`,
+    );
+  return 0;
 }

@@ -94,25 +94,182 @@ export type RuntimeOptions = {
   envFile?: string;
 };
 
+/** What the parts of the composition root share. */
+type Base = {
+  config: Config;
+  opts: RuntimeOptions;
+  log: Logger;
+  timers: Timers;
+  clock: Clock;
+  ids: IdGenerator;
+  store: Store;
+  probot: Probot;
+};
+
 /** Composition root: store, Probot app, HTTP surface and the in-process worker, wired together. */
 export async function createVerdict(config: Config, opts: RuntimeOptions): Promise<Verdict> {
   const timers = opts.timers ?? systemTimers;
   const clock = opts.clock ?? timers;
-  const cacheNow = opts.timers ? () => timers.now() : undefined;
   const ids = opts.ids ?? randomId;
   const log = opts.log;
   const store =
-    opts.store ??
-    (await openStore(config.store, {
-      clock,
-      ids,
-      dedupeTtlSeconds: config.dedupeTtlSeconds,
-    }));
+    opts.store ?? (await openStore(config.store, { clock, ids, dedupeTtlSeconds: config.dedupeTtlSeconds }));
   const probot = createProbot(config.github, log);
-  let webhookWorker: QueueWorker | null = null;
-  let thread: WorkerThread | null = null;
+  const base: Base = { config, opts, log, timers, clock, ids, store, probot };
+  const memory = config.store.client === 'sqlite' && config.store.filename === ':memory:';
+  const lanes = new WorkerLanes(base, memory);
   await loadApp(probot, store, config, log);
 
+  const router = new Router();
+  const committer = registerIngress(router, base, lanes);
+  // One count of failed authentications per client address for every face that takes a token.
+  const throttle = new AuthThrottle({ now: () => clock.now() });
+  const operator = operatorFor(base, throttle);
+  registerApiRoutes(router, base, operator);
+  const bridge = createCommandBridge(store, probot, config, log, {
+    clock,
+    onReviewQueued: () => lanes.reviewWorker?.kick(),
+  });
+  const catchUp = catchUpGitHubFor(probot, config);
+  const scheduler = createScheduler(store, bridge, config, log, timers, undefined, catchUp);
+  const mounts: Mount[] = [trpcMount(operator), ...dashboardFor(base, throttle, () => server)];
+  const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
+
+  if (config.workerInline && !lanes.threaded) lanes.inThisThread();
+  if (store.db.dialect === 'sqlite' && memory) {
+    log.warn(
+      { event: 'memory-queue' },
+      'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
+    );
+  }
+
+  return {
+    config,
+    store,
+    probot,
+    server,
+    router,
+    log,
+    webhookWorker: lanes.webhookWorker,
+    reviewWorker: lanes.reviewWorker,
+    bridge,
+    scheduler,
+    listen: () =>
+      new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          void lanes.start().then(() => {
+            if (config.scheduler.enabled) scheduler.start();
+            resolve((server.address() as AddressInfo).port);
+          }, reject);
+        });
+      }),
+    /**
+     * Stops within a bounded time (docs/operator.md "Stopping"): the workers and the scheduler stop claiming
+     * at once and finish or release what they hold, while the HTTP server drains (drainServer: at most
+     * DRAIN_MS); then the deliveries still committing are written and the store is closed.
+     */
+    stop: async () => {
+      const workersStopped = Promise.all([
+        scheduler.stop(),
+        lanes.webhookWorker?.stop(),
+        lanes.reviewWorker?.stop(),
+        lanes.thread?.stop(),
+      ]);
+      await drainServer(server);
+      await committer.drain();
+      await workersStopped;
+      await store.close();
+    },
+  };
+}
+
+/** The operator, report, OpenAPI and queue routes, and without App credentials the first-run setup. */
+function registerApiRoutes(
+  router: Router,
+  { config, store, log, clock, opts }: Base,
+  operator: OperatorDeps,
+): void {
+  registerOperatorRoutes(router, operator);
+  registerReportRoutes(router, operator);
+  registerOpenApiRoute(router);
+  // First run (docs/setup.md): without App credentials, `GET /` registers the App from app.yml.
+  if (!config.github.hasCredentials) {
+    registerSetupRoutes(router, { config, log, clock, envFile: opts.envFile ?? resolvePath('.env') });
+  }
+  registerQueueRoutes(router, {
+    queue: store.jobs,
+    tokens: config.tokens,
+    throttle: operator.throttle,
+    runStatus: async (runId) => (await store.runs.get(runId))?.status ?? null,
+    defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
+    log,
+  });
+}
+
+/** The worker lanes of this process: in a worker thread when `threaded`, else in this thread. */
+class WorkerLanes {
+  webhookWorker: QueueWorker | null = null;
+  reviewWorker: QueueWorker | null = null;
+  thread: WorkerThread | null = null;
+  readonly threaded: boolean;
+
+  constructor(
+    private readonly base: Base,
+    memory: boolean,
+  ) {
+    const { config, opts } = base;
+    this.threaded =
+      config.workerInline &&
+      config.workerThread &&
+      opts.workerThreadEnv !== undefined &&
+      opts.reviewExecutor === undefined &&
+      opts.store === undefined &&
+      !memory;
+  }
+
+  inThisThread(): void {
+    const { store, probot, config, log, timers, clock, ids, opts } = this.base;
+    this.webhookWorker = createWebhookWorker(
+      store,
+      probot,
+      config,
+      log,
+      () => this.reviewWorker?.kick(),
+      timers,
+    );
+    const executor =
+      opts.reviewExecutor === undefined
+        ? reviewEngineFor(store, probot, config, log, { clock, ids })
+        : opts.reviewExecutor;
+    if (executor) this.reviewWorker = createReviewWorker(store, store.jobs, executor, config, log, timers);
+  }
+
+  /** Starts the lanes: in their thread when `threaded` (in this one if the thread cannot start them). */
+  async start(): Promise<void> {
+    if (this.threaded) {
+      try {
+        this.thread = await startWorkerThread(this.base.opts.workerThreadEnv!, this.base.log);
+        return;
+      } catch (error) {
+        this.base.log.error(
+          { event: 'worker-thread-failed', err: error },
+          'the worker thread did not start: the worker runs in the server thread',
+        );
+        this.inThisThread();
+      }
+    }
+    this.webhookWorker?.start();
+    this.reviewWorker?.start();
+  }
+}
+
+/** `POST /github/webhooks`: deliveries group-committed, the lanes woken once one is enqueued. */
+function registerIngress(
+  router: Router,
+  { store, config, log }: Base,
+  lanes: WorkerLanes,
+): GroupCommitter<IncomingDelivery, RecordResult> {
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
     (items) => store.deliveries.recordBatch(items),
     {
@@ -122,7 +279,6 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       maxInFlight: store.db.dialect === 'pg' ? 4 : 1,
     },
   );
-  const router = new Router();
   const ingress = createWebhookHandler({
     secret: config.github.webhookSecret,
     maxBytes: config.maxWebhookBytes,
@@ -131,19 +287,24 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     competitorLogins: config.competitorLogins,
     record: (item) => committer.submit(item),
     onEnqueued: () => {
-      webhookWorker?.kick();
-      thread?.kick();
+      lanes.webhookWorker?.kick();
+      lanes.thread?.kick();
     },
     log,
   });
   // A webhook coming in tells the worker thread to hold off its writes for a moment (thread.ts).
   const intake: typeof ingress = (...args) => {
-    thread?.busy();
+    lanes.thread?.busy();
     return ingress(...args);
   };
   for (const path of WEBHOOK_PATHS) router.add('POST', path, intake);
-  // One count of failed authentications per client address for every face that takes a token.
-  const throttle = new AuthThrottle({ now: () => clock.now() });
+  return committer;
+}
+
+/** The operator API's dependencies; one listener empties both read caches on every write they show. */
+function operatorFor(base: Base, throttle: AuthThrottle): OperatorDeps {
+  const { config, store, probot, log, clock, ids, timers } = base;
+  const cacheNow = base.opts.timers ? () => timers.now() : undefined;
   const operator: OperatorDeps = {
     store,
     tokens: config.tokens,
@@ -158,151 +319,40 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     throttle,
     server: { validation: { switch: config.validation.switch, running: config.validation.enabled } },
   };
-  // One listener for both caches: it runs on every query, ingress writes included.
+  // It runs on every query, ingress writes included.
   watchShownWrites(store.db.knex, () => {
     operator.cache.invalidate();
     operator.prCache.written();
   });
-  registerOperatorRoutes(router, operator);
-  registerReportRoutes(router, operator);
-  registerOpenApiRoute(router);
-  // First run (docs/setup.md): without App credentials, `GET /` registers the App from app.yml.
-  if (!config.github.hasCredentials) {
-    registerSetupRoutes(router, { config, log, clock, envFile: opts.envFile ?? resolvePath('.env') });
-  }
-  registerQueueRoutes(router, {
-    queue: store.jobs,
-    tokens: config.tokens,
-    throttle,
-    runStatus: async (runId) => (await store.runs.get(runId))?.status ?? null,
-    defaultLeaseMs: SERVER_DEFAULT_LEASE_MS,
-    log,
-  });
-  const bridge = createCommandBridge(store, probot, config, log, {
-    clock,
-    onReviewQueued: () => reviewWorker?.kick(),
-  });
-  const scheduler = createScheduler(
-    store,
-    bridge,
-    config,
-    log,
-    timers,
-    undefined,
-    catchUpGitHubFor(probot, config),
-  );
-  const mounts: Mount[] = [trpcMount(operator)];
-  if (config.dashboard.enabled) {
-    const local = () => {
-      const address = server.address() as AddressInfo | null;
-      if (!address || typeof address !== 'object') return null;
-      const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
-      return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-    };
-    mounts.push(
-      ...dashboardMounts(
-        {
-          config: config.dashboard,
-          github: { webUrl: config.github.webUrl, apiUrl: config.github.baseUrl },
-          publicUrl: config.publicUrl,
-          tokens: config.tokens,
-          throttle,
-          sessions: store.uiSessions,
-          clock,
-          dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),
-          backendUrl: () => config.dashboard.backendUrl ?? local(),
-          log,
-        },
-        WEBHOOK_PATHS,
-      ),
-    );
-  }
-  const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
+  return operator;
+}
 
-  let reviewWorker: QueueWorker | null = null;
-  const inThisThread = () => {
-    webhookWorker = createWebhookWorker(store, probot, config, log, () => reviewWorker?.kick(), timers);
-    const executor =
-      opts.reviewExecutor === undefined
-        ? reviewEngineFor(store, probot, config, log, { clock, ids })
-        : opts.reviewExecutor;
-    if (executor) reviewWorker = createReviewWorker(store, store.jobs, executor, config, log, timers);
+/** The dashboard's mounts (none when it is off); `server()` is the HTTP server, for its bound address. */
+function dashboardFor(
+  { config, store, clock, log, opts }: Base,
+  throttle: AuthThrottle,
+  server: () => Server,
+): Mount[] {
+  if (!config.dashboard.enabled) return [];
+  const local = () => {
+    const address = server().address() as AddressInfo | null;
+    if (!address || typeof address !== 'object') return null;
+    const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   };
-  const memory = config.store.client === 'sqlite' && config.store.filename === ':memory:';
-  const threaded =
-    config.workerInline &&
-    config.workerThread &&
-    opts.workerThreadEnv !== undefined &&
-    opts.reviewExecutor === undefined &&
-    opts.store === undefined &&
-    !memory;
-  if (config.workerInline && !threaded) inThisThread();
-  if (
-    store.db.dialect === 'sqlite' &&
-    config.store.client === 'sqlite' &&
-    config.store.filename === ':memory:'
-  ) {
-    log.warn(
-      { event: 'memory-queue' },
-      'the store and its job queue are in process memory: jobs and deliveries are lost when the process exits',
-    );
-  }
-
-  /** The worker lanes: in their thread when `threaded` (in this one if the thread cannot start them). */
-  async function startLanes(): Promise<void> {
-    if (threaded) {
-      try {
-        thread = await startWorkerThread(opts.workerThreadEnv!, log);
-        return;
-      } catch (error) {
-        log.error(
-          { event: 'worker-thread-failed', err: error },
-          'the worker thread did not start: the worker runs in the server thread',
-        );
-        inThisThread();
-      }
-    }
-    webhookWorker?.start();
-    reviewWorker?.start();
-  }
-
-  return {
-    config,
-    store,
-    probot,
-    server,
-    router,
-    log,
-    webhookWorker,
-    reviewWorker,
-    bridge,
-    scheduler,
-    listen: () =>
-      new Promise<number>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => {
-          void startLanes().then(() => {
-            if (config.scheduler.enabled) scheduler.start();
-            resolve((server.address() as AddressInfo).port);
-          }, reject);
-        });
-      }),
-    /**
-     * Stops within a bounded time (docs/operator.md "Stopping"): the workers and the scheduler stop claiming
-     * at once and finish or release what they hold, while the HTTP server drains (drainServer: at most
-     * DRAIN_MS); then the deliveries still committing are written and the store is closed.
-     */
-    stop: async () => {
-      const workersStopped = Promise.all([
-        scheduler.stop(),
-        webhookWorker?.stop(),
-        reviewWorker?.stop(),
-        thread?.stop(),
-      ]);
-      await drainServer(server);
-      await committer.drain();
-      await workersStopped;
-      await store.close();
+  return dashboardMounts(
+    {
+      config: config.dashboard,
+      github: { webUrl: config.github.webUrl, apiUrl: config.github.baseUrl },
+      publicUrl: config.publicUrl,
+      tokens: config.tokens,
+      throttle,
+      sessions: store.uiSessions,
+      clock,
+      dist: opts.uiDist ?? fileURLToPath(new URL('../../web/dist', import.meta.url)),
+      backendUrl: () => config.dashboard.backendUrl ?? local(),
+      log,
     },
-  };
+    WEBHOOK_PATHS,
+  );
 }

@@ -76,86 +76,85 @@ export function createWebhookHandler(deps: WebhookIngressDeps) {
     const declared = Number(req.headers['content-length']);
     const lease = deps.budget.lease(clientAddress(req), Number.isFinite(declared) ? declared : null);
     try {
-      await ingest(req, res, lease, deliveryId, event, signature);
+      await ingest(deps, req, res, lease, { deliveryId, event, signature });
     } finally {
       lease.release();
     }
   };
+}
 
-  async function ingest(
-    req: IncomingMessage,
-    res: ServerResponse,
-    lease: BodyLease,
-    deliveryId: string,
-    event: string,
-    signature: string,
-  ): Promise<void> {
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, deps.maxBytes, lease);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        sendJson(res, 413, { error: 'payload_too_large' }, { connection: 'close' });
-        return;
-      }
-      if (error instanceof BodyBudgetExceededError) {
-        deps.log.warn(
-          { event: 'ingress-busy', deliveryId, inFlightBytes: deps.budget.inUse },
-          'webhook refused: the in-flight body budget is spent',
-        );
-        sendJson(res, 503, { error: 'ingress_busy' }, { connection: 'close', 'retry-after': '1' });
-        return;
-      }
-      throw error;
-    }
-    if (!deps.secret || !verifySignature(deps.secret, raw, signature)) {
-      sendJson(res, 401, { error: 'invalid_signature' });
+async function ingest(
+  deps: WebhookIngressDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  lease: BodyLease,
+  { deliveryId, event, signature }: { deliveryId: string; event: string; signature: string },
+): Promise<void> {
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, deps.maxBytes, lease);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      sendJson(res, 413, { error: 'payload_too_large' }, { connection: 'close' });
       return;
     }
-    const text = raw.toString('utf8');
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text);
-    } catch {
-      sendJson(res, 400, { error: 'invalid_json' });
-      return;
-    }
-    const action = typeof (payload as any)?.action === 'string' ? ((payload as any).action as string) : null;
-    const classified = classifyDelivery(event, payload, deps.botHandles, deps.competitorLogins ?? []);
-    const result = await deps.record({
-      id: deliveryId,
-      event,
-      action,
-      raw,
-      bytes: raw.length,
-      repo: classified.repo,
-      prNumber: classified.prNumber,
-      installationId: classified.installationId,
-      outcome: classified.outcome,
-      job: classified.actionable ? { queue: WEBHOOK_QUEUE, kind: 'webhook', payload: { deliveryId } } : null,
-    });
-    if (result.status === 'failed') {
-      deps.log.error(
-        {
-          event: result.code === 'enqueue_failed' ? 'enqueue-failed' : 'delivery-record-failed',
-          deliveryId,
-          err: result.error,
-        },
-        'webhook delivery was not stored; it left no marker, so a redelivery is accepted',
+    if (error instanceof BodyBudgetExceededError) {
+      deps.log.warn(
+        { event: 'ingress-busy', deliveryId, inFlightBytes: deps.budget.inUse },
+        'webhook refused: the in-flight body budget is spent',
       );
-      sendJson(res, 500, { error: result.code });
+      sendJson(res, 503, { error: 'ingress_busy' }, { connection: 'close', 'retry-after': '1' });
       return;
     }
-    if (result.status === 'duplicate') {
-      sendJson(res, 200, { accepted: true, ignored: true, outcome: 'duplicate_delivery', deliveryId });
-      return;
-    }
-    if (result.enqueued) {
-      deps.onEnqueued?.();
-      const outcome = classified.outcome === 'recorded' ? 'recorded' : 'enqueued';
-      sendJson(res, 202, { accepted: true, ignored: false, outcome, deliveryId });
-      return;
-    }
-    sendJson(res, 200, { accepted: true, ignored: true, outcome: result.outcome, deliveryId });
+    throw error;
   }
+  if (!deps.secret || !verifySignature(deps.secret, raw, signature)) {
+    sendJson(res, 401, { error: 'invalid_signature' });
+    return;
+  }
+  const text = raw.toString('utf8');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    sendJson(res, 400, { error: 'invalid_json' });
+    return;
+  }
+  const action = typeof (payload as any)?.action === 'string' ? ((payload as any).action as string) : null;
+  const classified = classifyDelivery(event, payload, deps.botHandles, deps.competitorLogins ?? []);
+  const result = await deps.record({
+    id: deliveryId,
+    event,
+    action,
+    raw,
+    bytes: raw.length,
+    repo: classified.repo,
+    prNumber: classified.prNumber,
+    installationId: classified.installationId,
+    outcome: classified.outcome,
+    job: classified.actionable ? { queue: WEBHOOK_QUEUE, kind: 'webhook', payload: { deliveryId } } : null,
+  });
+  if (result.status === 'failed') {
+    deps.log.error(
+      {
+        event: result.code === 'enqueue_failed' ? 'enqueue-failed' : 'delivery-record-failed',
+        deliveryId,
+        err: result.error,
+      },
+      'webhook delivery was not stored; it left no marker, so a redelivery is accepted',
+    );
+    sendJson(res, 500, { error: result.code });
+    return;
+  }
+  if (result.status === 'duplicate') {
+    sendJson(res, 200, { accepted: true, ignored: true, outcome: 'duplicate_delivery', deliveryId });
+    return;
+  }
+  if (result.enqueued) {
+    deps.onEnqueued?.();
+    const outcome = classified.outcome === 'recorded' ? 'recorded' : 'enqueued';
+    sendJson(res, 202, { accepted: true, ignored: false, outcome, deliveryId });
+    return;
+  }
+  sendJson(res, 200, { accepted: true, ignored: true, outcome: result.outcome, deliveryId });
 }

@@ -1,4 +1,4 @@
-import type { ReviewPolicy, SummarySection } from '../policy/policy.schema.js';
+import type { ReviewPolicy } from '../policy/policy.schema.js';
 import { fenced } from '../review/fence.js';
 import { normaliseFindingPath } from '../review/fingerprint.js';
 import type { ReviewOutput } from '../review/output.schema.js';
@@ -6,6 +6,7 @@ import { validationStatusLines } from '../validation/report.js';
 import type { EvidenceArtifact } from '../evidence/artifacts.js';
 import { renderEvidence } from '../evidence/render.js';
 import { findingMarker, reviewMarker } from './markers.js';
+import { bullets, codePath, escapeInline, escapeText, indent, section } from './markdown.js';
 import { memoryFooter } from './memory-footer.js';
 import {
   mergeStatus,
@@ -14,6 +15,8 @@ import {
   type MergeStatus,
   type PublishableAnalysis,
 } from './status.js';
+
+export { bullets, escapeInline, escapeText };
 
 /** GitHub refuses a review body over 65,536 characters. */
 export const GITHUB_BODY_LIMIT = 65_536;
@@ -127,79 +130,6 @@ export function bySeverity<T extends { severity: string }>(findings: readonly T[
     .map(({ f }) => f);
 }
 
-/**
- * Model text made safe for a GitHub review body: HTML is escaped (no injected tags or comments),
- * @mentions and team mentions cannot ping anyone, and fenced code blocks are balanced so that a stray
- * fence cannot swallow the rest of the body.
- */
-export function escapeText(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  let inFence = false;
-  const out = lines.map((line) => {
-    if (/^\s*(```|~~~)/.test(line)) {
-      inFence = !inFence;
-      return line;
-    }
-    // Inside a fence GitHub shows text literally: no HTML, no mentions, so nothing to escape.
-    return inFence ? line : escapeOutsideCode(line);
-  });
-  if (inFence) out.push('```');
-  return out.join('\n');
-}
-
-/** Escapes HTML and mentions outside inline code spans (which GitHub also shows literally). */
-function escapeOutsideCode(line: string): string {
-  return line
-    .split(/(`+[^`]*?`+)/)
-    .map((part, i) =>
-      i % 2 === 1
-        ? part
-        : part
-            .replace(/&/g, '&amp;')
-            .replace(/</g, '&lt;')
-            .replace(/>/g, '&gt;')
-            .replace(/(^|[^\w`])@(?=[A-Za-z0-9])/g, '$1@\u200b'),
-    )
-    .join('');
-}
-
-/** One line of model text (titles, table cells): newlines folded, pipes escaped. */
-export function escapeInline(text: string): string {
-  return escapeText(text.replace(/\s*\n\s*/g, ' ').trim())
-    .replace(/\|/g, '\\|')
-    .replace(/```/g, '`\u200b``');
-}
-
-/** Lines indented two spaces (a list item's continuation); blank lines stay blank. */
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => (l === '' ? '' : `  ${l}`))
-    .join('\n');
-}
-
-/** Model texts as a bulleted list, one line each. */
-export function bullets(items: readonly string[]): string {
-  return items.map((i) => `- ${escapeInline(i)}`).join('\n');
-}
-
-/** A path in inline code, with backticks that cannot close the span early. */
-function codePath(path: string): string {
-  const clean = path.replace(/[\r\n]/g, ' ');
-  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
-  const ticks = '`'.repeat(longest + 1);
-  // Inline code shows its text literally: GitHub parses neither HTML nor mentions inside it.
-  return `${ticks}${longest > 0 ? ' ' : ''}${clean}${longest > 0 ? ' ' : ''}${ticks}`;
-}
-
-function section(title: string, body: string, opts: SummarySection | null): string {
-  if (opts && !opts.enabled) return '';
-  if (opts?.collapsible) {
-    return `<details${opts.defaultOpen ? ' open' : ''}>\n<summary><strong>${title}</strong></summary>\n\n${body}\n\n</details>`;
-  }
-  return `### ${title}\n\n${body}`;
-}
-
 type Detail = 0 | 1 | 2 | 3;
 
 function linked(text: string, url: string | null | undefined): string {
@@ -297,10 +227,10 @@ function findingLines(
   return lines === '' ? folded : `${lines}\n\n${folded}`;
 }
 
-function renderAt(input: RenderInput, detail: Detail): { body: string; shortened: string[] } {
+/** The review's head: the comment header, the title, the merge status and the notes on how it was made. */
+function headerParts(input: RenderInput): string[] {
   const { output, policy } = input;
   const status = mergeStatus(input);
-  const shortened: string[] = [];
   const parts: string[] = [];
   if (policy.commentHeader.trim() !== '') parts.push(policy.commentHeader.trim());
   parts.push(`## ${escapeInline(input.productName)} review`);
@@ -326,32 +256,13 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
       `_${unverified} finding${unverified === 1 ? ' was' : 's were'} posted unverified: ${why ? escapeInline(why).replace(/[.\s]+$/, '') : 'the verification call failed'}._`,
     );
   }
+  return parts;
+}
 
-  const overview = [escapeText(output.overview.trim())];
-  if (output.bulletHighlights.length > 0) {
-    overview.push(bullets(output.bulletHighlights));
-  }
-  parts.push(section('Summary', overview.join('\n\n'), policy.summary.summary));
-
-  const confidenceBody =
-    output.reasoning.trim() === '' ? '_No reasoning given._' : escapeText(output.reasoning.trim());
-  parts.push(
-    section(`Analyst Confidence: ${output.confidenceScore}/5`, confidenceBody, policy.summary.confidence),
-  );
-
-  if (output.importantFiles.length > 0 && detail < 2) {
-    const rows = output.importantFiles.map((f) => `| ${codePath(f.path)} | ${escapeInline(f.overview)} |`);
-    parts.push(
-      section(
-        'Important Files',
-        `| File | Why it matters |\n|---|---|\n${rows.join('\n')}`,
-        policy.summary.files,
-      ),
-    );
-  } else if (output.importantFiles.length > 0 && policy.summary.files.enabled) {
-    shortened.push('the important-files table');
-  }
-
+/** The findings: line comments, those in and outside the changed files, still open, resolved, withheld. */
+function findingParts(input: RenderInput, detail: Detail, shortened: string[]): string[] {
+  const { policy } = input;
+  const parts: string[] = [];
   const isInside = (f: RenderFinding) => input.changedPaths.has(normaliseFindingPath(f.path));
   // Line comments and findings still open from earlier reviews are listed in their own sections.
   const listed = input.findings.filter((f) => !f.inline && !(f.stillOpen && input.stillOpen));
@@ -396,6 +307,58 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
     const n = dismissedLike === 1 ? '1 finding' : `${dismissedLike} findings`;
     parts.push(`_${n} withheld: reviewers dismissed similar ones._`);
   }
+  return parts;
+}
+
+function competitorBenchmark(comparison: ReviewOutput['competitorComparison']): string {
+  const lists: Array<[string, string[]]> = [
+    ['Agreements', comparison.agreements],
+    ['Missed by the other reviewer', comparison.competitorMisses],
+    ['Missed by us', comparison.ownMisses],
+    ['Stronger findings of the other reviewer', comparison.strongerCompetitorFindings],
+    ['Our stronger findings', comparison.strongerOwnFindings],
+    ['Action items', comparison.actionItems],
+  ];
+  const body = [
+    `Winner: **${comparison.winner}** (confidence ${comparison.confidence}/5). ${escapeInline(comparison.summary)}`,
+    ...lists
+      .filter(([, items]) => items.length > 0)
+      .map(([label, items]) => `**${label}**\n${bullets(items)}`),
+  ].join('\n\n');
+  return `### Competitor Benchmark\n\n${body}`;
+}
+
+function renderAt(input: RenderInput, detail: Detail): { body: string; shortened: string[] } {
+  const { output, policy } = input;
+  const shortened: string[] = [];
+  const parts = headerParts(input);
+
+  const overview = [escapeText(output.overview.trim())];
+  if (output.bulletHighlights.length > 0) {
+    overview.push(bullets(output.bulletHighlights));
+  }
+  parts.push(section('Summary', overview.join('\n\n'), policy.summary.summary));
+
+  const confidenceBody =
+    output.reasoning.trim() === '' ? '_No reasoning given._' : escapeText(output.reasoning.trim());
+  parts.push(
+    section(`Analyst Confidence: ${output.confidenceScore}/5`, confidenceBody, policy.summary.confidence),
+  );
+
+  if (output.importantFiles.length > 0 && detail < 2) {
+    const rows = output.importantFiles.map((f) => `| ${codePath(f.path)} | ${escapeInline(f.overview)} |`);
+    parts.push(
+      section(
+        'Important Files',
+        `| File | Why it matters |\n|---|---|\n${rows.join('\n')}`,
+        policy.summary.files,
+      ),
+    );
+  } else if (output.importantFiles.length > 0 && policy.summary.files.enabled) {
+    shortened.push('the important-files table');
+  }
+
+  parts.push(...findingParts(input, detail, shortened));
 
   // What the sandbox ran (validation's own text: commands and output in code spans and fences).
   const validationLines = input.validation ? validationStatusLines(input.validation) : [];
@@ -410,24 +373,7 @@ function renderAt(input: RenderInput, detail: Detail): { body: string; shortened
   if (output.crossRepoImpact.length > 0) {
     parts.push(`### Cross-Repo Impact\n\n${bullets(output.crossRepoImpact)}`);
   }
-  const comparison = output.competitorComparison;
-  if (comparison.available) {
-    const lists: Array<[string, string[]]> = [
-      ['Agreements', comparison.agreements],
-      ['Missed by the other reviewer', comparison.competitorMisses],
-      ['Missed by us', comparison.ownMisses],
-      ['Stronger findings of the other reviewer', comparison.strongerCompetitorFindings],
-      ['Our stronger findings', comparison.strongerOwnFindings],
-      ['Action items', comparison.actionItems],
-    ];
-    const body = [
-      `Winner: **${comparison.winner}** (confidence ${comparison.confidence}/5). ${escapeInline(comparison.summary)}`,
-      ...lists
-        .filter(([, items]) => items.length > 0)
-        .map(([label, items]) => `**${label}**\n${bullets(items)}`),
-    ].join('\n\n');
-    parts.push(`### Competitor Benchmark\n\n${body}`);
-  }
+  if (output.competitorComparison.available) parts.push(competitorBenchmark(output.competitorComparison));
   if (output.sequenceDiagram.trim() !== '') {
     if (detail < 1)
       parts.push(section('Sequence Diagram', fenced(output.sequenceDiagram.trim()), policy.summary.diagram));

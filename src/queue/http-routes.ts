@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { guard, type AccessRule, type ServiceTokens } from '../http/auth.js';
@@ -70,52 +71,34 @@ const STALE = {
   message: 'The receipt is not the current lease of this job',
 };
 
-/**
- * The queue routes (operator-api 4.5, 5.1): `GET /queue/jobs` and `/queue/stats` (queue admin token),
- * `POST /queue/enqueue` (enqueue token), `POST /queue/claim`, `/renew`, `/ack`, `/fail` and `/release`
- * (worker token; `/release` is a Verdict extension for graceful shutdown). The token is checked before
- * the body is read; a receipt that is no longer current is 409 `stale_receipt`; a store failure is 500
- * `queue_unavailable` (logged). Bodies and answers are in docs/queue-api.md.
- */
-export function registerQueueRoutes(
-  router: Router,
-  deps: {
-    queue: QueueBackend;
-    tokens: ServiceTokens;
-    /** Failed authentications per client address (429 past the limit). */
-    throttle?: AuthThrottle | null;
-    /**
-     * The status of a review run, for refusing a `reviews` job that would re-run one that has ended (or is
-     * running): that goes through the requeue command, which the audit records. Absent: not checked.
-     */
-    runStatus?: (runId: string) => Promise<string | null>;
-    defaultLeaseMs: number;
-    maxLeaseMs?: number;
-    log: Logger;
-  },
-): void {
-  const { queue, log } = deps;
-  /** A `reviews` job naming a run that is no longer waiting for one (NAMES.md: re-runs are commands). */
-  const endedRun = async (job: { queue: string; payload: unknown }) => {
-    if (job.queue !== REVIEW_QUEUE || !deps.runStatus) return null;
-    const runId = (job.payload as { runId?: unknown } | null)?.runId;
-    if (typeof runId !== 'string') return null;
-    const status = await deps.runStatus(runId);
-    return status === null || status === 'queued' ? null : { runId, status };
-  };
-  const auth = { tokens: deps.tokens, throttle: deps.throttle };
-  const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
-  /** A claim or renewal that names no lease gets the server default (never over the maximum). */
-  const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
+export type QueueRouteDeps = {
+  queue: QueueBackend;
+  tokens: ServiceTokens;
+  /** Failed authentications per client address (429 past the limit). */
+  throttle?: AuthThrottle | null;
+  /**
+   * The status of a review run, for refusing a `reviews` job that would re-run one that has ended (or is
+   * running): that goes through the requeue command, which the audit records. Absent: not checked.
+   */
+  runStatus?: (runId: string) => Promise<string | null>;
+  defaultLeaseMs: number;
+  maxLeaseMs?: number;
+  log: Logger;
+};
 
-  /** Adds a route behind `rule`. Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
-  const route = (method: 'GET' | 'POST', path: string, rule: AccessRule, handler: RouteHandler) =>
+/** Adds routes behind an access rule. Queue failures are 500 `queue_unavailable`, logged; never a half-answer. */
+function guardedRoutes(router: Router, deps: QueueRouteDeps) {
+  const auth = { tokens: deps.tokens, throttle: deps.throttle };
+  return (method: 'GET' | 'POST', path: string, rule: AccessRule, handler: RouteHandler) =>
     router.add(method, path, async (req, res, params, url) => {
       if (!(await guard(req, res, auth, rule))) return;
       try {
         await handler(req, res, params, url);
       } catch (error) {
-        log.error({ event: 'queue-route-failed', err: error, path: url.pathname }, 'queue operation failed');
+        deps.log.error(
+          { event: 'queue-route-failed', err: error, path: url.pathname },
+          'queue operation failed',
+        );
         if (!res.headersSent) {
           sendJson(res, 500, {
             ok: false,
@@ -125,33 +108,68 @@ export function registerQueueRoutes(
         } else res.destroy();
       }
     });
+}
 
-  route('GET', '/queue/jobs', ADMIN, async (_req, res, _params, url) => {
-    const invalid = (message: string) => sendJson(res, 400, { ok: false, error: 'invalid_request', message });
-    const status = url.searchParams.get('status') || null;
-    if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
-      return invalid(`Invalid parameter status: one of ${STATUSES.join(', ')}`);
-    }
-    const queueName = url.searchParams.get('queue') || undefined;
-    if (queueName !== undefined && !NAME.test(queueName)) {
-      return invalid('Invalid parameter queue: must be 1 to 64 letters, digits or . _ : -');
-    }
-    const jobs = await queue.list({
-      queue: queueName,
-      status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
-      limit: parseLimit(url.searchParams.get('limit')),
-    });
-    sendJson(res, 200, { ok: true, jobs });
+/** `GET /queue/jobs`: the jobs, filtered by status and lane. */
+async function listJobs(queue: QueueBackend, res: ServerResponse, url: URL): Promise<void> {
+  const invalid = (message: string) => sendJson(res, 400, { ok: false, error: 'invalid_request', message });
+  const status = url.searchParams.get('status') || null;
+  if (status !== null && !(STATUSES as readonly string[]).includes(status)) {
+    return invalid(`Invalid parameter status: one of ${STATUSES.join(', ')}`);
+  }
+  const queueName = url.searchParams.get('queue') || undefined;
+  if (queueName !== undefined && !NAME.test(queueName)) {
+    return invalid('Invalid parameter queue: must be 1 to 64 letters, digits or . _ : -');
+  }
+  const jobs = await queue.list({
+    queue: queueName,
+    status: (status ?? undefined) as (typeof STATUSES)[number] | undefined,
+    limit: parseLimit(url.searchParams.get('limit')),
   });
+  sendJson(res, 200, { ok: true, jobs });
+}
+
+/**
+ * The queue routes (operator-api 4.5, 5.1): `GET /queue/jobs` and `/queue/stats` (queue admin token),
+ * `POST /queue/enqueue` (enqueue token), `POST /queue/claim`, `/renew`, `/ack`, `/fail` and `/release`
+ * (worker token; `/release` is a Verdict extension for graceful shutdown). The token is checked before
+ * the body is read; a receipt that is no longer current is 409 `stale_receipt`; a store failure is 500
+ * `queue_unavailable` (logged). Bodies and answers are in docs/queue-api.md.
+ */
+export function registerQueueRoutes(router: Router, deps: QueueRouteDeps): void {
+  const { queue } = deps;
+  /** A `reviews` job naming a run that is no longer waiting for one (NAMES.md: re-runs are commands). */
+  const endedRun = async (job: { queue: string; payload: unknown }) => {
+    if (job.queue !== REVIEW_QUEUE || !deps.runStatus) return null;
+    const runId = (job.payload as { runId?: unknown } | null)?.runId;
+    if (typeof runId !== 'string') return null;
+    const status = await deps.runStatus(runId);
+    return status === null || status === 'queued' ? null : { runId, status };
+  };
+  const maxLeaseMs = deps.maxLeaseMs ?? 7 * 86_400_000;
+  /** A claim or renewal that names no lease gets the server default (never over the maximum). */
+  const defaultLeaseMs = Math.max(1, Math.min(maxLeaseMs, Math.floor(deps.defaultLeaseMs)));
+  const route = guardedRoutes(router, deps);
+  /** A POST route whose handler runs once the body is read and valid. */
+  const post = <S extends z.ZodType>(
+    path: string,
+    rule: AccessRule,
+    schema: S,
+    handle: (body: z.infer<S>, res: ServerResponse) => Promise<void>,
+  ) =>
+    route('POST', path, rule, async (req, res) => {
+      const body = await readJsonBody(req, res, schema, BODY_LIMIT);
+      if (body.ok) await handle(body.value, res);
+    });
+
+  route('GET', '/queue/jobs', ADMIN, (_req, res, _params, url) => listJobs(queue, res, url));
 
   route('GET', '/queue/stats', ADMIN, async (_req, res) => {
     sendJson(res, 200, { ok: true, stats: await queue.stats() });
   });
 
-  route('POST', '/queue/enqueue', ENQUEUE, async (req, res) => {
-    const body = await readJsonBody(req, res, enqueueBody, BODY_LIMIT);
-    if (!body.ok) return;
-    const ended = await endedRun(body.value);
+  post('/queue/enqueue', ENQUEUE, enqueueBody, async (job, res) => {
+    const ended = await endedRun(job);
     if (ended) {
       return sendJson(res, 409, {
         ok: false,
@@ -161,46 +179,33 @@ export function registerQueueRoutes(
         status: ended.status,
       });
     }
-    const result = await queue.enqueue(body.value);
+    const result = await queue.enqueue(job);
     sendJson(res, result.outcome === 'enqueued' ? 201 : 200, { ok: true, ...result });
   });
 
-  route('POST', '/queue/claim', WORKER, async (req, res) => {
-    const body = await readJsonBody(req, res, claimBody(maxLeaseMs));
-    if (!body.ok) return;
-    const job = await queue.claim(body.value.queue, body.value.owner, body.value.leaseMs ?? defaultLeaseMs);
+  post('/queue/claim', WORKER, claimBody(maxLeaseMs), async (body, res) => {
+    const job = await queue.claim(body.queue, body.owner, body.leaseMs ?? defaultLeaseMs);
     sendJson(res, 200, { ok: true, job });
   });
 
-  route('POST', '/queue/renew', WORKER, async (req, res) => {
-    const body = await readJsonBody(req, res, renewBody(maxLeaseMs));
-    if (!body.ok) return;
-    const { jobId: id, receipt: r, leaseMs } = body.value;
+  post('/queue/renew', WORKER, renewBody(maxLeaseMs), async ({ jobId: id, receipt: r, leaseMs }, res) => {
     const expires = await queue.renew(id, r, leaseMs ?? defaultLeaseMs);
     if (expires === null) return sendJson(res, 409, STALE);
     sendJson(res, 200, { ok: true, leaseExpiresAt: expires });
   });
 
-  route('POST', '/queue/ack', WORKER, async (req, res) => {
-    const body = await readJsonBody(req, res, ackBody);
-    if (!body.ok) return;
-    if (!(await queue.ack(body.value.jobId, body.value.receipt))) return sendJson(res, 409, STALE);
+  post('/queue/ack', WORKER, ackBody, async ({ jobId: id, receipt: r }, res) => {
+    if (!(await queue.ack(id, r))) return sendJson(res, 409, STALE);
     sendJson(res, 200, { ok: true });
   });
 
-  route('POST', '/queue/fail', WORKER, async (req, res) => {
-    const body = await readJsonBody(req, res, failBody);
-    if (!body.ok) return;
-    const { jobId: id, receipt: r, error, deadReason } = body.value;
+  post('/queue/fail', WORKER, failBody, async ({ jobId: id, receipt: r, error, deadReason }, res) => {
     const result = await queue.fail(id, r, error, deadReason ? { deadReason } : {});
     if (result === null) return sendJson(res, 409, STALE);
     sendJson(res, 200, { ok: true, result });
   });
 
-  route('POST', '/queue/release', WORKER, async (req, res) => {
-    const body = await readJsonBody(req, res, releaseBody);
-    if (!body.ok) return;
-    const { jobId: id, receipt: r, delayMs } = body.value;
+  post('/queue/release', WORKER, releaseBody, async ({ jobId: id, receipt: r, delayMs }, res) => {
     if (!(await queue.release(id, r, { delayMs }))) return sendJson(res, 409, STALE);
     sendJson(res, 200, { ok: true });
   });

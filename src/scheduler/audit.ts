@@ -81,7 +81,33 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
     .where('received_at', '<', now - HOUR)
     .orderBy('received_at', 'asc')
     .limit(1000);
-  const recent: Array<{ repo: string; status: string }> = await knex('runs')
+  const failing = await failingRepos(store, now);
+  const budget = await monthBudget(store, now);
+
+  const checks = {
+    analysedNeverPublished: check(unpublished.map((r) => r.review_key)),
+    publicationsPending: check(pending.map((r) => r.review_key)),
+    deadLetters: check(
+      dead.map((j) => `job ${j.id} (${j.queue}${j.dead_reason ? `: ${j.dead_reason}` : ''})`),
+    ),
+    commandsStuck: check(stuck.map((c) => `${c.id} (${c.kind})`)),
+    deliveriesNotProcessed: check(notProcessed.map((d) => d.id)),
+    reviewsFailing: check(failing),
+    budget,
+  };
+
+  const raised = await raiseFindings(deps.alerts, checks, failing);
+  deps.log.info(
+    { event: 'nightly-audit', alerts: raised.length },
+    `nightly audit: ${raised.length} finding(s)`,
+  );
+  return { ran: true, londonTime: london, checks, alerts: raised };
+}
+
+/** Repositories whose last FAILING_RUNS runs of the last day all failed, sorted. */
+async function failingRepos(store: Store, now: number): Promise<string[]> {
+  const recent: Array<{ repo: string; status: string }> = await store.db
+    .knex('runs')
     .select('repo', 'status')
     .where('created_at', '>=', now - 24 * HOUR)
     .whereIn('status', ['completed', 'failed'])
@@ -93,11 +119,14 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
     if (list.length < FAILING_RUNS) list.push(r.status);
     lastRuns.set(r.repo, list);
   }
-  const failing = [...lastRuns]
+  return [...lastRuns]
     .filter(([, statuses]) => statuses.length === FAILING_RUNS && statuses.every((s) => s === 'failed'))
     .map(([repo]) => repo)
     .sort();
+}
 
+/** The month's model spend against the policy's budget. */
+async function monthBudget(store: Store, now: number): Promise<AuditChecks['budget']> {
   const stored = await store.policy.get();
   const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
   const budgetUsd = policy.monthlyModelBudgetUsd;
@@ -106,19 +135,24 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
   const spentUsd = usage.model.costUsd;
   const known = usage.model.complete && spentUsd !== null;
   const reached = budgetUsd !== null && known && spentUsd! >= budgetUsd;
+  return { budgetUsd, spentUsd, reached, known };
+}
 
-  const checks = {
-    analysedNeverPublished: check(unpublished.map((r) => r.review_key)),
-    publicationsPending: check(pending.map((r) => r.review_key)),
-    deadLetters: check(
-      dead.map((j) => `job ${j.id} (${j.queue}${j.dead_reason ? `: ${j.dead_reason}` : ''})`),
-    ),
-    commandsStuck: check(stuck.map((c) => `${c.id} (${c.kind})`)),
-    deliveriesNotProcessed: check(notProcessed.map((d) => d.id)),
-    reviewsFailing: check(failing),
-    budget: { budgetUsd, spentUsd, reached, known },
-  };
+type AuditChecks = Extract<AuditArtifact, { ran: true }>['checks'];
 
+const INCONSISTENCIES = [
+  ['analysed_never_published', 'analysedNeverPublished', 'analysed run(s) never published'],
+  ['publications_pending', 'publicationsPending', 'publication(s) pending for more than an hour'],
+  ['commands_stuck', 'commandsStuck', 'command(s) stuck running'],
+  [
+    'deliveries_not_processed',
+    'deliveriesNotProcessed',
+    'delivery(ies) stored and not processed for more than an hour',
+  ],
+] as const;
+
+/** Raises an alert for each finding; returns the kinds raised, in order. */
+async function raiseFindings(alerts: AlertDeps, checks: AuditChecks, failing: string[]): Promise<string[]> {
   const raised: string[] = [];
   const raise = async (
     kind: string,
@@ -127,11 +161,12 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
     repo: string | null = null,
     key?: string,
   ) => {
-    await raiseAlertQuietly(deps.alerts, { kind, repo, severity, message, key });
+    await raiseAlertQuietly(alerts, { kind, repo, severity, message, key });
     raised.push(kind);
   };
   const list = (c: AuditCheck) => `${c.sample.join(', ')}${c.count > c.sample.length ? ', …' : ''}`;
-  const inconsistency = async (key: string, c: AuditCheck, what: string) => {
+  for (const [key, name, what] of INCONSISTENCIES) {
+    const c = checks[name];
     if (c.count > 0)
       await raise(
         'audit_inconsistency',
@@ -140,33 +175,14 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
         null,
         key,
       );
-  };
-  await inconsistency(
-    'analysed_never_published',
-    checks.analysedNeverPublished,
-    'analysed run(s) never published',
-  );
-  await inconsistency(
-    'publications_pending',
-    checks.publicationsPending,
-    'publication(s) pending for more than an hour',
-  );
-  await inconsistency('commands_stuck', checks.commandsStuck, 'command(s) stuck running');
-  await inconsistency(
-    'deliveries_not_processed',
-    checks.deliveriesNotProcessed,
-    'delivery(ies) stored and not processed for more than an hour',
-  );
-  if (checks.deadLetters.count > 0) {
-    await raise(
-      'dead_letters',
-      'critical',
-      `${checks.deadLetters.count} job(s) are dead-lettered: ${list(checks.deadLetters)}`,
-    );
   }
+  const dead = checks.deadLetters;
+  if (dead.count > 0)
+    await raise('dead_letters', 'critical', `${dead.count} job(s) are dead-lettered: ${list(dead)}`);
   for (const repo of failing) {
     await raise('reviews_failing', 'critical', `The last ${FAILING_RUNS} reviews of ${repo} failed`, repo);
   }
+  const { reached, spentUsd, budgetUsd } = checks.budget;
   if (reached) {
     await raise(
       'budget_reached',
@@ -174,9 +190,5 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
       `This month's model spend $${spentUsd!.toFixed(2)} has reached the budget of $${budgetUsd!.toFixed(2)}: automatic reviews are refused`,
     );
   }
-  deps.log.info(
-    { event: 'nightly-audit', alerts: raised.length },
-    `nightly audit: ${raised.length} finding(s)`,
-  );
-  return { ran: true, londonTime: london, checks, alerts: raised };
+  return raised;
 }

@@ -91,49 +91,7 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
   const artifact: CatchUpArtifact = { redelivered: [], enqueued: [], deferred: 0, errors: [] };
   if (!github) return { ...artifact, skipped: 'app_credentials_missing' };
 
-  const now = deps.clock.now();
-  let attempts: HookDelivery[] = [];
-  try {
-    attempts = await github.deliveries(now - REDELIVERY_WINDOW_MS);
-  } catch (error) {
-    artifact.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
-  }
-  const latest = new Map<string, HookDelivery>();
-  const delivered = new Set<string>();
-  for (const attempt of attempts) {
-    if (attempt.deliveredAt < now - REDELIVERY_WINDOW_MS) continue;
-    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
-      delivered.add(attempt.guid);
-    }
-    const seen = latest.get(attempt.guid);
-    if (
-      !seen ||
-      attempt.deliveredAt > seen.deliveredAt ||
-      (attempt.deliveredAt === seen.deliveredAt && attempt.id > seen.id)
-    ) {
-      latest.set(attempt.guid, attempt);
-    }
-  }
-  const failed: HookDelivery[] = [];
-  for (const [guid, attempt] of latest) {
-    if (delivered.has(guid)) continue;
-    // Stored here (recorded, or its dedupe marker still held): it reached us, whatever GitHub noted.
-    if ((await store.deliveries.get(guid)) || (await store.deliveries.markerExists(guid))) continue;
-    failed.push(attempt);
-  }
-  // Oldest first, so a backlog drains in the order GitHub sent it.
-  failed.sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
-  artifact.deferred = Math.max(0, failed.length - MAX_REDELIVERIES_PER_PASS);
-  for (const attempt of failed.slice(0, MAX_REDELIVERIES_PER_PASS)) {
-    try {
-      await github.redeliver(attempt.id);
-      artifact.redelivered.push(attempt.guid);
-    } catch (error) {
-      artifact.errors.push(
-        `redelivery of ${attempt.guid} (${attempt.event}) failed: ${(error as Error).message}`,
-      );
-    }
-  }
+  const failed = await redeliverFailed(store, github, deps.clock.now(), artifact);
 
   const reactionBudget = { left: MAX_REACTION_PRS_PER_PASS };
   for (const repo of await store.repositories.list()) {
@@ -147,41 +105,8 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
       );
       continue;
     }
-    const missing: OpenPullRequest[] = [];
-    for (const pr of open) {
-      const runs = await store.runs.listForPr(repo.fullName, pr.number);
-      if (!runs.some((run) => run.headSha === pr.headSha)) missing.push(pr);
-    }
-    const { owner, name } = splitFullName(repo.fullName);
     const installationId = repo.installationId;
-    // One commit per repository: a first pass over a backlog is not one fsync per pull request.
-    const keys =
-      missing.length === 0
-        ? []
-        : await writeTransaction(store.db.knex, async (trx) => {
-            const queued: string[] = [];
-            for (const pr of missing) {
-              await store.pullRequests.upsert(
-                {
-                  repo: repo.fullName,
-                  number: pr.number,
-                  headSha: pr.headSha,
-                  baseRef: pr.baseRef,
-                  headRef: pr.headRef,
-                  title: pr.title,
-                  author: pr.author,
-                  draft: pr.draft,
-                  installationId,
-                },
-                trx,
-              );
-              const request = { owner, repo: name, number: pr.number, headSha: pr.headSha, installationId };
-              const result = await requestReview(store, { ...request, trigger: CATCH_UP_TRIGGER }, trx);
-              queued.push(result.run.reviewKey);
-            }
-            return queued;
-          });
-    artifact.enqueued.push(...keys);
+    artifact.enqueued.push(...(await queueCatchUps(store, repo.fullName, installationId, open)));
     // (3) Feedback: reactions on Verdict's line comments of the open pull requests (reactions.ts).
     if (github.installation) {
       const gh = () => github.installation!(installationId);
@@ -225,4 +150,96 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
     });
   }
   return artifact;
+}
+
+/** Step (1): redelivers the failed deliveries not stored here, oldest first; returns all of them. */
+async function redeliverFailed(
+  store: Store,
+  github: CatchUpGitHub,
+  now: number,
+  artifact: CatchUpArtifact,
+): Promise<HookDelivery[]> {
+  let attempts: HookDelivery[] = [];
+  try {
+    attempts = await github.deliveries(now - REDELIVERY_WINDOW_MS);
+  } catch (error) {
+    artifact.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
+  }
+  const latest = new Map<string, HookDelivery>();
+  const delivered = new Set<string>();
+  for (const attempt of attempts) {
+    if (attempt.deliveredAt < now - REDELIVERY_WINDOW_MS) continue;
+    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
+      delivered.add(attempt.guid);
+    }
+    const seen = latest.get(attempt.guid);
+    if (
+      !seen ||
+      attempt.deliveredAt > seen.deliveredAt ||
+      (attempt.deliveredAt === seen.deliveredAt && attempt.id > seen.id)
+    ) {
+      latest.set(attempt.guid, attempt);
+    }
+  }
+  const failed: HookDelivery[] = [];
+  for (const [guid, attempt] of latest) {
+    if (delivered.has(guid)) continue;
+    // Stored here (recorded, or its dedupe marker still held): it reached us, whatever GitHub noted.
+    if ((await store.deliveries.get(guid)) || (await store.deliveries.markerExists(guid))) continue;
+    failed.push(attempt);
+  }
+  // Oldest first, so a backlog drains in the order GitHub sent it.
+  failed.sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
+  artifact.deferred = Math.max(0, failed.length - MAX_REDELIVERIES_PER_PASS);
+  for (const attempt of failed.slice(0, MAX_REDELIVERIES_PER_PASS)) {
+    try {
+      await github.redeliver(attempt.id);
+      artifact.redelivered.push(attempt.guid);
+    } catch (error) {
+      artifact.errors.push(
+        `redelivery of ${attempt.guid} (${attempt.event}) failed: ${(error as Error).message}`,
+      );
+    }
+  }
+  return failed;
+}
+
+/** Step (2): catch-up reviews for the open pull requests of `repo` whose head has no run, in one commit. */
+async function queueCatchUps(
+  store: Store,
+  repo: string,
+  installationId: number,
+  open: OpenPullRequest[],
+): Promise<string[]> {
+  const missing: OpenPullRequest[] = [];
+  for (const pr of open) {
+    const runs = await store.runs.listForPr(repo, pr.number);
+    if (!runs.some((run) => run.headSha === pr.headSha)) missing.push(pr);
+  }
+  const { owner, name } = splitFullName(repo);
+  // One commit per repository: a first pass over a backlog is not one fsync per pull request.
+  if (missing.length === 0) return [];
+  return writeTransaction(store.db.knex, async (trx) => {
+    const queued: string[] = [];
+    for (const pr of missing) {
+      await store.pullRequests.upsert(
+        {
+          repo,
+          number: pr.number,
+          headSha: pr.headSha,
+          baseRef: pr.baseRef,
+          headRef: pr.headRef,
+          title: pr.title,
+          author: pr.author,
+          draft: pr.draft,
+          installationId,
+        },
+        trx,
+      );
+      const request = { owner, repo: name, number: pr.number, headSha: pr.headSha, installationId };
+      const result = await requestReview(store, { ...request, trigger: CATCH_UP_TRIGGER }, trx);
+      queued.push(result.run.reviewKey);
+    }
+    return queued;
+  });
 }

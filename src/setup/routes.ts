@@ -84,183 +84,207 @@ const conversion = z.object({
 
 const HOST_HEADER = /^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9A-Fa-f:.]+\](:\d+)?$/;
 
-export function registerSetupRoutes(router: Router, deps: SetupDeps): void {
-  const { config, log } = deps;
-  const app = deps.appYml ?? readAppYml();
-  const states = new SetupStates(deps.clock);
+/** What the two setup routes share. */
+type Setup = SetupDeps & {
+  app: AppYml;
+  states: SetupStates;
   /** Set once the credentials are in `.env`: the root page then says to restart. */
-  let created: { name: string; htmlUrl: string } | null = null;
+  created: { name: string; htmlUrl: string } | null;
+};
 
-  const allowed = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (config.setup.allowRemote || isLocalRequest(req)) return true;
-    log.warn(
-      { event: 'setup-refused', remoteAddress: req.socket.remoteAddress },
-      'the first-run App registration was asked for by a client that is not on this machine',
+export function registerSetupRoutes(router: Router, deps: SetupDeps): void {
+  const setup: Setup = {
+    ...deps,
+    app: deps.appYml ?? readAppYml(),
+    states: new SetupStates(deps.clock),
+    created: null,
+  };
+  router.add('GET', '/', (req, res) => registrationPage(setup, req, res));
+  router.add('GET', SETUP_CALLBACK_PATH, (req, res, _params, url) => callback(setup, req, res, url));
+}
+
+function allowed({ config, log }: Setup, req: IncomingMessage, res: ServerResponse): boolean {
+  if (config.setup.allowRemote || isLocalRequest(req)) return true;
+  log.warn(
+    { event: 'setup-refused', remoteAddress: req.socket.remoteAddress },
+    'the first-run App registration was asked for by a client that is not on this machine',
+  );
+  sendPage(
+    res,
+    403,
+    'Setup is only open on this machine',
+    html`<p>
+        This server has no GitHub App credentials yet. Registering its App writes secrets into its
+        <code>.env</code>, so the registration page answers only browsers on the same machine (a loopback
+        address, not through a proxy).
+      </p>
+      <p>
+        Open <code>http://localhost:${config.port}/</code> in a browser on the server itself, or start it with
+        <code>VERDICT_SETUP_ALLOW_REMOTE=1</code> to allow other addresses.
+      </p>`,
+  );
+  return false;
+}
+
+/** `GET /`: the page that registers the App (or says to restart once it is registered). */
+function registrationPage(setup: Setup, req: IncomingMessage, res: ServerResponse): void {
+  const { config, app, states } = setup;
+  if (!allowed(setup, req, res)) return;
+  if (setup.created) return sendCreated(res, setup.created, config.setup.org);
+  const publicUrl = config.publicUrl ?? requestOrigin(req, config.setup.allowRemote);
+  if (!publicUrl) {
+    return sendPage(
+      res,
+      400,
+      'Cannot tell this server’s address',
+      html`<p>
+        The request’s <code>Host</code> header is missing, not a host name, or (without
+        <code>VERDICT_SETUP_ALLOW_REMOTE=1</code>) not a name of this machine such as <code>localhost</code>.
+        Set <code>VERDICT_PUBLIC_URL</code> to the address GitHub and your browser reach this server at.
+      </p>`,
     );
+  }
+  const manifest = buildManifest(app, publicUrl, config.github.webhookProxyUrl);
+  const action = newAppUrl(config.github.webUrl, config.setup.org, states.issue());
+  const where = config.setup.org
+    ? html`the organisation <strong>${config.setup.org}</strong>`
+    : html`your account`;
+  const hookHost = new URL(manifest.hook_attributes.url).hostname;
+  const unreachable = isLoopbackHost(hookHost)
+    ? html`<p class="note">
+        GitHub cannot deliver webhooks to <code>${manifest.hook_attributes.url}</code>, an address of this
+        machine, and github.com refuses to create an App with it. First set <code>WEBHOOK_PROXY_URL</code> to
+        a smee.io channel (<code>npm start</code> then forwards it here) or <code>VERDICT_PUBLIC_URL</code> to
+        a public address of this server, restart, and reload this page.
+      </p>`
+    : raw('');
+  sendPage(
+    res,
+    200,
+    'Register Verdict on GitHub',
+    html`<p>
+        This server has no GitHub App credentials yet. One click registers the App described in
+        <code>app.yml</code> on ${where} at <a href="${config.github.webUrl}">${config.github.webUrl}</a>;
+        GitHub then sends you back here and Verdict writes the App’s credentials into <code>.env</code>.
+      </p>
+      <dl>
+        <dt>Name</dt>
+        <dd>${manifest.name} (GitHub asks for another one if it is taken)</dd>
+        <dt>Webhook URL</dt>
+        <dd><code>${manifest.hook_attributes.url}</code></dd>
+        <dt>Permissions</dt>
+        <dd>
+          ${Object.entries(manifest.default_permissions)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ')}
+        </dd>
+        <dt>Events</dt>
+        <dd>${manifest.default_events.join(', ')}</dd>
+      </dl>
+      ${unreachable}
+      <form action="${action}" method="post">
+        <input type="hidden" name="manifest" value="${JSON.stringify(manifest)}" />
+        <button type="submit">Register the GitHub App</button>
+      </form>`,
+    { formAction: action },
+  );
+}
+
+/** `GET /setup/callback`: GitHub's code exchanged for the App's credentials, written to `.env`. */
+async function callback(setup: Setup, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const { config, log, states } = setup;
+  if (!allowed(setup, req, res)) return;
+  const code = url.searchParams.get('code') ?? '';
+  const state = url.searchParams.get('state') ?? '';
+  if (!states.consume(state)) {
+    log.warn(
+      { event: 'setup-state-refused' },
+      'a setup callback came with an unknown, used or expired state',
+    );
+    return sendPage(
+      res,
+      400,
+      'This registration link is not valid',
+      html`<p>
+          The <code>state</code> of this callback is not one this server handed out, was used already or has
+          expired (after an hour). Nothing was written.
+        </p>
+        <p><a href="/">Start again</a>.</p>`,
+    );
+  }
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(code)) {
+    return sendPage(
+      res,
+      400,
+      'GitHub sent no code',
+      html`<p>The callback has no valid <code>code</code>. Nothing was written.</p>
+        <p><a href="/">Start again</a>.</p>`,
+    );
+  }
+  const exchanged = await exchangeCode(config.github.baseUrl, code);
+  if (!exchanged.ok) {
+    log.warn(
+      { event: 'setup-conversion-failed', status: exchanged.status },
+      `GitHub refused the manifest code: ${exchanged.message}`,
+    );
+    return sendPage(
+      res,
+      502,
+      'GitHub did not give the App’s credentials',
+      html`<p>
+          GitHub answered the code exchange with
+          ${exchanged.status ? `HTTP ${exchanged.status}` : 'no answer'}:
+        </p>
+        <pre class="error">${exchanged.message}</pre>
+        <p>
+          Nothing was written. A code is good once and for an hour; if the App was created anyway, delete it
+          in GitHub’s settings or fill in <code>.env</code> by hand (README, “Connecting it to GitHub”).
+        </p>
+        <p><a href="/">Start again</a>.</p>`,
+    );
+  }
+  const app = exchanged.app;
+  if (!saveCredentials(setup, res, app)) return;
+  setup.created = { name: app.name ?? app.slug ?? String(app.id), htmlUrl: app.html_url };
+  log.info(
+    { event: 'setup-app-created', appId: app.id, htmlUrl: app.html_url, envFile: setup.envFile },
+    `GitHub App created; its credentials are in ${setup.envFile}: restart the server to use them`,
+  );
+  sendCreated(res, setup.created, config.setup.org);
+}
+
+/** Writes the App's credentials into `.env`; false once a 500 page has said that it could not. */
+function saveCredentials(
+  { envFile, log }: Setup,
+  res: ServerResponse,
+  app: z.infer<typeof conversion>,
+): boolean {
+  try {
+    updateEnvFile(envFile, {
+      APP_ID: String(app.id),
+      PRIVATE_KEY: app.pem,
+      WEBHOOK_SECRET: app.webhook_secret,
+      GITHUB_CLIENT_ID: app.client_id,
+      GITHUB_CLIENT_SECRET: app.client_secret,
+    });
+  } catch (error) {
+    log.error({ event: 'setup-env-write-failed', err: error, envFile: envFile }, 'cannot write .env');
     sendPage(
       res,
-      403,
-      'Setup is only open on this machine',
+      500,
+      'The App was created, but .env could not be written',
       html`<p>
-          This server has no GitHub App credentials yet. Registering its App writes secrets into its
-          <code>.env</code>, so the registration page answers only browsers on the same machine (a loopback
-          address, not through a proxy).
+          GitHub created the App <a href="${app.html_url}">${app.html_url}</a>, but writing
+          <code>${envFile}</code> failed: <code>${(error as Error).message}</code>.
         </p>
         <p>
-          Open <code>http://localhost:${config.port}/</code> in a browser on the server itself, or start it
-          with <code>VERDICT_SETUP_ALLOW_REMOTE=1</code> to allow other addresses.
+          Open the App’s settings, generate a private key and a client secret there, and fill in
+          <code>.env</code> by hand (README, “Connecting it to GitHub”).
         </p>`,
     );
     return false;
-  };
-
-  router.add('GET', '/', (req, res) => {
-    if (!allowed(req, res)) return;
-    if (created) return sendCreated(res, created, config.setup.org);
-    const publicUrl = config.publicUrl ?? requestOrigin(req, config.setup.allowRemote);
-    if (!publicUrl) {
-      return sendPage(
-        res,
-        400,
-        'Cannot tell this server’s address',
-        html`<p>
-          The request’s <code>Host</code> header is missing, not a host name, or (without
-          <code>VERDICT_SETUP_ALLOW_REMOTE=1</code>) not a name of this machine such as
-          <code>localhost</code>. Set <code>VERDICT_PUBLIC_URL</code> to the address GitHub and your browser
-          reach this server at.
-        </p>`,
-      );
-    }
-    const manifest = buildManifest(app, publicUrl, config.github.webhookProxyUrl);
-    const action = newAppUrl(config.github.webUrl, config.setup.org, states.issue());
-    const where = config.setup.org
-      ? html`the organisation <strong>${config.setup.org}</strong>`
-      : html`your account`;
-    const hookHost = new URL(manifest.hook_attributes.url).hostname;
-    const unreachable = isLoopbackHost(hookHost)
-      ? html`<p class="note">
-          GitHub cannot deliver webhooks to <code>${manifest.hook_attributes.url}</code>, an address of this
-          machine, and github.com refuses to create an App with it. First set
-          <code>WEBHOOK_PROXY_URL</code> to a smee.io channel (<code>npm start</code> then forwards it here)
-          or <code>VERDICT_PUBLIC_URL</code> to a public address of this server, restart, and reload this
-          page.
-        </p>`
-      : raw('');
-    sendPage(
-      res,
-      200,
-      'Register Verdict on GitHub',
-      html`<p>
-          This server has no GitHub App credentials yet. One click registers the App described in
-          <code>app.yml</code> on ${where} at <a href="${config.github.webUrl}">${config.github.webUrl}</a>;
-          GitHub then sends you back here and Verdict writes the App’s credentials into <code>.env</code>.
-        </p>
-        <dl>
-          <dt>Name</dt>
-          <dd>${manifest.name} (GitHub asks for another one if it is taken)</dd>
-          <dt>Webhook URL</dt>
-          <dd><code>${manifest.hook_attributes.url}</code></dd>
-          <dt>Permissions</dt>
-          <dd>
-            ${Object.entries(manifest.default_permissions)
-              .map(([k, v]) => `${k}: ${v}`)
-              .join(', ')}
-          </dd>
-          <dt>Events</dt>
-          <dd>${manifest.default_events.join(', ')}</dd>
-        </dl>
-        ${unreachable}
-        <form action="${action}" method="post">
-          <input type="hidden" name="manifest" value="${JSON.stringify(manifest)}" />
-          <button type="submit">Register the GitHub App</button>
-        </form>`,
-      { formAction: action },
-    );
-  });
-
-  router.add('GET', SETUP_CALLBACK_PATH, async (req, res, _params, url) => {
-    if (!allowed(req, res)) return;
-    const code = url.searchParams.get('code') ?? '';
-    const state = url.searchParams.get('state') ?? '';
-    if (!states.consume(state)) {
-      log.warn(
-        { event: 'setup-state-refused' },
-        'a setup callback came with an unknown, used or expired state',
-      );
-      return sendPage(
-        res,
-        400,
-        'This registration link is not valid',
-        html`<p>
-            The <code>state</code> of this callback is not one this server handed out, was used already or has
-            expired (after an hour). Nothing was written.
-          </p>
-          <p><a href="/">Start again</a>.</p>`,
-      );
-    }
-    if (!/^[A-Za-z0-9_-]{1,200}$/.test(code)) {
-      return sendPage(
-        res,
-        400,
-        'GitHub sent no code',
-        html`<p>The callback has no valid <code>code</code>. Nothing was written.</p>
-          <p><a href="/">Start again</a>.</p>`,
-      );
-    }
-    const exchanged = await exchangeCode(config.github.baseUrl, code);
-    if (!exchanged.ok) {
-      log.warn(
-        { event: 'setup-conversion-failed', status: exchanged.status },
-        `GitHub refused the manifest code: ${exchanged.message}`,
-      );
-      return sendPage(
-        res,
-        502,
-        'GitHub did not give the App’s credentials',
-        html`<p>
-            GitHub answered the code exchange with
-            ${exchanged.status ? `HTTP ${exchanged.status}` : 'no answer'}:
-          </p>
-          <pre class="error">${exchanged.message}</pre>
-          <p>
-            Nothing was written. A code is good once and for an hour; if the App was created anyway, delete it
-            in GitHub’s settings or fill in <code>.env</code> by hand (README, “Connecting it to GitHub”).
-          </p>
-          <p><a href="/">Start again</a>.</p>`,
-      );
-    }
-    const app = exchanged.app;
-    try {
-      updateEnvFile(deps.envFile, {
-        APP_ID: String(app.id),
-        PRIVATE_KEY: app.pem,
-        WEBHOOK_SECRET: app.webhook_secret,
-        GITHUB_CLIENT_ID: app.client_id,
-        GITHUB_CLIENT_SECRET: app.client_secret,
-      });
-    } catch (error) {
-      log.error({ event: 'setup-env-write-failed', err: error, envFile: deps.envFile }, 'cannot write .env');
-      return sendPage(
-        res,
-        500,
-        'The App was created, but .env could not be written',
-        html`<p>
-            GitHub created the App <a href="${app.html_url}">${app.html_url}</a>, but writing
-            <code>${deps.envFile}</code> failed: <code>${(error as Error).message}</code>.
-          </p>
-          <p>
-            Open the App’s settings, generate a private key and a client secret there, and fill in
-            <code>.env</code> by hand (README, “Connecting it to GitHub”).
-          </p>`,
-      );
-    }
-    created = { name: app.name ?? app.slug ?? String(app.id), htmlUrl: app.html_url };
-    log.info(
-      { event: 'setup-app-created', appId: app.id, htmlUrl: app.html_url, envFile: deps.envFile },
-      `GitHub App created; its credentials are in ${deps.envFile}: restart the server to use them`,
-    );
-    sendCreated(res, created, config.setup.org);
-  });
+  }
+  return true;
 }
 
 function sendCreated(res: ServerResponse, app: { name: string; htmlUrl: string }, org: string | null): void {

@@ -3,6 +3,7 @@ import type { Dialect } from './db.js';
 import { tooLarge } from '../reports/errors.js';
 import type { ReportLimits } from '../reports/limits.js';
 import type { FindingRecord } from './findings.js';
+import { claimsOf, type ClaimEvidence, type ResolutionClaim } from './report-claims.js';
 
 /**
  * Reads the source history of a report, bounded (operator-api 8). The history is narrowed by repository
@@ -16,15 +17,7 @@ import type { FindingRecord } from './findings.js';
  * way `store/usage.ts` holds the usage report's.
  */
 
-export type ClaimEvidence = { path: string | null; headSha: string | null; quote: string | null };
-
-/** An accepted closure claim a run recorded for a prior finding (review-engine 2.4). */
-export type ResolutionClaim = {
-  fingerprint: string;
-  disposition: string;
-  explanation: string | null;
-  evidence: ClaimEvidence[];
-};
+export type { ClaimEvidence, ResolutionClaim };
 
 export type SourceRun = {
   id: string;
@@ -138,43 +131,6 @@ function parseJsonText(v: unknown): unknown {
   }
 }
 
-/**
- * The accepted closure claims of a run: `priorFindings.resolved` (what the engine accepted) joined with
- * the evidence of the same fingerprint in `output.priorFindingDispositions`. A claim without a matching
- * disposition keeps an empty evidence list (it will not count as addressed).
- */
-export function claimsOf(resolved: unknown, dispositions: unknown): ResolutionClaim[] | null {
-  if (!Array.isArray(resolved)) return null;
-  const evidenceBy = new Map<string, ClaimEvidence[]>();
-  if (Array.isArray(dispositions)) {
-    for (const d of dispositions as Raw[]) {
-      if (!d || typeof d !== 'object' || typeof d.fingerprint !== 'string') continue;
-      const evidence = Array.isArray(d.evidence)
-        ? (d.evidence as Raw[])
-            .filter((e) => e && typeof e === 'object')
-            .map((e) => ({
-              path: typeof e.path === 'string' && e.path.trim() !== '' ? e.path : null,
-              headSha: typeof e.headSha === 'string' && e.headSha.trim() !== '' ? e.headSha : null,
-              quote: typeof e.quote === 'string' && e.quote.trim() !== '' ? e.quote.slice(0, 500) : null,
-            }))
-            .filter((e) => e.quote !== null)
-        : [];
-      evidenceBy.set(d.fingerprint, [...(evidenceBy.get(d.fingerprint) ?? []), ...evidence]);
-    }
-  }
-  const claims: ResolutionClaim[] = [];
-  for (const r of resolved as Raw[]) {
-    if (!r || typeof r !== 'object' || typeof r.fingerprint !== 'string' || r.fingerprint === '') continue;
-    claims.push({
-      fingerprint: r.fingerprint,
-      disposition: typeof r.disposition === 'string' ? r.disposition : 'resolved',
-      explanation: typeof r.explanation === 'string' ? r.explanation : null,
-      evidence: evidenceBy.get(r.fingerprint) ?? [],
-    });
-  }
-  return claims;
-}
-
 /** The byte length of a text column, 0 for null (the same SQL in both dialects). */
 const bytes = (col: string) => `COALESCE(octet_length(${col}), 0)`;
 
@@ -199,6 +155,14 @@ function runsSql(dialect: Dialect): string {
 
 const n = (row: Raw | undefined, key = 'n') => Number(row?.[key] ?? 0);
 
+/** The queries of one report, narrowed to its repository, and the input bytes read so far. */
+type Reads = {
+  knex: Knex;
+  byRepo: (q: Knex.QueryBuilder, column?: string) => Knex.QueryBuilder;
+  postedFindings: () => Knex.QueryBuilder;
+  inputBytes: number;
+};
+
 /**
  * Counts, checks every bound, then reads. Throws a 413 `ReportError` naming the first bound crossed.
  */
@@ -212,10 +176,42 @@ export async function loadReportSource(
   const byRepo = (q: Knex.QueryBuilder, column = 'repo') => (repo ? q.where(column, repo) : q);
   // Reports count the findings that were posted: one withheld after verification never reached the PR.
   const postedFindings = () => byRepo(knex('findings')).where('status', 'published');
+  const db: Reads = { knex, byRepo, postedFindings, inputBytes: 0 };
+  const checkBytes = () => {
+    if (db.inputBytes > limits.inputBytes)
+      throw tooLarge('inputBytes', db.inputBytes, limits.inputBytes, scope);
+  };
+  const { counts, headsQueried } = await countSource(db, scope, limits);
+  checkBytes();
+
+  // 2. Reads: indexed by repository, only the columns shown.
+  const runs = await readRuns(db, dialect, repo);
+  if (!headsQueried) counts.heads = new Set(runs.map((r) => `${r.repo}#${r.prNumber}@${r.headSha}`)).size;
+  checkBytes();
+  const findings = await readFindings(db);
+  const prs = await readPrs(db);
+  checkBytes();
+  const comments = await readComments(db);
+  checkBytes();
+  const traces = await readTraces(db);
+  const repositories = await readRepositories(db);
+  checkBytes();
+  const lineComments = await readLineComments(db);
+  checkBytes();
+  const { inputBytes } = db;
+  return { scope, counts, inputBytes, prs, runs, findings, comments, traces, repositories, lineComments };
+}
+
+/** 1. The counts, each checked against its bound; the findings' bytes go to `db.inputBytes`. */
+async function countSource(
+  db: Reads,
+  scope: { repo: string | null },
+  limits: Readonly<ReportLimits>,
+): Promise<{ counts: ReportSource['counts']; headsQueried: boolean }> {
+  const { knex, byRepo, postedFindings } = db;
   const check = (bound: keyof ReportLimits, found: number) => {
     if (found > limits[bound]) throw tooLarge(bound, found, limits[bound], scope);
   };
-
   // 1. Counts, cheapest and most telling first; nothing is read before all of them pass.
   const counts: ReportSource['counts'] = {
     runs: 0,
@@ -232,25 +228,21 @@ export async function loadReportSource(
     counts[bound] = n(await row);
     check(bound, counts[bound]);
   };
-  await count('runs', byRepo(knex('runs')).count({ n: '*' }).first());
+  const total = (q: Knex.QueryBuilder) => q.count({ n: '*' }).first();
+  await count('runs', total(byRepo(knex('runs'))));
   // Heads are never more than runs: within the runs bound they need no query of their own (they are
   // counted from the runs read below).
   const headsQueried = counts.runs > limits.heads;
   if (headsQueried) {
     const heads = byRepo(knex('runs').distinct('repo', 'pr_number', 'head_sha')).as('h');
-    await count('heads', knex.count({ n: '*' }).from(heads).first());
+    await count('heads', total(knex.from(heads)));
   }
-  await count('configs', byRepo(knex('repositories'), 'full_name').count({ n: '*' }).first());
-  const ledger = n(
-    await byRepo(knex('publications'))
-      .whereIn('kind', [...COMMENT_KINDS])
-      .count({ n: '*' })
-      .first(),
-  );
-  const commands = n(await byRepo(knex('comment_commands')).count({ n: '*' }).first());
+  await count('configs', total(byRepo(knex('repositories'), 'full_name')));
+  const ledger = n(await total(byRepo(knex('publications')).whereIn('kind', [...COMMENT_KINDS])));
+  const commands = n(await total(byRepo(knex('comment_commands'))));
   counts.ledgerRows = ledger + commands;
   check('ledgerRows', counts.ledgerRows);
-  await count('traces', byRepo(knex('traces')).count({ n: '*' }).first());
+  await count('traces', total(byRepo(knex('traces'))));
   const findingTotals = await postedFindings()
     .count({ n: '*' })
     .select(
@@ -271,20 +263,19 @@ export async function loadReportSource(
       .first();
   await count('findingsPerRun', largestGroup('run_id'));
   await count('findingsPerPr', largestGroup('repo', 'pr_number'));
-  let inputBytes = n(findingTotals, 'bytes');
-  const checkBytes = () => {
-    if (inputBytes > limits.inputBytes) throw tooLarge('inputBytes', inputBytes, limits.inputBytes, scope);
-  };
-  checkBytes();
+  db.inputBytes = n(findingTotals, 'bytes');
+  return { counts, headsQueried };
+}
 
-  // 2. Reads: indexed by repository, only the columns shown.
+async function readRuns(db: Reads, dialect: Dialect, repo: string | null): Promise<SourceRun[]> {
+  const { knex } = db;
   const runRows: Raw[] = await knex
     .select('*')
     .from(knex.raw(`(${runsSql(dialect)}${repo ? ' WHERE r.repo = ?' : ''}) AS x`, repo ? [repo] : []));
-  const runs: SourceRun[] = runRows.map((r) => {
+  return runRows.map((r) => {
     const resolvedText = str(r.resolved);
     const dispositionsText = str(r.dispositions);
-    inputBytes += (resolvedText?.length ?? 0) + (dispositionsText?.length ?? 0) + 200;
+    db.inputBytes += (resolvedText?.length ?? 0) + (dispositionsText?.length ?? 0) + 200;
     const coverage = r.coverage_complete;
     return {
       id: String(r.id),
@@ -305,9 +296,9 @@ export async function loadReportSource(
         : null,
     };
   });
-  if (!headsQueried) counts.heads = new Set(runs.map((r) => `${r.repo}#${r.prNumber}@${r.headSha}`)).size;
-  checkBytes();
+}
 
+async function readFindings({ postedFindings }: Reads): Promise<SourceFinding[]> {
   // Columns aliased to the record's names and normalised in place: one object per row, not two (30,000
   // rows at the bound).
   const findingRows: Raw[] = await postedFindings().select({
@@ -338,8 +329,11 @@ export async function loadReportSource(
     f.fingerprint ??= '';
     f.outsideDiff = bool(f.outsideDiff);
   }
-  const findings = findingRows as unknown as SourceFinding[];
+  return findingRows as unknown as SourceFinding[];
+}
 
+async function readPrs(db: Reads): Promise<SourcePr[]> {
+  const { knex, byRepo } = db;
   const prRows: Raw[] = await byRepo(knex('pull_requests as p'), 'p.repo')
     .select('p.repo', 'p.number', 'p.title', 'p.author', 'p.state', 'p.head_sha', 'p.draft')
     .whereExists(
@@ -348,8 +342,8 @@ export async function loadReportSource(
         .whereRaw('r.repo = p.repo')
         .andWhereRaw('r.pr_number = p.number'),
     );
-  const prs: SourcePr[] = prRows.map((p) => {
-    inputBytes += String(p.title ?? '').length + String(p.author ?? '').length + 100;
+  return prRows.map((p) => {
+    db.inputBytes += String(p.title ?? '').length + String(p.author ?? '').length + 100;
     return {
       repo: String(p.repo),
       number: Number(p.number),
@@ -360,8 +354,10 @@ export async function loadReportSource(
       draft: bool(p.draft),
     };
   });
-  checkBytes();
+}
 
+async function readComments(db: Reads): Promise<SourceComment[]> {
+  const { knex, byRepo } = db;
   const ledgerRows: Raw[] = await byRepo(knex('publications'))
     .whereIn('kind', [...COMMENT_KINDS])
     .select(
@@ -390,7 +386,7 @@ export async function loadReportSource(
   const comments: SourceComment[] = [];
   for (const p of ledgerRows) {
     const body = Number(p.has_body) === 1 ? String(p.excerpt ?? '') : null;
-    inputBytes += (body?.length ?? 0) + 150;
+    db.inputBytes += (body?.length ?? 0) + 150;
     comments.push({
       id: `ledger:${p.id}`,
       source: 'ledger',
@@ -408,7 +404,7 @@ export async function loadReportSource(
     });
   }
   for (const c of commandRows) {
-    inputBytes += String(c.key).length + 150;
+    db.inputBytes += String(c.key).length + 150;
     comments.push({
       id: `command:${c.key}`,
       source: 'command',
@@ -425,8 +421,11 @@ export async function loadReportSource(
       createdAt: Number(c.created_at),
     });
   }
-  checkBytes();
+  return comments;
+}
 
+async function readTraces(db: Reads): Promise<SourceTrace[]> {
+  const { knex, byRepo } = db;
   const traceRows: Raw[] = await byRepo(knex('traces')).select('run_id', 'status', 'started_at', 'ended_at');
   const traces: SourceTrace[] = traceRows.map((t) => ({
     runId: str(t.run_id),
@@ -434,24 +433,30 @@ export async function loadReportSource(
     startedAt: Number(t.started_at),
     endedAt: num(t.ended_at),
   }));
-  inputBytes += traces.length * 60;
+  db.inputBytes += traces.length * 60;
+  return traces;
+}
 
+async function readRepositories(db: Reads): Promise<SourceRepository[]> {
+  const { knex, byRepo } = db;
   const repoRows: Raw[] = await byRepo(knex('repositories'), 'full_name').select(
     'full_name',
     'installed',
     'config',
   );
-  const repositories: SourceRepository[] = repoRows.map((r) => {
+  return repoRows.map((r) => {
     const config = parseJsonText(r.config) as { enabled?: unknown } | null;
-    inputBytes += String(r.config ?? '').length + 100;
+    db.inputBytes += String(r.config ?? '').length + 100;
     return {
       fullName: String(r.full_name),
       installed: bool(r.installed),
       enabled: config && typeof config.enabled === 'boolean' ? config.enabled : null,
     };
   });
-  checkBytes();
+}
 
+async function readLineComments(db: Reads): Promise<SourceLineComment[]> {
+  const { knex, byRepo } = db;
   // Line comments and their feedback: one per posted thread, so never more than the findings bound.
   const lineCommentRows: Raw[] = await byRepo(knex('review_threads as t'), 't.repo')
     .leftJoin('memory_feedback as f', (j) =>
@@ -476,8 +481,6 @@ export async function loadReportSource(
     dismissed: Number(r.dismissed),
     addressed: Number(r.addressed),
   }));
-  inputBytes += lineComments.length * 80;
-  checkBytes();
-
-  return { scope, counts, inputBytes, prs, runs, findings, comments, traces, repositories, lineComments };
+  db.inputBytes += lineComments.length * 80;
+  return lineComments;
 }

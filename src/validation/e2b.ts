@@ -159,11 +159,15 @@ export function shellLine(argv: string[]): string {
 
 type UploadFile = { rel: string; abs: string; size: number; executable: boolean };
 
-type Collected =
-  { ok: true; files: UploadFile[]; bytes: number; skipped: string[] } | { ok: false; reason: string };
+type Collected = { ok: true; files: UploadFile[]; notes: string[] } | { ok: false; reason: string };
 
-/** The checkout's regular files (`.git` and anything not a regular file or directory left out), capped. */
-async function collectFiles(root: string, maxBytes: number, maxFiles: number): Promise<Collected> {
+/**
+ * The checkout's regular files (`.git` and anything not a regular file or directory left out), capped,
+ * and the run's first notes: what was uploaded and what was not.
+ */
+async function collectFiles(root: string, o: E2bOptions): Promise<Collected> {
+  const maxBytes = o.maxUploadBytes ?? 100 * 1024 * 1024;
+  const maxFiles = o.maxUploadFiles ?? 20_000;
   const files: UploadFile[] = [];
   const skipped: string[] = [];
   let bytes = 0;
@@ -190,7 +194,14 @@ async function collectFiles(root: string, maxBytes: number, maxFiles: number): P
     return null;
   };
   const stop = await walk(root);
-  return stop ? { ok: false, reason: stop } : { ok: true, files, bytes, skipped };
+  if (stop) return { ok: false, reason: stop };
+  const notes = [`uploaded ${files.length} files (${formatBytes(bytes)}) without .git`];
+  if (skipped.length > 0) {
+    notes.push(
+      `not uploaded (not regular files): ${skipped.slice(0, 10).join(', ')}${skipped.length > 10 ? ', ...' : ''}`,
+    );
+  }
+  return { ok: true, files, notes };
 }
 
 function formatBytes(n: number): string {
@@ -201,6 +212,7 @@ function formatBytes(n: number): string {
 const BATCH_BYTES = 8 * 1024 * 1024;
 const BATCH_FILES = 500;
 
+/** Uploads the files in batches, then gives the executable ones their mode back. */
 async function upload(
   sandbox: E2bSandbox,
   files: UploadFile[],
@@ -222,6 +234,16 @@ async function upload(
     held += f.size;
   }
   await flush();
+  const executables = files.filter((f) => f.executable).map((f) => f.rel);
+  if (executables.length > 0 && !signal?.aborted) {
+    // Uploads do not carry file modes.
+    await sandbox.commands.run(`chmod +x -- ${shellLine(executables)}`, {
+      cwd: E2B_WORKDIR,
+      requestTimeoutMs,
+      timeoutMs: requestTimeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+  }
 }
 
 /** The error a failing SDK call gives, in one line. */
@@ -294,7 +316,6 @@ export function createE2bExecutor(o: E2bOptions): Executor {
   const cap = o.outputCapBytes ?? 64 * 1024;
   const now = o.now ?? Date.now;
   const requestTimeoutMs = o.requestTimeoutMs ?? 60_000;
-  const rate = o.costPerSecondUsd ?? e2bCostPerSecondUsd();
   return {
     name: 'e2b',
     async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
@@ -322,21 +343,11 @@ export function createE2bExecutor(o: E2bOptions): Executor {
         );
       if (signal?.aborted) return cancelled();
 
-      const collected = await collectFiles(
-        checkoutDir,
-        o.maxUploadBytes ?? 100 * 1024 * 1024,
-        o.maxUploadFiles ?? 20_000,
-      );
+      const collected = await collectFiles(checkoutDir, o);
       if (!collected.ok) {
         return simpleOutcome('e2b', 'not_run', `NOT RUN e2b: ${collected.reason}; no sandbox was created`);
       }
-      const { files, skipped } = collected;
-      const notes = [`uploaded ${files.length} files (${formatBytes(collected.bytes)}) without .git`];
-      if (skipped.length > 0) {
-        notes.push(
-          `not uploaded (not regular files): ${skipped.slice(0, 10).join(', ')}${skipped.length > 10 ? ', ...' : ''}`,
-        );
-      }
+      const { files, notes } = collected;
 
       const createdAt = now();
       // The sandbox ends itself shortly after the run's time limit should this process die first.
@@ -360,43 +371,13 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       let failure: string | null = null;
       try {
         await upload(sandbox, files, requestTimeoutMs, signal);
-        const executables = files.filter((f) => f.executable).map((f) => f.rel);
-        if (executables.length > 0 && !signal?.aborted) {
-          // Uploads do not carry file modes: give the executable files theirs back.
-          await sandbox.commands.run(`chmod +x -- ${shellLine(executables)}`, {
-            cwd: E2B_WORKDIR,
-            requestTimeoutMs,
-            timeoutMs: requestTimeoutMs,
-            ...(signal ? { signal } : {}),
-          });
-        }
         await runInTurn(results, plan.commands, deadline, signal, (cmd, left) =>
           runCommand(sdk, sandbox, cmd, left, cap, o, signal),
         );
       } catch (err) {
         if (!signal?.aborted) failure = describe(err);
       } finally {
-        let killed = true;
-        try {
-          await sandbox.kill({ requestTimeoutMs });
-        } catch (err) {
-          killed = false;
-          notes.push(`sandbox kill failed (${describe(err)}); e2b ends it at its lifetime, which is charged`);
-        }
-        // A sandbox that could not be killed runs (and is billed) until its lifetime ends.
-        const seconds = Math.max(
-          0,
-          (killed ? now() - createdAt : Math.max(now() - createdAt, lifetimeMs)) / 1000,
-        );
-        const costUsd = seconds * rate;
-        notes.push(`sandbox ${sandbox.sandboxId}: ${seconds.toFixed(1)} s, cost $${costUsd.toFixed(6)}`);
-        if (o.recordCost) {
-          try {
-            await o.recordCost({ executor: 'e2b', runId: o.runId ?? null, seconds, costUsd });
-          } catch (err) {
-            notes.push(`cost not recorded: ${describe(err)}`);
-          }
-        }
+        await endSandbox(o, sandbox, { createdAt, lifetimeMs }, notes);
       }
       return commandsOutcome({
         executor: 'e2b',
@@ -409,6 +390,35 @@ export function createE2bExecutor(o: E2bOptions): Executor {
       });
     },
   };
+}
+
+/** Kills the sandbox and records its cost: one not killed is billed until its lifetime ends. */
+async function endSandbox(
+  o: E2bOptions,
+  sandbox: E2bSandbox,
+  { createdAt, lifetimeMs }: { createdAt: number; lifetimeMs: number },
+  notes: string[],
+): Promise<void> {
+  const now = o.now ?? Date.now;
+  const requestTimeoutMs = o.requestTimeoutMs ?? 60_000;
+  const rate = o.costPerSecondUsd ?? e2bCostPerSecondUsd();
+  let killed = true;
+  try {
+    await sandbox.kill({ requestTimeoutMs });
+  } catch (err) {
+    killed = false;
+    notes.push(`sandbox kill failed (${describe(err)}); e2b ends it at its lifetime, which is charged`);
+  }
+  const seconds = Math.max(0, (killed ? now() - createdAt : Math.max(now() - createdAt, lifetimeMs)) / 1000);
+  const costUsd = seconds * rate;
+  notes.push(`sandbox ${sandbox.sandboxId}: ${seconds.toFixed(1)} s, cost $${costUsd.toFixed(6)}`);
+  if (o.recordCost) {
+    try {
+      await o.recordCost({ executor: 'e2b', runId: o.runId ?? null, seconds, costUsd });
+    } catch (err) {
+      notes.push(`cost not recorded: ${describe(err)}`);
+    }
+  }
 }
 
 /** The store's part in e2b: where costs are recorded and the total the budget gate reads. */

@@ -72,6 +72,9 @@ function toCommand(r: CommandResult): ValidationCommand {
   };
 }
 
+const withDetail = (o: { outcome: string; detail?: string }) =>
+  o.detail ? `${o.outcome} (${o.detail})` : o.outcome;
+
 export async function validateReview(
   deps: ReviewValidationDeps,
   input: ReviewValidationInput,
@@ -89,8 +92,6 @@ export async function validateReview(
     evidence: string,
     notRun: string[],
   ) => report({ status, executor, evidence, commands: [], notRun, notes, shadow: null });
-  const withDetail = (o: { outcome: string; detail?: string }) =>
-    o.detail ? `${o.outcome} (${o.detail})` : o.outcome;
   const ops = storedValidation(input.operatorConfig);
   const selection = await selectValidation(
     { execution: input.execution, provider: ops.provider, pr: input.pr },
@@ -131,10 +132,9 @@ export async function validateReview(
       const line = `ERROR validation: the head could not be checked out (${(error as Error).message})`;
       return ranNothing('error', selection.primary, line, [line]);
     }
-    const gate =
-      ops.codeChangesOnly === false ? 'false' : ops.codeChangesOnly === true ? 'true' : deps.codeChangesOnly;
+    const gate = ops.codeChangesOnly;
     const plan = planValidation({ dir: head }, input.changedPaths, {
-      codeChangesOnly: gate,
+      codeChangesOnly: typeof gate === 'boolean' ? String(gate) : deps.codeChangesOnly,
       repoCommands: input.repoCommands.map((c) => ({ check: c.check, argv: c.run })),
     });
     if (plan.kind !== 'run') {
@@ -144,43 +144,42 @@ export async function validateReview(
     }
     const deadline = started + deps.timeoutMs;
     const outcome = await runSafely(executor, plan, head, deadline - deps.now(), input.signal);
-    const commands = outcome.commands.map(toCommand);
-    const ran = new Set(outcome.commands.map((c) => c.command));
-    const notRun = plan.commands
-      .map((c) => c.argv.join(' '))
-      .filter((c) => !ran.has(c))
-      .map((c) => `${c}: not run (${outcome.evidence})`);
-    if (commands.length === 0 && notRun.length === 0) notRun.push(outcome.evidence);
-    const failed = commands.filter((c) => !c.passed && !c.timedOut);
+    const ranWith = ranReport(outcome, plan, selection.primary, notes);
+    const failed = ranWith.commands.filter((c) => !c.passed && !c.timedOut);
     if (failed.length > 0 && !input.signal.aborted) {
       // The primary alone, again: executors keep no state between runs.
       await checkAtBase(deps, input, primary, plan, failed, scratch, deadline);
     }
-    const shadow = outcome.shadow
-      ? {
-          executor: outcome.shadow.executor,
-          status: outcome.shadow.status,
-          evidence: outcome.shadow.evidence,
-        }
-      : null;
-    const outcomeNotes = (outcome.note ?? '')
-      .split('; ')
-      .filter((n) => n !== '' && n !== SHADOW_NOT_EVIDENCE);
-    return report(
-      {
-        status: outcome.status,
-        executor: outcome.executor === 'shadow' ? selection.primary : outcome.executor,
-        evidence: outcome.evidence,
-        commands,
-        notRun,
-        notes: [...notes, ...outcomeNotes],
-        shadow,
-      },
-      outcome,
-    );
+    return report(ranWith, outcome);
   } finally {
     await fs.promises.rm(scratch, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** What a run reports: its commands, the planned ones it did not run, the shadow's verdict, the notes. */
+function ranReport(
+  outcome: ValidationOutcome,
+  plan: Extract<ValidationPlan, { kind: 'run' }>,
+  primary: ExecutorName,
+  notes: string[],
+): Omit<ValidationReport, 'durationMs'> {
+  const ran = new Set(outcome.commands.map((c) => c.command));
+  const notRun = plan.commands
+    .map((c) => c.argv.join(' '))
+    .filter((c) => !ran.has(c))
+    .map((c) => `${c}: not run (${outcome.evidence})`);
+  if (outcome.commands.length === 0 && notRun.length === 0) notRun.push(outcome.evidence);
+  const { shadow } = outcome;
+  const outcomeNotes = (outcome.note ?? '').split('; ').filter((n) => n !== '' && n !== SHADOW_NOT_EVIDENCE);
+  return {
+    status: outcome.status,
+    executor: outcome.executor === 'shadow' ? primary : outcome.executor,
+    evidence: outcome.evidence,
+    commands: outcome.commands.map(toCommand),
+    notRun,
+    notes: [...notes, ...outcomeNotes],
+    shadow: shadow ? { executor: shadow.executor, status: shadow.status, evidence: shadow.evidence } : null,
+  };
 }
 
 async function runSafely(

@@ -96,27 +96,32 @@ export function reviewJobHandler(
     }
     // Only the holder of a live lease may record the result.
     await ctx.assertLease();
-    const last = job.attempts >= job.maxAttempts;
-    switch (result.status) {
-      case 'completed':
-        await store.runs.update(run.id, { status: 'completed', error: null, reason: null });
-        await store.runs.releaseDispatch(run.id, job.receipt);
-        return { type: 'ack' };
-      case 'skipped':
-        await store.runs.update(run.id, { status: 'skipped', reason: result.reason });
-        await store.runs.releaseDispatch(run.id, job.receipt);
-        return { type: 'ack' };
-      case 'failed':
-        // A retried run waits as `queued` with its last error; it fails for good on the last attempt.
-        await store.runs.update(run.id, {
-          status: result.retry && !last ? 'queued' : 'failed',
-          error: result.error,
-        });
-        await store.runs.releaseDispatch(run.id, job.receipt);
-        if (!(result.retry && !last)) await opts.onRunFailed?.(run.repo).catch(() => undefined);
-        return result.retry
-          ? { type: 'retry', error: result.error }
-          : { type: 'dead', reason: 'review_failed', error: result.error };
-    }
+    return recordExecution(store, run, job, result, opts.onRunFailed);
   };
+}
+
+/** Records the run's final status, releases its dispatch lease and says what becomes of the job. */
+async function recordExecution(
+  store: Store,
+  run: RunRecord,
+  job: ClaimedJob,
+  result: ReviewExecution,
+  onRunFailed?: (repo: string) => Promise<void>,
+): Promise<JobOutcome> {
+  // A retried run waits as `queued` with its last error; it fails for good on the last attempt.
+  const requeued = result.status === 'failed' && result.retry && job.attempts < job.maxAttempts;
+  await store.runs.update(
+    run.id,
+    result.status === 'completed'
+      ? { status: 'completed', error: null, reason: null }
+      : result.status === 'skipped'
+        ? { status: 'skipped', reason: result.reason }
+        : { status: requeued ? 'queued' : 'failed', error: result.error },
+  );
+  await store.runs.releaseDispatch(run.id, job.receipt);
+  if (result.status !== 'failed') return { type: 'ack' };
+  if (!requeued) await onRunFailed?.(run.repo).catch(() => undefined);
+  return result.retry
+    ? { type: 'retry', error: result.error }
+    : { type: 'dead', reason: 'review_failed', error: result.error };
 }

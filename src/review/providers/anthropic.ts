@@ -78,6 +78,27 @@ function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
+/** The forced tool call carries the answer as its input; a plain text answer is read as before. */
+function answerText(message: SdkMessage, tool: string): string {
+  const blocks = Array.isArray(message?.content) ? message.content : [];
+  const used = blocks.find((block) => block?.type === 'tool_use' && block.name === tool);
+  if (used && used.input !== undefined) return JSON.stringify(used.input);
+  return blocks
+    .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text as string)
+    .join('');
+}
+
+/** Anthropic's input_tokens leaves out the tokens read from or written to the cache. */
+function inputTokens(usage: SdkMessage['usage']): number | undefined {
+  if (typeof usage?.input_tokens !== 'number') return undefined;
+  return (
+    count(usage.input_tokens) +
+    count(usage.cache_read_input_tokens) +
+    count(usage.cache_creation_input_tokens)
+  );
+}
+
 /** A fetch that sends the SDK's `{base}/v1/<path>` to `{base}/<path>`. */
 export function versionlessFetch(baseURL: string, custom?: typeof fetch): typeof fetch {
   const sdkPrefix = `${baseURL}/v1/`;
@@ -152,33 +173,17 @@ export class AnthropicProvider implements ModelProvider {
         // Our own deadline (withDeadline) reports timeouts; the SDK's timeout is set later than it.
         throw sdkError('anthropic', error);
       }
-      const blocks = Array.isArray(message?.content) ? message.content : [];
-      // The forced tool call carries the answer as its input; a plain text answer is read as before.
-      const used = blocks.find((block) => block?.type === 'tool_use' && block.name === tool);
-      const text =
-        used && used.input !== undefined
-          ? JSON.stringify(used.input)
-          : blocks
-              .filter((block) => block?.type === 'text' && typeof block.text === 'string')
-              .map((block) => block.text as string)
-              .join('');
+      const text = answerText(message, tool);
       if (text.trim() === '' || text === '{}') {
         throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });
       }
       const usage = message.usage;
-      // Anthropic's input_tokens leaves out the tokens read from or written to the cache.
-      const input =
-        typeof usage?.input_tokens === 'number'
-          ? count(usage.input_tokens) +
-            count(usage.cache_read_input_tokens) +
-            count(usage.cache_creation_input_tokens)
-          : undefined;
       const response = priced(
         this.name,
         this.model,
         text,
         {
-          input,
+          input: inputTokens(usage),
           output: usage?.output_tokens,
           cached: usage?.cache_read_input_tokens,
           written: usage?.cache_creation_input_tokens,

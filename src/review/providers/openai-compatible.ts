@@ -137,41 +137,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
       if (guard && this.model.trim() === '') await guard.check(this.model, signal);
       const client = this.sdk();
       if (guard) await guard.check(this.model, signal);
-      const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
-        model: this.model,
-        messages: [
-          { role: 'system', content: req.system },
-          ...req.messages.map((m) => ({ role: m.role, content: m.content })),
-        ],
-      };
-      if (!FIXED_TEMPERATURE_MODELS.test(this.model) && !this.temperatureRefused) {
-        body.temperature = REVIEW_TEMPERATURE;
-      }
-      let structuredOutput: string | undefined;
-      let fallback: string | undefined;
-      if (req.jsonSchema) {
-        // Strict structured outputs: the schema is strict-compatible (every property required, optional
-        // fields nullable, no additional properties).
-        structuredOutput = this.strictRefused ? 'json_object' : 'json_schema';
-        body.response_format = this.strictRefused
-          ? { type: 'json_object' }
-          : {
-              type: 'json_schema',
-              json_schema: { name: req.schemaName ?? 'review', schema: req.jsonSchema, strict: true },
-            };
-        if (this.strictRefused) fallback = this.strictRefused;
-      }
-      const effort = this.opts.reasoningEffort;
-      if (effort) {
-        if (this.name === 'openai') body.reasoning_effort = effort as OpenAI.ReasoningEffort;
-        else Object.assign(body, { reasoning: { effort } });
-      }
-      const maxTokens = this.opts.maxTokens ?? null;
-      if (maxTokens !== null) {
-        // OpenAI's newer models refuse `max_tokens`; OpenRouter documents `max_tokens`.
-        if (this.name === 'openai') body.max_completion_tokens = maxTokens;
-        else body.max_tokens = maxTokens;
-      }
+      const body = this.body(req);
+      let fallback = body.response_format?.type === 'json_object' ? this.strictRefused! : undefined;
       const send = async () =>
         (await client.chat.completions.create(body, {
           signal,
@@ -194,12 +161,11 @@ export class OpenAICompatibleProvider implements ModelProvider {
       try {
         completion = await sendTemperate();
       } catch (error) {
-        const refusal = structuredOutput === 'json_schema' ? refusesStrictSchema(error) : null;
+        const refusal = body.response_format?.type === 'json_schema' ? refusesStrictSchema(error) : null;
         if (refusal === null) throw sdkError(this.name, error);
         // The model or route refuses strict schemas: once more with a JSON object, remembered.
         this.strictRefused = `strict json_schema refused (${refusal.slice(0, 300)})`;
         fallback = this.strictRefused;
-        structuredOutput = 'json_object';
         body.response_format = { type: 'json_object' };
         try {
           completion = await sendTemperate();
@@ -208,12 +174,49 @@ export class OpenAICompatibleProvider implements ModelProvider {
         }
       }
       const response = this.response(completion, now() - startedAt);
+      const structuredOutput = body.response_format?.type;
       return {
         ...response,
         ...(structuredOutput ? { structuredOutput } : {}),
         ...(fallback ? { structuredOutputFallback: fallback } : {}),
       };
     });
+  }
+
+  /** The completion request: temperature, structured output, reasoning effort and token cap as configured. */
+  private body(req: ModelRequest): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
+      model: this.model,
+      messages: [
+        { role: 'system', content: req.system },
+        ...req.messages.map((m) => ({ role: m.role, content: m.content })),
+      ],
+    };
+    if (!FIXED_TEMPERATURE_MODELS.test(this.model) && !this.temperatureRefused) {
+      body.temperature = REVIEW_TEMPERATURE;
+    }
+    if (req.jsonSchema) {
+      // Strict structured outputs: the schema is strict-compatible (every property required, optional
+      // fields nullable, no additional properties).
+      body.response_format = this.strictRefused
+        ? { type: 'json_object' }
+        : {
+            type: 'json_schema',
+            json_schema: { name: req.schemaName ?? 'review', schema: req.jsonSchema, strict: true },
+          };
+    }
+    const effort = this.opts.reasoningEffort;
+    if (effort) {
+      if (this.name === 'openai') body.reasoning_effort = effort as OpenAI.ReasoningEffort;
+      else Object.assign(body, { reasoning: { effort } });
+    }
+    const maxTokens = this.opts.maxTokens ?? null;
+    if (maxTokens !== null) {
+      // OpenAI's newer models refuse `max_tokens`; OpenRouter documents `max_tokens`.
+      if (this.name === 'openai') body.max_completion_tokens = maxTokens;
+      else body.max_tokens = maxTokens;
+    }
+    return body;
   }
 
   private response(completion: SdkCompletion, durationMs: number): ModelResponse {
