@@ -30,6 +30,7 @@ import { CommandBridge } from '../bridge/command-bridge.js';
 import { commandExecutors } from '../bridge/executors.js';
 import type { AppGitHub } from '../services/repos.js';
 import type { CatchUpGitHub } from '../scheduler/catch-up.js';
+import { hookDelivery } from '../scheduler/redelivery.js';
 import { notFound, type RepositoryGitHub } from '../services/operation.js';
 import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -105,14 +106,7 @@ export function catchUpGitHubFor(probot: Probot, config: Config): CatchUpGitHub 
     deliveries: async (since) => {
       const octokit = (await probot.auth()) as GitHubClient;
       return octokit.paginate('GET /app/hook/deliveries', { per_page: 100 }, (response, done) => {
-        const attempts = response.data.map((d) => ({
-          id: d.id,
-          guid: d.guid,
-          deliveredAt: Date.parse(d.delivered_at),
-          statusCode: d.status_code ?? null,
-          event: d.event,
-          action: d.action ?? null,
-        }));
+        const attempts = response.data.map(hookDelivery);
         if (attempts.some((a) => a.deliveredAt < since)) done();
         return attempts;
       });

@@ -18,7 +18,7 @@ import { registerOpenApiRoute } from '../operator/openapi.js';
 import { registerReportRoutes } from '../operator/reports.js';
 import type { OperatorDeps } from '../operator/rest.js';
 import { registerOperatorRoutes } from '../operator/routes.js';
-import { ReadCache, StampedCache, watchShownWrites } from '../services/read-cache.js';
+import { ReadCache, StampedCache } from '../services/read-cache.js';
 import { trpcMount } from '../trpc/router.js';
 import { AuthThrottle } from '../http/throttle.js';
 import { registerQueueRoutes } from '../queue/http-routes.js';
@@ -319,8 +319,8 @@ function operatorFor(base: Base, throttle: AuthThrottle): OperatorDeps {
     throttle,
     server: { validation: { switch: config.validation.switch, running: config.validation.enabled } },
   };
-  // It runs on every query, ingress writes included.
-  watchShownWrites(store.db.knex, () => {
+  // Both caches drop what they hold on every write through the store to a table they show.
+  store.shownWrites.subscribe(() => {
     operator.cache.invalidate();
     operator.prCache.written();
   });

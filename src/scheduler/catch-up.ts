@@ -7,27 +7,15 @@ import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
 import type { GitHubClient } from '../github/client.js';
 import { MAX_REACTION_PRS_PER_PASS, readOpenPrReactions } from './reactions.js';
+import {
+  CATCH_UP_TRIGGER,
+  MAX_REDELIVERIES_PER_PASS,
+  REDELIVERY_WINDOW_MS,
+  undelivered,
+  type HookDelivery,
+} from './redelivery.js';
 
-/** How far back the loop looks at the App's webhook deliveries (NAMES.md: the last 72 hours). */
-export const REDELIVERY_WINDOW_MS = 72 * 3_600_000;
-/** Most redeliveries one pass asks GitHub for. */
-export const MAX_REDELIVERIES_PER_PASS = 50;
-/** The trigger of a review the loop queues for a head that has no run. */
-export const CATCH_UP_TRIGGER = 'catch_up';
-
-/** One attempt to deliver a webhook, as `GET /app/hook/deliveries` lists it. */
-export type HookDelivery = {
-  /** The attempt's id (what `POST /app/hook/deliveries/{id}/attempts` takes). */
-  id: number;
-  /** The delivery's GUID: the `x-github-delivery` header, shared by every attempt of one delivery. */
-  guid: string;
-  /** When the attempt was made (ms since the epoch). */
-  deliveredAt: number;
-  /** The HTTP status our endpoint answered (0 or null: no answer). */
-  statusCode: number | null;
-  event: string;
-  action: string | null;
-};
+export { CATCH_UP_TRIGGER, MAX_REDELIVERIES_PER_PASS, REDELIVERY_WINDOW_MS, type HookDelivery };
 
 /** An open pull request as `GET /repos/{owner}/{repo}/pulls?state=open` lists it. */
 export type OpenPullRequest = {
@@ -165,31 +153,13 @@ async function redeliverFailed(
   } catch (error) {
     artifact.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
   }
-  const latest = new Map<string, HookDelivery>();
-  const delivered = new Set<string>();
-  for (const attempt of attempts) {
-    if (attempt.deliveredAt < now - REDELIVERY_WINDOW_MS) continue;
-    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
-      delivered.add(attempt.guid);
-    }
-    const seen = latest.get(attempt.guid);
-    if (
-      !seen ||
-      attempt.deliveredAt > seen.deliveredAt ||
-      (attempt.deliveredAt === seen.deliveredAt && attempt.id > seen.id)
-    ) {
-      latest.set(attempt.guid, attempt);
-    }
-  }
   const failed: HookDelivery[] = [];
-  for (const [guid, attempt] of latest) {
-    if (delivered.has(guid)) continue;
+  for (const attempt of undelivered(attempts, now)) {
     // Stored here (recorded, or its dedupe marker still held): it reached us, whatever GitHub noted.
+    const { guid } = attempt;
     if ((await store.deliveries.get(guid)) || (await store.deliveries.markerExists(guid))) continue;
     failed.push(attempt);
   }
-  // Oldest first, so a backlog drains in the order GitHub sent it.
-  failed.sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
   artifact.deferred = Math.max(0, failed.length - MAX_REDELIVERIES_PER_PASS);
   for (const attempt of failed.slice(0, MAX_REDELIVERIES_PER_PASS)) {
     try {

@@ -1,25 +1,10 @@
-import type { Knex } from 'knex';
-
-/** Tables whose rows the snapshot and PR detail show: a write to one of them drops the cache. */
-const SHOWN_TABLES =
-  /\b(pull_requests|runs|findings|deliveries|operator_commands|publications|repositories|memory_contexts|memory_clusters|memory_knowledge)\b/i;
-const WRITE = /^\s*(insert|update|delete|with|replace)\b/i;
-
 type Entry = { generation: number; at: number; value: Promise<unknown> };
-
-/** Calls `onWrite` for every write `knex` makes to a table the operator reads show. */
-export function watchShownWrites(knex: Knex, onWrite: () => void): void {
-  knex.on('query', (query: { sql?: string }) => {
-    const sql = query.sql ?? '';
-    if (WRITE.test(sql) && SHOWN_TABLES.test(sql)) onWrite();
-  });
-}
 
 /**
  * A short-lived cache of operator reads (the snapshot, PR detail) for dashboards that many people poll:
  * identical reads within `ttlMs` share one result, and concurrent identical reads share one query. Every
- * write this process makes to a table those reads show drops it at once (`watchShownWrites` calling
- * `invalidate`); writes by other processes (workers) show within `ttlMs`. The snapshot promises
+ * write this process makes through the store to a table those reads show drops it at once (`invalidate`,
+ * subscribed to `store.shownWrites`); writes by other processes (workers) show within `ttlMs`. The snapshot promises
  * freshness for 15 s (`ttlSeconds`), so `ttlMs` never exceeds that.
  */
 export class ReadCache {
@@ -78,7 +63,7 @@ export class StampedCache {
   ) {}
 
   /**
-   * This process wrote to a table the cached reads show (wired by `watchShownWrites`). The count is part
+   * This process wrote to a table the cached reads show (subscribed to `store.shownWrites`). The count is part
    * of every stamp: a local write always reloads, even one that lands in the same millisecond as the
    * previous change.
    */

@@ -1,9 +1,5 @@
-import knexFactory from 'knex';
-import { ReadCache, StampedCache, watchShownWrites } from '../../src/services/read-cache.js';
+import { ReadCache, StampedCache } from '../../src/services/read-cache.js';
 import { openTestStore } from '../helpers/store.js';
-
-const memoryDb = () =>
-  knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
 
 describe('ReadCache', () => {
   let now = 0;
@@ -52,31 +48,6 @@ describe('ReadCache', () => {
     await c.get('k', async () => ++loads);
     await c.get('k', async () => ++loads);
     expect(loads).toBe(2);
-  });
-
-  test('a write to a shown table drops it; reads and writes elsewhere do not', async () => {
-    const knex = memoryDb();
-    try {
-      await knex.schema.createTable('runs', (t) => t.string('id'));
-      await knex.schema.createTable('jobs', (t) => t.string('id'));
-      const c = cache();
-      watchShownWrites(knex, () => c.invalidate());
-      let loads = 0;
-      const load = async () => ++loads;
-      await c.get('k', load);
-      await knex('runs').select('*');
-      await knex('jobs').insert({ id: 'j' });
-      await knex('jobs').where({ id: 'j' }).update({ id: 'k' });
-      expect(await c.get('k', load)).toBe(1);
-      await knex('runs').insert({ id: 'r' });
-      expect(await c.get('k', load)).toBe(2);
-      await knex('runs').where({ id: 'r' }).update({ id: 's' });
-      expect(await c.get('k', load)).toBe(3);
-      await knex('runs').where({ id: 's' }).del();
-      expect(await c.get('k', load)).toBe(4);
-    } finally {
-      await knex.destroy();
-    }
   });
 });
 
@@ -130,23 +101,6 @@ describe('StampedCache', () => {
     expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
     now = 15_000;
     expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
-  });
-
-  test('a write this process makes to a shown table reloads, even with an unchanged stamp', async () => {
-    const knex = memoryDb();
-    try {
-      await knex.schema.createTable('runs', (t) => t.string('id'));
-      await knex.schema.createTable('unrelated', (t) => t.string('id'));
-      const c = new StampedCache(true, 15_000, 1 << 20, () => now);
-      watchShownWrites(knex, () => c.written());
-      await c.get('k', stampOf, load);
-      await knex('unrelated').insert({ id: 'x' });
-      expect(await c.get('k', stampOf, load)).toBe('{"load":1}');
-      await knex('runs').insert({ id: 'x' });
-      expect(await c.get('k', stampOf, load)).toBe('{"load":2}');
-    } finally {
-      await knex.destroy();
-    }
   });
 
   test('keeps at most maxBytes of JSON, least recently used dropped first; off means no caching', async () => {
