@@ -1,5 +1,6 @@
 import type { AlertDeps } from './raise.js';
 import { raiseAlertQuietly } from './raise.js';
+import { FAILING_RUNS } from '../scheduler/audit-rules.js';
 
 /**
  * Alerts raised the moment their condition happens (NAMES.md "Never missing a pull request"), not only
@@ -7,9 +8,6 @@ import { raiseAlertQuietly } from './raise.js';
  * month's model budget reached at admission. Each is deduplicated on its open alert (count, lastSeenAt);
  * none throws: an alert that cannot be stored is logged.
  */
-
-/** A repository whose last this many finished reviews all failed gets `reviews_failing`. */
-export const FAILING_RUNS = 3;
 
 /** Jobs dead-lettered: by a worker when a job failed for good, or by the reaper. */
 export function deadLettered(

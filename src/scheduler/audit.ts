@@ -1,23 +1,25 @@
 import type { Logger } from 'pino';
-import { FAILING_RUNS } from '../alerts/moments.js';
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY } from '../policy/policy.schema.js';
 import type { AlertSeverity } from '../store/alerts.js';
 import type { Store } from '../store/index.js';
+import {
+  FAILING_RUNS,
+  HOUR,
+  STUCK_COMMAND_MS,
+  check,
+  failingRepos as lastRunsFailed,
+  type AuditCheck,
+} from './audit-rules.js';
 import { londonTime } from './london.js';
 
 /** The cron expression of `nightly-audit`: 22:30 and 23:30 UTC, one of which is 23:30 in London. */
 export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
-const HOUR = 3_600_000;
-/** A command running longer than this is stuck (as the watchdog says). */
-const STUCK_COMMAND_MS = 10 * 60_000;
-const SAMPLE = 5;
 
 export { londonTime };
 
-export type AuditCheck = { count: number; sample: string[] };
 
 export type AuditArtifact =
   | { ran: false; londonTime: string; reason: 'not_2330_in_london' }
@@ -37,11 +39,6 @@ export type AuditArtifact =
     };
 
 export type AuditDeps = { store: Store; clock: Clock; log: Logger; alerts: AlertDeps };
-
-const check = (items: string[], count = items.length): AuditCheck => ({
-  count,
-  sample: items.slice(0, SAMPLE),
-});
 
 /**
  * `nightly-audit` (NAMES.md "Never missing a pull request"): scheduled at 22:30 and 23:30 UTC, it runs
@@ -113,16 +110,7 @@ async function failingRepos(store: Store, now: number): Promise<string[]> {
     .whereIn('status', ['completed', 'failed'])
     .orderBy('created_at', 'desc')
     .limit(10_000);
-  const lastRuns = new Map<string, string[]>();
-  for (const r of recent) {
-    const list = lastRuns.get(r.repo) ?? [];
-    if (list.length < FAILING_RUNS) list.push(r.status);
-    lastRuns.set(r.repo, list);
-  }
-  return [...lastRuns]
-    .filter(([, statuses]) => statuses.length === FAILING_RUNS && statuses.every((s) => s === 'failed'))
-    .map(([repo]) => repo)
-    .sort();
+  return lastRunsFailed(recent);
 }
 
 /** The month's model spend against the policy's budget. */

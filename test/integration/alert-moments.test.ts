@@ -1,5 +1,6 @@
 import pino from 'pino';
-import { deadLettered, FAILING_RUNS, reviewFailed } from '../../src/alerts/moments.js';
+import { deadLettered, reviewFailed } from '../../src/alerts/moments.js';
+import { FAILING_RUNS } from '../../src/scheduler/audit-rules.js';
 import type { AlertDeps } from '../../src/alerts/raise.js';
 import { requestReview } from '../../src/review/request.js';
 import { QueueWorker } from '../../src/worker/runner.js';

@@ -88,3 +88,64 @@ describe('native crons (6.4, 3.5)', () => {
     expect(fresh.at(-1).messages).toEqual([]);
   });
 });
+
+describe('native nightly-audit (6.4): the checks of the Node audit over D1', () => {
+  it('finds unpublished and pending analyses, dead letters, stuck commands, unprocessed deliveries and failing repositories', async () => {
+    const audit = await startIngress();
+    try {
+      const at = Date.parse('2026-01-10T23:30:00Z'); // 23:30 in London
+      const hours = (n: number) => at - n * 3_600_000;
+      const iso = (ms: number) => new Date(ms).toISOString();
+      await fire(audit, '* * * * *', iso(hours(1))); // creates the schema
+      const db = await audit.d1();
+      const run = (id: string, repo: string, status: string, analysis: string, publish: string, t: number) =>
+        db
+          .prepare(
+            `INSERT INTO runs (id, review_key, repo, pr_number, trigger, status, analysis_status, publish_status, created_at, updated_at)
+             VALUES (?, ?, ?, 1, 'opened', ?, ?, ?, ?, ?)`,
+          )
+          .bind(id, `${repo}#1@${id}`, repo, status, analysis, publish, t, t)
+          .run();
+      await run('unpub', 'acme/web', 'completed', 'analysed', 'failed', hours(3));
+      await run('pend', 'acme/web', 'running', 'analysed', 'pending', hours(2));
+      await run('fresh', 'acme/web', 'running', 'analysed', 'pending', hours(0.1)); // under an hour: not yet
+      for (const [i, h] of [5, 4, 3].entries())
+        await run(`f${i}`, 'acme/broken', 'failed', 'failed', 'pending', hours(h));
+      const delivery = (id: string, outcome: string | null, reason: string | null, t: number) =>
+        db
+          .prepare(
+            `INSERT INTO native_deliveries (id, event, outcome, bytes, received_at, dispatch_outcome, dispatch_reason)
+             VALUES (?, 'pull_request', 'enqueued', 1, ?, ?, ?)`,
+          )
+          .bind(id, iso(t), outcome, reason)
+          .run();
+      await delivery('d-dead', 'dead_lettered', 'max_attempts', hours(5));
+      await delivery('d-waiting', null, null, hours(2));
+      await delivery('d-new', null, null, hours(0.2));
+      await db
+        .prepare(
+          "INSERT INTO native_commands (id, kind, status, created_at, updated_at) VALUES ('c1', 'replay', 'running', ?, ?)",
+        )
+        .bind(iso(hours(1)), iso(hours(1)))
+        .run();
+
+      await fire(audit, '30 23 * * *', iso(at));
+      const row: any = await db
+        .prepare("SELECT detail FROM native_job_runs WHERE job = 'nightly-audit' ORDER BY seq DESC LIMIT 1")
+        .first();
+      const detail = JSON.parse(row.detail);
+      expect(detail.checks).toEqual({
+        analysedNeverPublished: { count: 1, sample: ['acme/web#1@unpub'] },
+        publicationsPending: { count: 1, sample: ['acme/web#1@pend'] },
+        deadLetters: { count: 1, sample: ['d-dead (max_attempts)'] },
+        commandsStuck: { count: 1, sample: ['c1 (replay)'] },
+        deliveriesNotProcessed: { count: 1, sample: ['d-waiting'] },
+        reviewsFailing: { count: 1, sample: ['acme/broken'] },
+        budget: { known: false },
+      });
+      expect(detail.findings).toHaveLength(6);
+    } finally {
+      await audit.close();
+    }
+  });
+});

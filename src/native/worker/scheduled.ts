@@ -1,10 +1,11 @@
 /**
  * Cron triggers of the native runtime (review-engine 6.4, 3.5). Which job a cron runs, the London gate
  * of `nightly-audit` (the Node runtime's `londonTime`), a heartbeat row per run in D1, the watchdog's
- * missing-heartbeat message, the command bridge's authority and pr-agent-loop's catch-up (catch-up.ts).
- * The audit's checks and the command executors are not ported: see docs/native.md.
+ * missing-heartbeat message, the command bridge's authority, pr-agent-loop's catch-up (catch-up.ts) and
+ * the audit's checks (audit.ts). The command executors are not ported: see docs/native.md.
  */
 import { londonTime } from '../../scheduler/london.js';
+import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
 import type { Env } from './env.js';
 import { ensureSchema } from './schema.js';
@@ -82,7 +83,7 @@ export async function runScheduled(cron: string, scheduledTime: number, env: Env
   if (job === 'command-bridge') detail = await commandBridge(env, scheduledTime);
   else if (job === 'watchdog') detail = await watchdog(env, scheduledTime);
   else if (job === 'pr-agent-loop') detail = await runNativeCatchUp(env, scheduledTime);
-  else detail = { note: 'job body not ported to the native runtime' };
+  else if (job === 'nightly-audit') detail = await runNativeAudit(env, scheduledTime);
   await heartbeat(env, job, scheduledTime, 'ran', detail);
   console.log(JSON.stringify({ event: 'scheduled', job, ...detail }));
   return { job, status: 'ran', detail };
