@@ -72,7 +72,10 @@ describe('native crons (6.4, 3.5)', () => {
       .prepare('SELECT status, error FROM native_commands WHERE id = ?')
       .bind('cmd-live')
       .first();
-    expect(row.status).toBe('failed');
+    expect(row).toEqual({
+      status: 'failed',
+      error: 'no_native_executor: command kind replay has no native executor',
+    });
   });
 
   it('the watchdog reports a missing cron heartbeat', async () => {

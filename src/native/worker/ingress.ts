@@ -53,9 +53,17 @@ export async function recordDelivery(
     .run();
 }
 
-async function enqueue(env: Env, deliveryId: string, event: string, body: string): Promise<void> {
+/**
+ * Sends the delivery to the review queue: inline when the message stays within 96 KiB, else the body goes
+ * to R2 and the message carries its key (review-engine 8). The record keeps the body (inline) or the key,
+ * so that a replay command can send it again.
+ */
+export async function enqueue(env: Env, deliveryId: string, event: string, body: string): Promise<void> {
   const inline: QueueMessage = { deliveryId, event, body };
+  const keep = (column: 'body' | 'body_key', value: string) =>
+    env.DB.prepare(`UPDATE native_deliveries SET ${column} = ? WHERE id = ?`).bind(value, deliveryId).run();
   if (new TextEncoder().encode(JSON.stringify(inline)).length <= OFFLOAD_BYTES) {
+    await keep('body', body);
     await env.REVIEW_QUEUE.send(inline);
     return;
   }
@@ -63,6 +71,7 @@ async function enqueue(env: Env, deliveryId: string, event: string, body: string
   if (!env.PAYLOADS) return env.REVIEW_QUEUE.send(inline);
   const bodyKey = `deliveries/${deliveryId}.json`;
   await env.PAYLOADS.put(bodyKey, body);
+  await keep('body_key', bodyKey);
   await env.REVIEW_QUEUE.send({ deliveryId, event, bodyKey });
 }
 

@@ -2,11 +2,12 @@
  * Cron triggers of the native runtime (review-engine 6.4, 3.5). Which job a cron runs, the London gate
  * of `nightly-audit` (the Node runtime's `londonTime`), a heartbeat row per run in D1, the watchdog's
  * missing-heartbeat message, the command bridge's authority, pr-agent-loop's catch-up (catch-up.ts) and
- * the audit's checks (audit.ts). The command executors are not ported: see docs/native.md.
+ * the audit's checks (audit.ts); the bridge's executors are commands.ts.
  */
 import { londonTime } from '../../scheduler/london.js';
 import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
+import { CommandFailure, executeCommand } from './commands.js';
 import type { Env } from './env.js';
 import { ensureSchema } from './schema.js';
 
@@ -33,32 +34,52 @@ async function heartbeat(env: Env, job: string, at: number, status: string, deta
     .run();
 }
 
-/** The bridge: `shadow` plans queued commands (dryRun, nothing claimed); `live` claims each one. */
+/**
+ * The bridge: `shadow` plans queued commands (dryRun, nothing claimed); `live` claims each one (a command
+ * another bridge moved first is skipped, not executed) and runs it: succeeded with its result, or failed
+ * with the executor's code and message (commands.ts).
+ */
 async function commandBridge(env: Env, at: number): Promise<Record<string, unknown>> {
   const authority = env.VERDICT_BRIDGE_AUTHORITY === 'live' ? 'live' : 'shadow';
   const { results } = await env.DB.prepare(
-    "SELECT id, kind FROM native_commands WHERE status = 'queued' ORDER BY id",
-  ).all<{ id: string; kind: string }>();
+    "SELECT id, kind, payload FROM native_commands WHERE status = 'queued' ORDER BY id",
+  ).all<{ id: string; kind: string; payload: string | null }>();
   if (authority === 'shadow') return { authority, dryRun: true, planned: results.map((c) => c.id) };
   const claimed: string[] = [];
   const skipped: string[] = [];
+  const when = () => new Date(at).toISOString();
   for (const c of results) {
     const claim = await env.DB.prepare(
       "UPDATE native_commands SET status = 'running', updated_at = ? WHERE id = ? AND status = 'queued' RETURNING id",
     )
-      .bind(new Date(at).toISOString(), c.id)
+      .bind(when(), c.id)
       .first();
     if (!claim) {
       skipped.push(c.id);
       continue;
     }
     claimed.push(c.id);
-    // No executor runs in the worker yet: the claimed command fails with a reason the operator reads.
-    await env.DB.prepare(
-      "UPDATE native_commands SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
-    )
-      .bind(`command kind ${c.kind} has no native executor`, new Date(at).toISOString(), c.id)
-      .run();
+    let payload: Record<string, unknown> = {};
+    try {
+      payload = c.payload ? (JSON.parse(c.payload) as Record<string, unknown>) : {};
+    } catch {
+      payload = {};
+    }
+    try {
+      const result = await executeCommand(env, { id: c.id, kind: c.kind, payload });
+      await env.DB.prepare(
+        "UPDATE native_commands SET status = 'succeeded', result = ?, updated_at = ? WHERE id = ?",
+      )
+        .bind(JSON.stringify(result), when(), c.id)
+        .run();
+    } catch (err) {
+      const code = err instanceof CommandFailure ? err.code : 'command_failed';
+      await env.DB.prepare(
+        "UPDATE native_commands SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
+      )
+        .bind(`${code}: ${(err as Error).message}`, when(), c.id)
+        .run();
+    }
   }
   return { authority, dryRun: false, claimed, skipped };
 }

@@ -8,14 +8,14 @@ import { ensureStateSchema } from './state-schema.js';
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS native_deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, action TEXT,
     repo TEXT, pr_number INTEGER, outcome TEXT NOT NULL, bytes INTEGER NOT NULL, received_at TEXT NOT NULL,
-    dispatch_outcome TEXT, dispatch_reason TEXT, attempts INTEGER NOT NULL DEFAULT 0)`,
+    dispatch_outcome TEXT, dispatch_reason TEXT, attempts INTEGER NOT NULL DEFAULT 0, body TEXT, body_key TEXT)`,
   `CREATE TABLE IF NOT EXISTS native_runs (id TEXT PRIMARY KEY, review_key TEXT NOT NULL, repo TEXT NOT NULL,
     pr_number INTEGER NOT NULL, head_sha TEXT, trigger TEXT NOT NULL, status TEXT NOT NULL,
     installation_id INTEGER, delivery_id TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS native_job_runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL,
     ran_at TEXT NOT NULL, status TEXT NOT NULL, detail TEXT)`,
   `CREATE TABLE IF NOT EXISTS native_commands (id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
-    error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+    error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, payload TEXT, result TEXT)`,
 ];
 
 let ready: WeakSet<object> = new WeakSet();
