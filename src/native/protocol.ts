@@ -31,7 +31,11 @@ export const containerReviewRequestSchema = z.object({
   publishMode: z.enum(['live', 'shadow']),
   /** The dispatch lease's owner token: every state write carries it and is refused once it is lost. */
   leaseToken: z.string().min(1),
+  /** The lease the token holds: the run's own (absent) or the bridge's `publish:{runId}` of a retry-publish. */
+  leaseName: z.string().min(1).optional(),
   attempt: z.number().int().min(1),
+  /** `review` (default): the run's review; `retry-publish`: publish the run's stored result again (3.5). */
+  mode: z.enum(['review', 'retry-publish']).default('review'),
 });
 export type ContainerReviewRequest = z.infer<typeof containerReviewRequestSchema>;
 
@@ -126,7 +130,12 @@ export const NATIVE_STATE_TABLES: StateTable[] = [
 const rowSchema = z.record(z.string(), z.unknown());
 
 /** POST state.internal/bundle: every scoped row the review of `runId` needs. */
-export const stateBundleRequestSchema = z.object({ runId: z.string().min(1), leaseToken: z.string().min(1) });
+const leased = {
+  runId: z.string().min(1),
+  leaseToken: z.string().min(1),
+  leaseName: z.string().min(1).optional(),
+};
+export const stateBundleRequestSchema = z.object(leased);
 export const stateBundleSchema = z.object({ tables: z.record(z.string(), z.array(rowSchema)) });
 export type StateBundle = z.infer<typeof stateBundleSchema>;
 
@@ -137,8 +146,7 @@ export type StateBundle = z.infer<typeof stateBundleSchema>;
  * the run's owner: nothing of that flush is written.
  */
 export const stateFlushSchema = z.object({
-  runId: z.string().min(1),
-  leaseToken: z.string().min(1),
+  ...leased,
   final: z.boolean(),
   tables: z.record(
     z.string(),
@@ -148,9 +156,5 @@ export const stateFlushSchema = z.object({
 export type StateFlush = z.infer<typeof stateFlushSchema>;
 
 /** POST broker.internal/token: an installation token for the run's installation (the key stays outside). */
-export const brokerTokenRequestSchema = z.object({
-  installationId: z.number().int().positive(),
-  runId: z.string().min(1),
-  leaseToken: z.string().min(1),
-});
+export const brokerTokenRequestSchema = z.object({ installationId: z.number().int().positive(), ...leased });
 export const brokerTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.string() });

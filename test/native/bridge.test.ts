@@ -90,9 +90,9 @@ describe('native command bridge: replay-webhook', () => {
       status: 'failed',
       error: 'delivery_not_found: delivery nope is not recorded',
     });
-    expect(await command('retry-publish', { reviewKey: 'acme/web#1@abc' })).toMatchObject({
+    expect(await command('requeue', { reviewKey: 'acme/web#1@abc' })).toMatchObject({
       status: 'failed',
-      error: 'no_native_executor: command kind retry-publish has no native executor',
+      error: 'no_native_executor: command kind requeue has no native executor',
     });
   });
 });

@@ -68,6 +68,7 @@ describe('native runtime: webhook to published review', () => {
         VERDICT_CONTAINER_URL: `http://127.0.0.1:${port}`,
         VERDICT_PUBLISH_MODE: 'live',
         VERDICT_INTERNAL_DEV_TOKEN: DEV_TOKEN,
+        VERDICT_BRIDGE_AUTHORITY: 'live',
       },
     });
     workerUrl = (await h.mf.ready).href;
@@ -149,6 +150,50 @@ describe('native runtime: webhook to published review', () => {
     // The first review's thread came back in the bundle: the same finding is not posted as a new comment.
     const inline = github.comments.filter((c) => JSON.stringify(c).includes('Eviction races with writes'));
     expect(inline).toHaveLength(1);
+  }, 60_000);
+
+  async function bridgeCommand(kind: string, payload: unknown): Promise<any> {
+    const db = await h.d1();
+    const id = `cmd-${crypto.randomUUID()}`;
+    await db
+      .prepare(
+        "INSERT INTO native_commands (id, kind, status, payload, created_at, updated_at) VALUES (?, ?, 'queued', ?, 'x', 'x')",
+      )
+      .bind(id, kind, JSON.stringify(payload))
+      .run();
+    const worker: any = await h.mf.getWorker('verdict');
+    await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
+    return db.prepare('SELECT status, error, result FROM native_commands WHERE id = ?').bind(id).first();
+  }
+
+  it('retry-publish (3.5): the container publishes the stored result again; a run not analysed is refused', async () => {
+    const db = await h.d1();
+    const key = `${REPO}#7@${HEAD}`;
+    // The publication was lost: GitHub no longer shows the review, the store says it failed.
+    github.reviews.clear();
+    const { id: runId } = await db.prepare('SELECT id FROM runs WHERE review_key = ?').bind(key).first();
+    await db.prepare("UPDATE runs SET publish_status = 'failed' WHERE id = ?").bind(runId).run();
+    await db.prepare('DELETE FROM publications WHERE run_id = ?').bind(runId).run();
+    const calls = model.reviewCalls;
+
+    const done = await bridgeCommand('retry-publish', { reviewKey: key });
+    expect(done.status).toBe('succeeded');
+    expect(JSON.parse(done.result)).toEqual({ runId, reviewKey: key, publishStatus: 'published' });
+    const reviews = github.submittedReviews();
+    expect(reviews).toHaveLength(1);
+    expect(JSON.stringify(reviews[0])).toContain('Eviction races with writes');
+    expect(model.reviewCalls).toBe(calls); // published from the stored result: no model call
+    const run = await db.prepare('SELECT publish_status FROM runs WHERE id = ?').bind(runId).first();
+    expect(run.publish_status).toBe('published');
+
+    await db.prepare("UPDATE runs SET analysis_status = 'pending' WHERE id = ?").bind(runId).run();
+    const refused = await bridgeCommand('retry-publish', { reviewKey: key });
+    expect(refused).toMatchObject({ status: 'failed', error: 'not_analyzed: review run is not analyzed' });
+    await db.prepare("UPDATE runs SET analysis_status = 'analysed' WHERE id = ?").bind(runId).run();
+    expect(await bridgeCommand('retry-publish', { reviewKey: 'acme/web#7@nope' })).toMatchObject({
+      status: 'failed',
+      error: 'run_not_found: review run acme/web#7@nope does not exist',
+    });
   }, 60_000);
 
   const read = async (res: { json(): Promise<unknown> }): Promise<any> => res.json();

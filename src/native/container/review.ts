@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { ProbotOctokit } from 'probot';
 import { z } from 'zod';
 import { reviewExecutorFor, reviewPublisherFor } from '../../compose/parts.js';
+import { RetryPublishError, retryPublish } from '../../publish/review-publisher.js';
 import type { Config } from '../../config/index.js';
 import type { GitHubClient } from '../../github/client.js';
 import { REVIEW_QUEUE } from '../../review/request.js';
@@ -65,14 +66,9 @@ export class ContainerReview {
     const signal = this.controller.signal;
     deps.setPhase('hydrating');
     this.state = await ContainerState.open(deps.config.dedupeTtlSeconds, req.runId);
-    const bundle = await deps.internal(
-      'state.internal',
-      '/bundle',
-      { runId: req.runId, leaseToken: req.leaseToken },
-      stateBundleSchema,
-      signal,
-    );
+    const bundle = await deps.internal('state.internal', '/bundle', this.leased(), stateBundleSchema, signal);
     await this.state.hydrate(bundle);
+    if (req.mode === 'retry-publish') return this.publishAgain();
     await this.admit();
     if (signal.aborted) throw new ReviewAbortedError();
     deps.setPhase('reviewing');
@@ -127,6 +123,49 @@ export class ContainerReview {
     });
   }
 
+  /** What every internal call names: the run and the lease its token holds. */
+  private leased(): { runId: string; leaseToken: string; leaseName?: string } {
+    const { runId, leaseToken, leaseName } = this.request;
+    return { runId, leaseToken, ...(leaseName ? { leaseName } : {}) };
+  }
+
+  /**
+   * The bridge's `retry-publish` (review-engine 3.5, 7.5): the Node runtime's `retryPublish` over the
+   * hydrated run (analysed, with an installation id) and the same publisher as a review's, then the final
+   * flush. A run it refuses answers `failed` with the refusal's code, not to be retried.
+   */
+  private async publishAgain(): Promise<ContainerReviewResponse> {
+    const { deps, request } = this;
+    deps.setPhase('publishing');
+    const store = this.state!.store;
+    const publisher = reviewPublisherFor(store, deps.config, deps.log);
+    let answer: ContainerReviewResponse;
+    try {
+      const outcome = await retryPublish(store, publisher, (id) => this.octokit(id), request.runId);
+      answer =
+        outcome.status === 'failed'
+          ? {
+              runId: request.runId,
+              status: 'failed',
+              reason: 'publish_failed',
+              error: outcome.errors.join('; '),
+            }
+          : { runId: request.runId, status: 'completed', reason: outcome.status };
+    } catch (error) {
+      if (!(error instanceof RetryPublishError)) throw error;
+      answer = {
+        runId: request.runId,
+        status: 'failed',
+        reason: error.code,
+        error: error.message,
+        retry: false,
+      };
+    }
+    deps.setPhase('flushing');
+    await this.flush(true);
+    return answer;
+  }
+
   /** The best-effort flush of a termination abort: whatever the review stored so far, `final: false`. */
   async checkpoint(): Promise<void> {
     if (!this.state) return;
@@ -143,7 +182,7 @@ export class ContainerReview {
     const next = this.flushing.then(async () => {
       const state = this.state!;
       const { tables, current } = await state.changes();
-      const body = { runId: this.request.runId, leaseToken: this.request.leaseToken, final, tables };
+      const body = { ...this.leased(), final, tables };
       await this.deps.internal('state.internal', '/flush', body, z.unknown());
       state.flushed(current);
     });
@@ -172,7 +211,7 @@ export class ContainerReview {
     const { token } = await this.deps.internal(
       'broker.internal',
       '/token',
-      { installationId, runId: this.request.runId, leaseToken: this.request.leaseToken },
+      { installationId, ...this.leased() },
       brokerTokenSchema,
       this.controller.signal,
     );

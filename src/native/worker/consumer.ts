@@ -15,7 +15,7 @@ export type QueuedMessage = { body: QueueMessage; attempts: number; ack(): void;
 export type Outcome = { outcome: string; reason?: string; runId?: string };
 
 const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
-const intEnv = (v: string | undefined, d: number) =>
+export const intEnv = (v: string | undefined, d: number) =>
   Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : d;
 
 export async function leaseCall(
@@ -186,6 +186,7 @@ async function dispatch(
     publishMode: env.VERDICT_PUBLISH_MODE === 'live' ? 'live' : 'shadow',
     leaseToken: token,
     attempt,
+    mode: 'review',
   };
   const result = await callContainer(env, request, leaseMs);
   const completed = result.ok && result.status !== 'failed';
@@ -216,17 +217,17 @@ function containerFetcher(env: Env, runId: string): Fetcher {
   return env.CONTAINER ?? { fetch: (input, init) => fetch(input, init) };
 }
 
-type Dispatched = { ok: boolean; status?: string; reason?: string; retry?: boolean };
+export type Dispatched = { ok: boolean; status?: string; reason?: string; error?: string; retry?: boolean };
 
 /** POST /review on the container, renewing the lease meanwhile; a lost lease aborts the request. */
-async function callContainer(
+export async function callContainer(
   env: Env,
   request: ContainerReviewRequest,
   leaseMs: number,
 ): Promise<Dispatched> {
   const abort = new AbortController();
   const renew = setInterval(() => {
-    leaseCall(env, request.runId, 'renew', { token: request.leaseToken, leaseMs })
+    leaseCall(env, request.leaseName ?? request.runId, 'renew', { token: request.leaseToken, leaseMs })
       .then((s) => {
         if (s !== 'lost') return;
         log({ event: 'lease_lost_aborted', runId: request.runId });
@@ -254,7 +255,13 @@ async function callContainer(
       return { ok: false, reason: `container ${res.status}: ${text.slice(0, 500)}` };
     }
     const answer = containerReviewResponseSchema.parse(JSON.parse(text));
-    return { ok: true, status: answer.status, reason: answer.reason ?? answer.error, retry: answer.retry };
+    return {
+      ok: true,
+      status: answer.status,
+      reason: answer.reason ?? answer.error,
+      error: answer.error,
+      retry: answer.retry,
+    };
   } catch (err) {
     log({ event: 'container-dispatch-error', runId: request.runId, err: String(err) });
     return { ok: false, reason: String(err) };

@@ -39,14 +39,17 @@ async function parse<S extends z.ZodTypeAny>(request: Request, schema: S): Promi
 }
 
 /** The run the lease token holds, or the refusal: 404 `run_not_found`, 409 `lease_lost`. */
-async function leasedRun(env: Env, runId: string, leaseToken: string): Promise<NativeRun | Response> {
+async function leasedRun(
+  env: Env,
+  { runId, leaseToken, leaseName }: { runId: string; leaseToken: string; leaseName?: string },
+): Promise<NativeRun | Response> {
   const run = await env.DB.prepare(
     'SELECT id, repo, pr_number, installation_id FROM native_runs WHERE id = ?',
   )
     .bind(runId)
     .first<NativeRun>();
   if (!run) return refuse(404, 'run_not_found', `no native run ${runId}`);
-  const lease = await leaseCall(env, runId, 'check', { token: leaseToken });
+  const lease = await leaseCall(env, leaseName ?? runId, 'check', { token: leaseToken });
   if (lease !== 'valid')
     return refuse(409, 'lease_lost', `the dispatch lease of ${runId} is not held by this token`);
   return run;
@@ -67,7 +70,7 @@ function scoped(table: StateTable, run: NativeRun): { sql: string; binds: unknow
 async function bundle(request: Request, env: Env): Promise<Response> {
   const body = await parse(request, stateBundleRequestSchema);
   if (body instanceof Response) return body;
-  const run = await leasedRun(env, body.runId, body.leaseToken);
+  const run = await leasedRun(env, body);
   if (run instanceof Response) return run;
   const tables: StateBundle['tables'] = {};
   for (const table of NATIVE_STATE_TABLES) {
@@ -109,7 +112,7 @@ function flushStatements(
 async function flush(request: Request, env: Env): Promise<Response> {
   const body = await parse(request, stateFlushSchema);
   if (body instanceof Response) return body;
-  const run = await leasedRun(env, body.runId, body.leaseToken);
+  const run = await leasedRun(env, body);
   if (run instanceof Response) return run;
   let statements;
   try {
@@ -131,7 +134,7 @@ async function flush(request: Request, env: Env): Promise<Response> {
 async function token(request: Request, env: Env): Promise<Response> {
   const body = await parse(request, brokerTokenRequestSchema);
   if (body instanceof Response) return body;
-  const run = await leasedRun(env, body.runId, body.leaseToken);
+  const run = await leasedRun(env, body);
   if (run instanceof Response) return run;
   if (run.installation_id !== body.installationId)
     return refuse(
