@@ -34,3 +34,24 @@ export function failingRepos(recent: ReadonlyArray<{ repo: string; status: strin
     .map(([repo]) => repo)
     .sort();
 }
+
+/** The start (UTC) of the month `now` is in: the budget check counts the spend since then. */
+export const monthStart = (now: number): number =>
+  Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
+
+export type BudgetCheck = {
+  budgetUsd: number | null;
+  spentUsd: number | null;
+  reached: boolean;
+  known: boolean;
+};
+
+/** The month's model spend against the policy's budget: reached only when the spend is known in full. */
+export function budgetCheck(
+  budgetUsd: number | null,
+  spentUsd: number | null,
+  complete: boolean,
+): BudgetCheck {
+  const known = complete && spentUsd !== null;
+  return { budgetUsd, spentUsd, reached: budgetUsd !== null && known && spentUsd! >= budgetUsd, known };
+}

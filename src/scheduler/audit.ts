@@ -11,6 +11,8 @@ import {
   STUCK_COMMAND_MS,
   check,
   failingRepos as lastRunsFailed,
+  budgetCheck,
+  monthStart,
   type AuditCheck,
 } from './audit-rules.js';
 import { londonTime } from './london.js';
@@ -19,7 +21,6 @@ import { londonTime } from './london.js';
 export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
 
 export { londonTime };
-
 
 export type AuditArtifact =
   | { ran: false; londonTime: string; reason: 'not_2330_in_london' }
@@ -117,13 +118,8 @@ async function failingRepos(store: Store, now: number): Promise<string[]> {
 async function monthBudget(store: Store, now: number): Promise<AuditChecks['budget']> {
   const stored = await store.policy.get();
   const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
-  const budgetUsd = policy.monthlyModelBudgetUsd;
-  const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
-  const usage = await store.reads.usage(monthStart, now + 1);
-  const spentUsd = usage.model.costUsd;
-  const known = usage.model.complete && spentUsd !== null;
-  const reached = budgetUsd !== null && known && spentUsd! >= budgetUsd;
-  return { budgetUsd, spentUsd, reached, known };
+  const usage = await store.reads.usage(monthStart(now), now + 1);
+  return budgetCheck(policy.monthlyModelBudgetUsd, usage.model.costUsd, usage.model.complete);
 }
 
 type AuditChecks = Extract<AuditArtifact, { ran: true }>['checks'];

@@ -132,6 +132,26 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
         .bind(iso(hours(1)), iso(hours(1)))
         .run();
 
+      // The month's spend: one model span per analysed run, 1.2 USD in all, against a budget of 1 USD.
+      await db
+        .prepare("UPDATE review_policies SET document = ? WHERE workspace = 'default'")
+        .bind(JSON.stringify({ monthlyModelBudgetUsd: 1 }))
+        .run();
+      for (const [i, runId] of ['unpub', 'pend', 'fresh'].entries()) {
+        await db
+          .prepare(
+            "INSERT INTO traces (id, run_id, name, status, started_at) VALUES (?, ?, 'review', 'ok', ?)",
+          )
+          .bind(`t-${runId}`, runId, hours(3))
+          .run();
+        await db
+          .prepare(
+            `INSERT INTO spans (trace_id, span_id, kind, name, status, provider, model, input_tokens, output_tokens, cost_usd, started_at)
+             VALUES (?, ?, 'model', 'call', 'ok', 'openai', 'gpt-4o-mini', 1000, 100, ?, ?)`,
+          )
+          .bind(`t-${runId}`, `s-${runId}`, [0.5, 0.5, 0.2][i], hours(3))
+          .run();
+      }
       await fire(audit, '30 23 * * *', iso(at));
       const row: any = await db
         .prepare("SELECT detail FROM native_job_runs WHERE job = 'nightly-audit' ORDER BY seq DESC LIMIT 1")
@@ -144,9 +164,10 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
         commandsStuck: { count: 1, sample: ['c1 (replay)'] },
         deliveriesNotProcessed: { count: 1, sample: ['d-waiting'] },
         reviewsFailing: { count: 1, sample: ['acme/broken'] },
-        budget: { known: false },
+        budget: { budgetUsd: 1, spentUsd: 1.2, reached: true, known: true },
       });
-      expect(detail.findings).toHaveLength(6);
+      expect(detail.findings).toHaveLength(7);
+      expect(detail.findings).toContain('budget: 1.2 USD spent of 1 this month');
     } finally {
       await audit.close();
     }
