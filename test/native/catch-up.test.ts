@@ -47,17 +47,8 @@ function github(request: Request): Response {
   if (request.method === 'POST' && /^\/app\/hook\/deliveries\/\d+\/attempts$/.test(url.pathname)) {
     return Response.json({}, { status: 202 });
   }
-  if (path === '/app/installations?per_page=100') {
-    return Response.json([{ id: 77 }, { id: 78, suspended_at: at(10) }]);
-  }
   if (request.method === 'POST' && url.pathname === '/app/installations/77/access_tokens') {
     return Response.json({ token: 'ghs_77', expires_at: '2030-01-01T00:00:00Z' }, { status: 201 });
-  }
-  if (path === '/installation/repositories?per_page=100') {
-    return Response.json({
-      total_count: 2,
-      repositories: [{ full_name: 'acme/web' }, { full_name: 'acme/off' }],
-    });
   }
   if (path === '/repos/acme/web/pulls?state=open&per_page=100') {
     return Response.json([
@@ -104,12 +95,17 @@ describe('native pr-agent-loop (6.4): the catch-up pass', () => {
       )
       .bind(`acme/web#2@${HEAD_2}`, HEAD_2)
       .run();
-    await db
-      .prepare(
-        `INSERT INTO repositories (full_name, owner, name, installation_id, installed, config, created_at, updated_at)
-         VALUES ('acme/off', 'acme', 'off', 77, 1, '{"enabled":false}', 1, 1)`,
-      )
-      .run();
+    const repo = (name: string, config: string | null) =>
+      db
+        .prepare(
+          `INSERT INTO repositories (full_name, owner, name, installation_id, installed, config, created_at, updated_at)
+           VALUES (?, 'acme', ?, 77, 1, ?, 1, 1)`,
+        )
+        .bind(`acme/${name}`, name, config)
+        .run();
+    await repo('web', '{"enabled":true}');
+    await repo('off', '{"enabled":false}');
+    await repo('unconfigured', null); // no stored configuration: not caught up
     calls.length = 0;
 
     const pass = await fire();
@@ -119,10 +115,12 @@ describe('native pr-agent-loop (6.4): the catch-up pass', () => {
       deferred: 0,
       errors: [],
     });
-    // The latest attempt of g1 is the one redelivered; the suspended installation gets no token.
+    // The latest attempt of g1 is the one redelivered; repositories not enabled are not listed.
     expect(calls).toContain('POST /app/hook/deliveries/12/attempts');
     expect(calls.filter((c) => c.includes('/attempts'))).toHaveLength(1);
-    expect(calls.some((c) => c.includes('/app/installations/78/'))).toBe(false);
+    expect(calls.filter((c) => c.includes('/pulls'))).toEqual([
+      'GET /repos/acme/web/pulls?state=open&per_page=100',
+    ]);
 
     const messages = await until(
       () => h.seen(),

@@ -5,11 +5,11 @@
  * 1. the App's deliveries of the last 72 hours that no attempt delivered and that this runtime does not
  *    hold (no `delivery:{id}` marker in KV, no record in D1) are redelivered, oldest first, at most 50 a
  *    pass;
- * 2. every open pull request of the App's repositories (each installation that is not suspended) whose head
- *    has no run here is queued as a `catch_up` review: a queue message the consumer dispatches like a
- *    webhook's, recorded under the id `catch-up:{repo}#{number}@{head}` so a later pass does not queue it
- *    again. A repository an operator disabled (its stored configuration says `enabled: false`) is left out;
- *    one the store does not know is installed, so reviewed (NAMES.md "Installed means reviewed").
+ * 2. every open pull request of an installed repository enabled by its stored configuration (as the Node
+ *    loop: a catch-up review is never the first thing an operator learns about a repository; in this
+ *    runtime a repository is stored once a review ran in it) whose head has no run here is queued as a
+ *    `catch_up` review: a queue message the consumer dispatches like a webhook's, recorded under the id
+ *    `catch-up:{repo}#{number}@{head}` so a later pass does not queue it again.
  *
  * The reactions step of the Node loop is not run here. A failure of one call is recorded and the pass
  * goes on.
@@ -73,13 +73,17 @@ async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp
   }
 }
 
-async function disabled(env: Env, repo: string): Promise<boolean> {
-  const row = await env.DB.prepare('SELECT config FROM repositories WHERE lower(full_name) = lower(?)')
-    .bind(repo)
-    .first<{ config: string | null }>();
-  if (!row?.config) return false;
+type StoredRepo = {
+  full_name: string;
+  installation_id: number | null;
+  installed: number;
+  config: string | null;
+};
+
+/** Enabled by its stored configuration (the Node loop's rule, docs/decisions.md "Scheduled jobs"). */
+function enabled(repo: StoredRepo): boolean {
   try {
-    return (JSON.parse(row.config) as { enabled?: unknown }).enabled === false;
+    return repo.config !== null && (JSON.parse(repo.config) as { enabled?: unknown }).enabled === true;
   } catch {
     return false;
   }
@@ -115,35 +119,24 @@ async function queueOne(
   return `${repo}#${pr.number}@${sha}`;
 }
 
-async function queueCatchUps(env: Env, auth: string, out: NativeCatchUp): Promise<void> {
-  let installations: Array<{ id: number; suspended_at?: string | null }>;
-  try {
-    installations = await githubPages(env, '/app/installations', auth, (body: any[]) => body);
-  } catch (error) {
-    out.errors.push(`listing the App's installations failed: ${(error as Error).message}`);
-    return;
-  }
-  for (const installation of installations.filter((i) => !i.suspended_at)) {
+async function queueCatchUps(env: Env, out: NativeCatchUp): Promise<void> {
+  const { results } = await env.DB.prepare(
+    'SELECT full_name, installation_id, installed, config FROM repositories ORDER BY full_name',
+  ).all<StoredRepo>();
+  for (const repo of results) {
+    if (!repo.installed || repo.installation_id === null || !enabled(repo)) continue;
     try {
-      const { token } = await installationToken(env, installation.id);
-      const repos = await githubPages(env, '/installation/repositories', `token ${token}`, (body: any) =>
-        (body.repositories as Array<{ full_name: string }>).map((r) => r.full_name),
-      );
-      for (const repo of repos) {
-        if (await disabled(env, repo)) continue;
-        const pulls = await githubPages(
-          env,
-          `/repos/${repo}/pulls?state=open`,
-          `token ${token}`,
-          (b: OpenPull[]) => b,
-        );
-        for (const pr of pulls) {
-          const queued = await queueOne(env, repo, installation.id, pr);
-          if (queued) out.enqueued.push(queued);
-        }
+      const { token } = await installationToken(env, repo.installation_id);
+      const path = `/repos/${repo.full_name}/pulls?state=open`;
+      const pulls = await githubPages(env, path, `token ${token}`, (b: OpenPull[]) => b);
+      for (const pr of pulls) {
+        const queued = await queueOne(env, repo.full_name, repo.installation_id, pr);
+        if (queued) out.enqueued.push(queued);
       }
     } catch (error) {
-      out.errors.push(`installation ${installation.id}: ${(error as Error).message}`);
+      out.errors.push(
+        `listing the open pull requests of ${repo.full_name} failed: ${(error as Error).message}`,
+      );
     }
   }
 }
@@ -153,6 +146,6 @@ export async function runNativeCatchUp(env: Env, now: number): Promise<NativeCat
   if (!env.APP_ID || !env.PRIVATE_KEY) return { ...out, skipped: 'app_credentials_missing' };
   const auth = await appAuth(env);
   await redeliver(env, auth, now, out);
-  await queueCatchUps(env, auth, out);
+  await queueCatchUps(env, out);
   return out;
 }
