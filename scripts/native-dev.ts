@@ -59,6 +59,7 @@ const mf = new Miniflare({
       'VERDICT_PUBLISH_MODE',
       'VERDICT_BOT_HANDLES',
       'VERDICT_BRIDGE_AUTHORITY',
+      'VERDICT_WATCHDOG_ALERT_URL',
     ]),
   },
 });

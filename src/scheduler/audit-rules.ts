@@ -1,3 +1,5 @@
+import type { AlertInput } from '../store/alerts.js';
+
 /**
  * The rules of `nightly-audit` that both runtimes apply (NAMES.md "Never missing a pull request"), with no
  * store behind them, so that the native edge worker bundles this module as the Node audit imports it.
@@ -54,4 +56,54 @@ export function budgetCheck(
 ): BudgetCheck {
   const known = complete && spentUsd !== null;
   return { budgetUsd, spentUsd, reached: budgetUsd !== null && known && spentUsd! >= budgetUsd, known };
+}
+
+/** The checks an audit's alerts are raised from (each runtime adds its own). */
+export type AuditFindings = {
+  analysedNeverPublished: AuditCheck;
+  publicationsPending: AuditCheck;
+  deadLetters: AuditCheck;
+  commandsStuck: AuditCheck;
+  deliveriesNotProcessed: AuditCheck;
+  reviewsFailing: AuditCheck;
+  budget: BudgetCheck;
+};
+
+const INCONSISTENCIES = [
+  ['analysed_never_published', 'analysedNeverPublished', 'analysed run(s) never published'],
+  ['publications_pending', 'publicationsPending', 'publication(s) pending for more than an hour'],
+  ['commands_stuck', 'commandsStuck', 'command(s) stuck running'],
+  [
+    'deliveries_not_processed',
+    'deliveriesNotProcessed',
+    'delivery(ies) stored and not processed for more than an hour',
+  ],
+] as const;
+
+/** The alerts an audit raises, in order: its inconsistencies, dead letters, failing repositories, the budget. */
+export function auditAlerts(checks: AuditFindings, failing: readonly string[]): AlertInput[] {
+  const alerts: AlertInput[] = [];
+  const list = (c: AuditCheck) => `${c.sample.join(', ')}${c.count > c.sample.length ? ', …' : ''}`;
+  for (const [key, name, what] of INCONSISTENCIES) {
+    const c = checks[name];
+    if (c.count > 0) {
+      const message = `nightly audit: ${c.count} ${what}: ${list(c)}`;
+      alerts.push({ kind: 'audit_inconsistency', severity: 'warning', message, repo: null, key });
+    }
+  }
+  const dead = checks.deadLetters;
+  if (dead.count > 0) {
+    const message = `${dead.count} job(s) are dead-lettered: ${list(dead)}`;
+    alerts.push({ kind: 'dead_letters', severity: 'critical', message, repo: null });
+  }
+  for (const repo of failing) {
+    const message = `The last ${FAILING_RUNS} reviews of ${repo} failed`;
+    alerts.push({ kind: 'reviews_failing', severity: 'critical', message, repo });
+  }
+  const { reached, spentUsd, budgetUsd } = checks.budget;
+  if (reached) {
+    const message = `This month's model spend $${spentUsd!.toFixed(2)} has reached the budget of $${budgetUsd!.toFixed(2)}: automatic reviews are refused`;
+    alerts.push({ kind: 'budget_reached', severity: 'critical', message, repo: null });
+  }
+  return alerts;
 }

@@ -3,14 +3,13 @@ import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY } from '../policy/policy.schema.js';
-import type { AlertSeverity } from '../store/alerts.js';
 import type { Store } from '../store/index.js';
 import {
-  FAILING_RUNS,
   HOUR,
   STUCK_COMMAND_MS,
   check,
   failingRepos as lastRunsFailed,
+  auditAlerts,
   budgetCheck,
   monthStart,
   type AuditCheck,
@@ -124,55 +123,12 @@ async function monthBudget(store: Store, now: number): Promise<AuditChecks['budg
 
 type AuditChecks = Extract<AuditArtifact, { ran: true }>['checks'];
 
-const INCONSISTENCIES = [
-  ['analysed_never_published', 'analysedNeverPublished', 'analysed run(s) never published'],
-  ['publications_pending', 'publicationsPending', 'publication(s) pending for more than an hour'],
-  ['commands_stuck', 'commandsStuck', 'command(s) stuck running'],
-  [
-    'deliveries_not_processed',
-    'deliveriesNotProcessed',
-    'delivery(ies) stored and not processed for more than an hour',
-  ],
-] as const;
-
-/** Raises an alert for each finding; returns the kinds raised, in order. */
+/** Raises an alert for each finding (audit-rules.ts); returns the kinds raised, in order. */
 async function raiseFindings(alerts: AlertDeps, checks: AuditChecks, failing: string[]): Promise<string[]> {
   const raised: string[] = [];
-  const raise = async (
-    kind: string,
-    severity: AlertSeverity,
-    message: string,
-    repo: string | null = null,
-    key?: string,
-  ) => {
-    await raiseAlertQuietly(alerts, { kind, repo, severity, message, key });
-    raised.push(kind);
-  };
-  const list = (c: AuditCheck) => `${c.sample.join(', ')}${c.count > c.sample.length ? ', …' : ''}`;
-  for (const [key, name, what] of INCONSISTENCIES) {
-    const c = checks[name];
-    if (c.count > 0)
-      await raise(
-        'audit_inconsistency',
-        'warning',
-        `nightly audit: ${c.count} ${what}: ${list(c)}`,
-        null,
-        key,
-      );
-  }
-  const dead = checks.deadLetters;
-  if (dead.count > 0)
-    await raise('dead_letters', 'critical', `${dead.count} job(s) are dead-lettered: ${list(dead)}`);
-  for (const repo of failing) {
-    await raise('reviews_failing', 'critical', `The last ${FAILING_RUNS} reviews of ${repo} failed`, repo);
-  }
-  const { reached, spentUsd, budgetUsd } = checks.budget;
-  if (reached) {
-    await raise(
-      'budget_reached',
-      'critical',
-      `This month's model spend $${spentUsd!.toFixed(2)} has reached the budget of $${budgetUsd!.toFixed(2)}: automatic reviews are refused`,
-    );
+  for (const alert of auditAlerts(checks, failing)) {
+    await raiseAlertQuietly(alerts, alert);
+    raised.push(alert.kind);
   }
   return raised;
 }

@@ -11,6 +11,7 @@ import {
   CATCH_UP_TRIGGER,
   MAX_REDELIVERIES_PER_PASS,
   REDELIVERY_WINDOW_MS,
+  catchUpAlerts,
   undelivered,
   type HookDelivery,
 } from './redelivery.js';
@@ -118,24 +119,8 @@ export async function runCatchUp(deps: CatchUpDeps): Promise<CatchUpArtifact> {
     );
   }
   for (const error of artifact.errors) log.warn({ event: 'catch-up-error' }, `pr-agent-loop: ${error}`);
-  if (deps.alerts && failed.length > 0) {
-    await raiseAlertQuietly(deps.alerts, {
-      kind: 'webhook_deliveries_failed',
-      repo: null,
-      severity: 'warning',
-      message: `${failed.length} webhook deliveries of the last 72 hours never reached Verdict; ${artifact.redelivered.length} were redelivered${artifact.deferred > 0 ? `, ${artifact.deferred} wait for the next pass` : ''}`,
-    });
-  }
-  const refused = artifact.errors.filter(
-    (e) => e.startsWith('redelivery of ') || e.startsWith('listing the App'),
-  );
-  if (deps.alerts && refused.length > 0) {
-    await raiseAlertQuietly(deps.alerts, {
-      kind: 'redelivery_failed',
-      repo: null,
-      severity: 'critical',
-      message: `pr-agent-loop could not recover missed webhooks: ${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}`,
-    });
+  if (deps.alerts) {
+    for (const alert of catchUpAlerts(failed.length, artifact)) await raiseAlertQuietly(deps.alerts, alert);
   }
   return artifact;
 }

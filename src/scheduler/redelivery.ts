@@ -1,3 +1,5 @@
+import type { AlertInput } from '../store/alerts.js';
+
 /**
  * The rules of `pr-agent-loop` that both runtimes apply (NAMES.md "Never missing a pull request"): which
  * of the App's webhook deliveries never reached Verdict. No store and no GitHub client here, so the
@@ -70,4 +72,37 @@ export function undelivered(attempts: readonly HookDelivery[], now: number): Hoo
   return [...latest.values()]
     .filter((a) => !delivered.has(a.guid))
     .sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
+}
+
+/**
+ * The alerts of a pass: `webhook_deliveries_failed` when deliveries never reached Verdict, and
+ * `redelivery_failed` when the pass could not list or redeliver them (its errors name which).
+ */
+export function catchUpAlerts(
+  failed: number,
+  pass: { redelivered: readonly string[]; deferred: number; errors: readonly string[] },
+): AlertInput[] {
+  const alerts: AlertInput[] = [];
+  if (failed > 0) {
+    const waiting = pass.deferred > 0 ? `, ${pass.deferred} wait for the next pass` : '';
+    alerts.push({
+      kind: 'webhook_deliveries_failed',
+      repo: null,
+      severity: 'warning',
+      message: `${failed} webhook deliveries of the last 72 hours never reached Verdict; ${pass.redelivered.length} were redelivered${waiting}`,
+    });
+  }
+  const refused = pass.errors.filter(
+    (e) => e.startsWith('redelivery of ') || e.startsWith('listing the App'),
+  );
+  if (refused.length > 0) {
+    const more = refused.length > 1 ? ` (and ${refused.length - 1} more)` : '';
+    alerts.push({
+      kind: 'redelivery_failed',
+      repo: null,
+      severity: 'critical',
+      message: `pr-agent-loop could not recover missed webhooks: ${refused[0]}${more}`,
+    });
+  }
+  return alerts;
 }

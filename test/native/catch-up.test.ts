@@ -110,11 +110,22 @@ describe('native pr-agent-loop (6.4): the catch-up pass', () => {
 
     const pass = await fire();
     expect(pass).toEqual({
+      generatedAt: new Date(NOW).toISOString(),
       redelivered: ['g1'],
       enqueued: [`acme/web#1@${HEAD_1}`],
       deferred: 0,
       errors: [],
     });
+    // The delivery that never arrived is an alert, as in the Node loop (kept in D1; no alert URL here).
+    const alerts = await db.prepare('SELECT kind, severity, message, count FROM native_alerts').all();
+    expect(alerts.results).toEqual([
+      {
+        kind: 'webhook_deliveries_failed',
+        severity: 'warning',
+        message: '1 webhook deliveries of the last 72 hours never reached Verdict; 1 were redelivered',
+        count: 1,
+      },
+    ]);
     // The latest attempt of g1 is the one redelivered; repositories not enabled are not listed.
     expect(calls).toContain('POST /app/hook/deliveries/12/attempts');
     expect(calls.filter((c) => c.includes('/attempts'))).toHaveLength(1);

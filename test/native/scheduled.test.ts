@@ -94,7 +94,15 @@ describe('native crons (6.4, 3.5)', () => {
 
 describe('native nightly-audit (6.4): the checks of the Node audit over D1', () => {
   it('finds unpublished and pending analyses, dead letters, stuck commands, unprocessed deliveries and failing repositories', async () => {
-    const audit = await startIngress();
+    const posted: any[] = [];
+    const alertUrl = async (request: Request) => {
+      posted.push({ url: request.url, body: await request.json() });
+      return new Response('ok');
+    };
+    const audit = await startIngress({
+      github: alertUrl,
+      bindings: { VERDICT_WATCHDOG_ALERT_URL: 'https://alerts.example.test/verdict' },
+    });
     try {
       const at = Date.parse('2026-01-10T23:30:00Z'); // 23:30 in London
       const hours = (n: number) => at - n * 3_600_000;
@@ -168,6 +176,38 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
       });
       expect(detail.findings).toHaveLength(7);
       expect(detail.findings).toContain('budget: 1.2 USD spent of 1 this month');
+
+      // Each finding is an alert, delivered to the alert URL as the Node runtime delivers it.
+      const kinds = [
+        'audit_inconsistency',
+        'audit_inconsistency',
+        'audit_inconsistency',
+        'audit_inconsistency',
+        'dead_letters',
+        'reviews_failing',
+        'budget_reached',
+      ];
+      expect(posted.map((p) => p.body.alert.kind)).toEqual(kinds);
+      expect(posted[0]).toMatchObject({
+        url: 'https://alerts.example.test/verdict',
+        body: { source: 'verdict alerts', alert: { severity: 'warning', count: 1, dismissedAt: null } },
+      });
+      expect(posted[5].body.alert).toMatchObject({
+        repo: 'acme/broken',
+        message: 'The last 3 reviews of acme/broken failed',
+      });
+      // The next night finds the dead letter again: counted on its alert, not delivered again.
+      await fire(audit, '30 23 * * *', iso(at + 86_400_000));
+      expect(posted).toHaveLength(7);
+      const dead = await db.prepare("SELECT count FROM native_alerts WHERE kind = 'dead_letters'").first();
+      expect(dead).toEqual({ count: 2 });
+
+      // The watchdog's messages go to the same URL, as the Node watchdog sends them.
+      await fire(audit, '3-59/15 * * * *', iso(at));
+      expect(posted.at(-1)).toEqual({
+        url: 'https://alerts.example.test/verdict',
+        body: { source: 'Verdict watchdog', generatedAt: iso(at), messages: ['no cron heartbeat'] },
+      });
     } finally {
       await audit.close();
     }

@@ -4,8 +4,7 @@
  * runs are the Node store's own table in D1; dead letters, unprocessed deliveries and stuck commands are
  * the worker's (`native_deliveries`, `native_commands`). The month's model spend is read from the model
  * spans the containers flushed (as the Node usage report reads them) against the stored policy's budget.
- * There is no alert channel in the native runtime: the findings are the job's recorded detail and its log
- * line.
+ * Each finding is also raised as an alert (alerts.ts), as the Node audit raises it.
  */
 import { sanitizeStoredPolicy } from '../../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY } from '../../policy/policy.schema.js';
@@ -16,9 +15,11 @@ import {
   check,
   failingRepos,
   monthStart,
+  auditAlerts,
   type AuditCheck,
   type BudgetCheck,
 } from '../../scheduler/audit-rules.js';
+import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 
 export type NativeAudit = {
@@ -128,5 +129,6 @@ export async function runNativeAudit(env: Env, now: number): Promise<NativeAudit
     .map(([name, c]) => `${name}: ${(c as AuditCheck).count}`);
   if (checks.budget.reached)
     findings.push(`budget: ${checks.budget.spentUsd} USD spent of ${checks.budget.budgetUsd} this month`);
+  for (const alert of auditAlerts(checks, failing)) await raiseNativeAlert(env, alert, now);
   return { checks, findings };
 }

@@ -15,17 +15,21 @@
  * goes on.
  */
 import {
+  catchUpAlerts,
   CATCH_UP_TRIGGER,
   MAX_REDELIVERIES_PER_PASS,
   REDELIVERY_WINDOW_MS,
   hookDelivery,
   undelivered,
 } from '../../scheduler/redelivery.js';
+import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 import { apiBase, appAuth, githubPages, headers, installationToken } from './github.js';
 import { recordDelivery } from './ingress.js';
 
 export type NativeCatchUp = {
+  /** When the pass ran (the artifact field of NAMES.md "Never missing a pull request"). */
+  generatedAt?: string;
   redelivered: string[];
   enqueued: string[];
   deferred: number;
@@ -42,7 +46,8 @@ async function held(env: Env, guid: string): Promise<boolean> {
   );
 }
 
-async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp): Promise<void> {
+/** Step (1); answers how many deliveries never arrived (for the pass's alerts). */
+async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp): Promise<number> {
   let attempts;
   try {
     attempts = await githubPages(
@@ -54,7 +59,7 @@ async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp
     );
   } catch (error) {
     out.errors.push(`listing the App's webhook deliveries failed: ${(error as Error).message}`);
-    return;
+    return 0;
   }
   const failed = [];
   for (const attempt of undelivered(attempts, now))
@@ -71,6 +76,7 @@ async function redeliver(env: Env, auth: string, now: number, out: NativeCatchUp
         `redelivery of ${attempt.guid} (${attempt.event}) failed: ${res instanceof Response ? `GitHub answered ${res.status}` : res.message}`,
       );
   }
+  return failed.length;
 }
 
 type StoredRepo = {
@@ -145,7 +151,8 @@ export async function runNativeCatchUp(env: Env, now: number): Promise<NativeCat
   const out: NativeCatchUp = { redelivered: [], enqueued: [], deferred: 0, errors: [] };
   if (!env.APP_ID || !env.PRIVATE_KEY) return { ...out, skipped: 'app_credentials_missing' };
   const auth = await appAuth(env);
-  await redeliver(env, auth, now, out);
+  const failed = await redeliver(env, auth, now, out);
   await queueCatchUps(env, out);
-  return out;
+  for (const alert of catchUpAlerts(failed, out)) await raiseNativeAlert(env, alert, now);
+  return { generatedAt: new Date(now).toISOString(), ...out };
 }

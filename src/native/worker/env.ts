@@ -64,6 +64,8 @@ export type Env = {
    * on Cloudflare, where the container's outbound requests to those hosts are intercepted instead.
    */
   VERDICT_INTERNAL_DEV_TOKEN?: string;
+  /** Where every alert is delivered (as in the Node runtime); absent: alerts are only kept in D1. */
+  VERDICT_WATCHDOG_ALERT_URL?: string;
 };
 
 /** Payloads above this many encoded bytes go to R2 and the queue message carries the key (review-engine 8). */

@@ -90,7 +90,21 @@ async function watchdog(env: Env, at: number): Promise<Record<string, unknown>> 
   ).first<{ at: string | null }>();
   const messages: string[] = [];
   if (!last?.at || at - Date.parse(last.at) > HEARTBEAT_MS) messages.push('no cron heartbeat');
-  return { alerts: 'disabled', messages };
+  // As the Node watchdog: its messages go to VERDICT_WATCHDOG_ALERT_URL when one is set.
+  const url = env.VERDICT_WATCHDOG_ALERT_URL;
+  if (!url) return { alerts: 'disabled', messages };
+  if (messages.length === 0) return { alerts: 'none', messages };
+  const body = { source: 'Verdict watchdog', generatedAt: new Date(at).toISOString(), messages };
+  const sent = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  }).then(
+    (res) => res.ok,
+    () => false,
+  );
+  return { alerts: sent ? 'delivered' : 'failed', messages };
 }
 
 export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<JobResult> {

@@ -16,6 +16,10 @@ const SCHEMA = [
     ran_at TEXT NOT NULL, status TEXT NOT NULL, detail TEXT)`,
   `CREATE TABLE IF NOT EXISTS native_commands (id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
     error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, payload TEXT, result TEXT)`,
+  `CREATE TABLE IF NOT EXISTS native_alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,
+    scope TEXT NOT NULL, alert_key TEXT NOT NULL, repo TEXT, severity TEXT NOT NULL, message TEXT NOT NULL,
+    first_seen_at TEXT NOT NULL, last_seen_at TEXT NOT NULL, count INTEGER NOT NULL,
+    delivered_at TEXT, delivery_error TEXT, UNIQUE (kind, scope, alert_key))`,
 ];
 
 let ready: WeakSet<object> = new WeakSet();
