@@ -243,6 +243,9 @@ maybe('operator dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.waitForURL(/q=flux/);
     const link = page.getByRole('link', { name: /acme\/api#7 Cache the flux capacitor/ });
+    // The URL changes before the filtered page arrives (the link is on the unfiltered page too): wait for
+    // the table to hold the one match, then check it.
+    await page.locator('tbody tr').nth(1).waitFor({ state: 'detached' });
     await link.waitFor();
     expect(await page.locator('tbody tr').count()).toBe(1);
     await shot('pull-requests');
