@@ -26,15 +26,9 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const scheduler = createScheduler(
-    store,
-    bridge,
-    config,
-    log,
-    undefined,
-    undefined,
-    catchUpGitHubFor(probot, config),
-  );
+  const scheduler = createScheduler(store, bridge, config, log, {
+    catchUp: catchUpGitHubFor(probot, config),
+  });
   scheduler.start();
   stopOnSignals(log, 'bridge stopping: finishing the job in flight', async () => {
     await scheduler.stop();

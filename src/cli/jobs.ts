@@ -37,15 +37,9 @@ export async function run(args: string[], opts: Options, io: Io): Promise<number
     const probot = createProbot(config.github, log);
     await loadApp(probot, store, config, log);
     const bridge = createCommandBridge(store, probot, config, log);
-    const scheduler = createScheduler(
-      store,
-      bridge,
-      config,
-      log,
-      undefined,
-      undefined,
-      catchUpGitHubFor(probot, config),
-    );
+    const scheduler = createScheduler(store, bridge, config, log, {
+      catchUp: catchUpGitHubFor(probot, config),
+    });
     const result = await scheduler.runNow(name);
     io.stdout(JSON.stringify({ job: name, ...result }, null, 2));
     return result.status === 'ok' ? 0 : 1;

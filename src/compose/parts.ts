@@ -163,15 +163,16 @@ export function repositoryGitHubFor(probot: Probot, store: Store, config: Config
   };
 }
 
+/** What a scheduler runs on beside the store: its timers, the alert's fetch, pr-agent-loop's GitHub. */
+export type SchedulerParts = { timers?: Timers; fetch?: typeof fetch; catchUp?: CatchUpGitHub | null };
+
 /** The scheduled jobs of review-engine 6.4 that this runtime runs (command bridge, watchdog, maintenance). */
 export function createScheduler(
   store: Store,
   bridge: CommandBridge,
   config: Config,
   log: Logger,
-  timers: Timers = systemTimers,
-  fetchImpl?: typeof fetch,
-  catchUp: CatchUpGitHub | null = null,
+  { timers = systemTimers, fetch: fetchImpl, catchUp = null }: SchedulerParts = {},
 ): Scheduler {
   const scheduler: Scheduler = new Scheduler({
     store: store.scheduler,

@@ -131,7 +131,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
     onReviewQueued: () => lanes.reviewWorker?.kick(),
   });
   const catchUp = catchUpGitHubFor(probot, config);
-  const scheduler = createScheduler(store, bridge, config, log, timers, undefined, catchUp);
+  const scheduler = createScheduler(store, bridge, config, log, { timers, catchUp });
   const mounts: Mount[] = [trpcMount(operator), ...dashboardFor(base, throttle, () => server)];
   const server = createHttpServer(router, mounts, log, { requestTimeoutMs: config.requestTimeoutMs });
 

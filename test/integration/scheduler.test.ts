@@ -23,7 +23,7 @@ function runtimeScheduler(env: Record<string, string>, fetchImpl?: typeof fetch)
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
   const probot = createProbot(config.github, silent);
   const bridge = createCommandBridge(t.store, probot, config, silent, { clock: t.clock });
-  return createScheduler(t.store, bridge, config, silent, t.clock, fetchImpl);
+  return createScheduler(t.store, bridge, config, silent, { timers: t.clock, fetch: fetchImpl });
 }
 
 describe('scheduler', () => {
