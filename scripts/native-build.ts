@@ -6,6 +6,7 @@
  * copy of the schema to keep in step.
  */
 import { build } from 'esbuild';
+import type { WorkerOptions } from 'miniflare';
 import { fileURLToPath } from 'node:url';
 import { randomId, systemClock } from '../src/clock.js';
 import type { StateSchema } from '../src/native/worker/state-schema.js';
@@ -46,6 +47,30 @@ export async function stateSchema(): Promise<StateSchema> {
   } finally {
     await store.close();
   }
+}
+
+/** The review queue of wrangler.jsonc. */
+export const REVIEW_QUEUE_NAME = 'verdict-reviews';
+/** The consumer settings of review-engine 8 (wrangler.jsonc's `queues.consumers`). */
+export const QUEUE_CONSUMER = { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8 };
+
+/**
+ * The edge worker as Miniflare runs it (native:dev, the tests, bench:native): the bundle and the bindings
+ * of wrangler.jsonc (KV, R2, D1, the queue producer, the lease Durable Object); each caller adds the rest.
+ */
+export function nativeWorkerOptions(scriptPath: string) {
+  return {
+    name: 'verdict',
+    modules: true,
+    scriptPath,
+    compatibilityDate: '2025-09-01',
+    compatibilityFlags: ['nodejs_compat'],
+    kvNamespaces: ['DELIVERIES'],
+    r2Buckets: ['PAYLOADS'],
+    d1Databases: ['DB'],
+    queueProducers: { REVIEW_QUEUE: { queueName: REVIEW_QUEUE_NAME } },
+    durableObjects: { LEASES: 'DispatchLease' },
+  } satisfies WorkerOptions;
 }
 
 export async function buildWorker(outfile = WORKER_BUNDLE): Promise<string> {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Cron } from 'croner';
 import { Miniflare } from 'miniflare';
 import { CRON_JOBS } from '../src/native/worker/scheduled.js';
-import { buildWorker } from './native-build.js';
+import { buildWorker, nativeWorkerOptions, QUEUE_CONSUMER, REVIEW_QUEUE_NAME } from './native-build.js';
 import { relay } from './native-relay.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -29,19 +29,10 @@ const pick = (names: string[]) =>
 
 const scriptPath = await buildWorker();
 const mf = new Miniflare({
-  name: 'verdict',
-  modules: true,
-  scriptPath,
-  compatibilityDate: '2025-09-01',
-  compatibilityFlags: ['nodejs_compat'],
+  ...nativeWorkerOptions(scriptPath),
   host: '127.0.0.1',
   port,
-  kvNamespaces: ['DELIVERIES'],
-  r2Buckets: ['PAYLOADS'],
-  d1Databases: ['DB'],
-  queueProducers: { REVIEW_QUEUE: { queueName: 'verdict-reviews' } },
-  queueConsumers: { 'verdict-reviews': { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8 } },
-  durableObjects: { LEASES: 'DispatchLease' },
+  queueConsumers: { [REVIEW_QUEUE_NAME]: QUEUE_CONSUMER },
   outboundService: relay as never,
   defaultPersistRoot: env.VERDICT_NATIVE_DATA ?? `${root}data/native`,
   bindings: {

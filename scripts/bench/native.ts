@@ -36,7 +36,7 @@ import {
   review,
   verificationCandidates,
 } from '../../test/helpers/review-harness.js';
-import { buildWorker } from '../native-build.js';
+import { buildWorker, nativeWorkerOptions, QUEUE_CONSUMER, REVIEW_QUEUE_NAME } from '../native-build.js';
 import { relay } from '../native-relay.js';
 import { body, payload, signed, webhookLoad } from './webhook-load.js';
 
@@ -44,7 +44,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const MODEL_DELAY_MS = Number(process.env.BENCH_MODEL_DELAY_MS ?? 1000);
 const SECRET = 'bench-native-secret';
-const QUEUE = 'verdict-reviews';
+const QUEUE = REVIEW_QUEUE_NAME;
 
 /** Counts every message of the review queue by delivery id (the benchmark's consumer, not the product's). */
 const COUNTER = `export default {
@@ -65,16 +65,7 @@ async function ingress(scriptPath: string): Promise<{ acknowledged: number; once
     port: 0,
     workers: [
       {
-        name: 'verdict',
-        modules: true,
-        scriptPath,
-        compatibilityDate: '2025-09-01',
-        compatibilityFlags: ['nodejs_compat'],
-        kvNamespaces: ['DELIVERIES'],
-        r2Buckets: ['PAYLOADS'],
-        d1Databases: ['DB'],
-        queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
-        durableObjects: { LEASES: 'DispatchLease' },
+        ...nativeWorkerOptions(scriptPath),
         bindings: { GITHUB_WEBHOOK_SECRET: SECRET },
       },
       {
@@ -248,17 +239,8 @@ async function endToEnd(scriptPath: string): Promise<{ published: boolean; wallM
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: 0,
-    name: 'verdict',
-    modules: true,
-    scriptPath,
-    compatibilityDate: '2025-09-01',
-    compatibilityFlags: ['nodejs_compat'],
-    kvNamespaces: ['DELIVERIES'],
-    r2Buckets: ['PAYLOADS'],
-    d1Databases: ['DB'],
-    queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
-    queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8 } },
-    durableObjects: { LEASES: 'DispatchLease' },
+    ...nativeWorkerOptions(scriptPath),
+    queueConsumers: { [QUEUE]: QUEUE_CONSUMER },
     outboundService: relay as never,
     bindings: {
       GITHUB_WEBHOOK_SECRET: SECRET,

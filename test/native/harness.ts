@@ -1,12 +1,17 @@
 /** Runs the bundled native edge worker in workerd through Miniflare, with a queue collector for tests. */
 import { Miniflare, type WorkerOptions } from 'miniflare';
-import { buildWorker } from '../../scripts/native-build.js';
+import {
+  buildWorker,
+  nativeWorkerOptions,
+  QUEUE_CONSUMER,
+  REVIEW_QUEUE_NAME,
+} from '../../scripts/native-build.js';
 import { sign, TEST_SECRET } from '../helpers/webhooks.js';
 
 let bundle: Promise<string> | null = null;
 export const workerBundle = (): Promise<string> => (bundle ??= buildWorker());
 
-export const QUEUE = 'verdict-reviews';
+export const QUEUE = REVIEW_QUEUE_NAME;
 
 /** A second worker that stores every message of the review queue in its KV (`seen`), one key per delivery. */
 const COLLECTOR = `export default {
@@ -61,23 +66,14 @@ export type HarnessOptions = {
 export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
   const scriptPath = await workerBundle();
   const main: WorkerOptions = {
-    name: 'verdict',
-    modules: true,
-    scriptPath,
-    compatibilityDate: '2025-09-01',
-    compatibilityFlags: ['nodejs_compat'],
-    kvNamespaces: ['DELIVERIES'],
+    ...nativeWorkerOptions(scriptPath),
     r2Buckets: options.r2 === false ? [] : ['PAYLOADS'],
-    d1Databases: ['DB'],
-    queueProducers: { REVIEW_QUEUE: { queueName: QUEUE } },
     durableObjects: {
       LEASES: options.leases
         ? { className: options.leases.className, scriptName: 'leases' }
         : 'DispatchLease',
     },
-    ...(options.consumer
-      ? { queueConsumers: { [QUEUE]: { maxBatchSize: 1, maxBatchTimeout: 5, maxRetries: 8, retryDelay: 0 } } }
-      : {}),
+    ...(options.consumer ? { queueConsumers: { [QUEUE]: { ...QUEUE_CONSUMER, retryDelay: 0 } } } : {}),
     ...(options.container ? { serviceBindings: { CONTAINER: options.container as any } } : {}),
     ...(options.github ? { outboundService: options.github as any } : {}),
     bindings: { GITHUB_WEBHOOK_SECRET: TEST_SECRET, ...options.bindings },
