@@ -12,7 +12,7 @@ import {
   auditAlerts,
   budgetCheck,
   monthStart,
-  type AuditCheck,
+  type AuditFindings,
 } from './audit-rules.js';
 import { londonTime } from './london.js';
 
@@ -26,15 +26,7 @@ export type AuditArtifact =
   | {
       ran: true;
       londonTime: string;
-      checks: {
-        analysedNeverPublished: AuditCheck;
-        publicationsPending: AuditCheck;
-        deadLetters: AuditCheck;
-        commandsStuck: AuditCheck;
-        deliveriesNotProcessed: AuditCheck;
-        reviewsFailing: AuditCheck;
-        budget: { budgetUsd: number | null; spentUsd: number | null; reached: boolean; known: boolean };
-      };
+      checks: AuditFindings;
       alerts: string[];
     };
 
@@ -114,17 +106,15 @@ async function failingRepos(store: Store, now: number): Promise<string[]> {
 }
 
 /** The month's model spend against the policy's budget. */
-async function monthBudget(store: Store, now: number): Promise<AuditChecks['budget']> {
+async function monthBudget(store: Store, now: number): Promise<AuditFindings['budget']> {
   const stored = await store.policy.get();
   const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
   const usage = await store.reads.usage(monthStart(now), now + 1);
   return budgetCheck(policy.monthlyModelBudgetUsd, usage.model.costUsd, usage.model.complete);
 }
 
-type AuditChecks = Extract<AuditArtifact, { ran: true }>['checks'];
-
 /** Raises an alert for each finding (audit-rules.ts); returns the kinds raised, in order. */
-async function raiseFindings(alerts: AlertDeps, checks: AuditChecks, failing: string[]): Promise<string[]> {
+async function raiseFindings(alerts: AlertDeps, checks: AuditFindings, failing: string[]): Promise<string[]> {
   const raised: string[] = [];
   for (const alert of auditAlerts(checks, failing)) {
     await raiseAlertQuietly(alerts, alert);

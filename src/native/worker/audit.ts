@@ -17,13 +17,14 @@ import {
   monthStart,
   auditAlerts,
   type AuditCheck,
+  type AuditFindings,
   type BudgetCheck,
 } from '../../scheduler/audit-rules.js';
 import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 
 export type NativeAudit = {
-  checks: Record<string, AuditCheck | BudgetCheck>;
+  checks: AuditFindings;
   findings: string[];
 };
 
@@ -115,7 +116,7 @@ export async function runNativeAudit(env: Env, now: number): Promise<NativeAudit
       .all<{ repo: string; status: string }>()
   ).results;
   const failing = failingRepos(recent);
-  const checks = {
+  const checks: AuditFindings = {
     analysedNeverPublished: check(unpublished),
     publicationsPending: check(pending),
     deadLetters: check(dead),
