@@ -25,7 +25,7 @@ import {
 import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 import { apiBase, appAuth, githubPages, headers, installationToken } from './github.js';
-import { recordDelivery } from './ingress.js';
+import { enqueue, planMessage, recordDelivery } from './ingress.js';
 
 export type NativeCatchUp = {
   /** When the pass ran (the artifact field of NAMES.md "Never missing a pull request"). */
@@ -120,8 +120,9 @@ async function queueOne(
   };
   const body = JSON.stringify(payload);
   const routing = { outcome: 'enqueued', enqueue: true, repo, prNumber: pr.number };
-  await recordDelivery(env, id, 'pull_request', CATCH_UP_TRIGGER, routing, body.length);
-  await env.REVIEW_QUEUE.send({ deliveryId: id, event: 'pull_request', body });
+  const planned = planMessage(env, id, 'pull_request', body);
+  await recordDelivery(env, id, 'pull_request', CATCH_UP_TRIGGER, routing, body.length, planned);
+  await enqueue(env, planned, body);
   return `${repo}#${pr.number}@${sha}`;
 }
 

@@ -7,7 +7,7 @@
  */
 import { callContainer, intEnv, leaseCall } from './consumer.js';
 import type { Env } from './env.js';
-import { enqueue } from './ingress.js';
+import { enqueue, planMessage } from './ingress.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
 
 /** A command that could not be done: its code and message are the command's error. */
@@ -54,7 +54,7 @@ async function replayWebhook(env: Env, command: NativeCommand): Promise<Record<s
   )
     .bind(id)
     .run();
-  await enqueue(env, id, row.event, body);
+  await enqueue(env, planMessage(env, id, row.event, body), body);
   return { deliveryId: id, event: row.event, replayed: true, forced: command.payload.force === true };
 }
 

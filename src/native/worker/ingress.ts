@@ -35,7 +35,27 @@ export function routeDelivery(event: string, payload: any, handles: readonly str
   return { ...base, outcome: 'enqueued', enqueue: true };
 }
 
-/** A redelivery after a failed enqueue (its marker was deleted) replaces the earlier record. */
+/**
+ * How a delivery travels (review-engine 8): inline when its queue message stays within 96 KiB, else its body
+ * goes to R2 and the message carries the key. `kept` is what the record keeps of it, so that a replay
+ * command can send it again: the body (inline) or the key.
+ */
+export type PlannedMessage = { message: QueueMessage; kept: { body: string | null; bodyKey: string | null } };
+
+export function planMessage(env: Env, deliveryId: string, event: string, body: string): PlannedMessage {
+  const inline: QueueMessage = { deliveryId, event, body };
+  if (new TextEncoder().encode(JSON.stringify(inline)).length <= OFFLOAD_BYTES)
+    return { message: inline, kept: { body, bodyKey: null } };
+  // Without the object store an oversized message is sent inline (the queue may refuse it, 8), not kept.
+  if (!env.PAYLOADS) return { message: inline, kept: { body: null, bodyKey: null } };
+  const bodyKey = `deliveries/${deliveryId}.json`;
+  return { message: { deliveryId, event, bodyKey }, kept: { body: null, bodyKey } };
+}
+
+/**
+ * Records the delivery, with what it keeps of the body when it is queued. A redelivery after a failed
+ * enqueue (its marker was deleted) replaces the earlier record.
+ */
 export async function recordDelivery(
   env: Env,
   id: string,
@@ -43,36 +63,32 @@ export async function recordDelivery(
   action: string | null,
   r: Routing,
   bytes: number,
+  planned: PlannedMessage | null = null,
 ) {
   await ensureSchema(env.DB);
   await env.DB.prepare(
-    `INSERT OR REPLACE INTO native_deliveries (id, event, action, repo, pr_number, outcome, bytes, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO native_deliveries (id, event, action, repo, pr_number, outcome, bytes, received_at, body, body_key)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-    .bind(id, event, action, r.repo, r.prNumber, r.outcome, bytes, new Date().toISOString())
+    .bind(
+      id,
+      event,
+      action,
+      r.repo,
+      r.prNumber,
+      r.outcome,
+      bytes,
+      new Date().toISOString(),
+      planned?.kept.body ?? null,
+      planned?.kept.bodyKey ?? null,
+    )
     .run();
 }
 
-/**
- * Sends the delivery to the review queue: inline when the message stays within 96 KiB, else the body goes
- * to R2 and the message carries its key (review-engine 8). The record keeps the body (inline) or the key,
- * so that a replay command can send it again.
- */
-export async function enqueue(env: Env, deliveryId: string, event: string, body: string): Promise<void> {
-  const inline: QueueMessage = { deliveryId, event, body };
-  const keep = (column: 'body' | 'body_key', value: string) =>
-    env.DB.prepare(`UPDATE native_deliveries SET ${column} = ? WHERE id = ?`).bind(value, deliveryId).run();
-  if (new TextEncoder().encode(JSON.stringify(inline)).length <= OFFLOAD_BYTES) {
-    await keep('body', body);
-    await env.REVIEW_QUEUE.send(inline);
-    return;
-  }
-  // Without the object store an oversized message is sent inline and the queue may refuse it (8).
-  if (!env.PAYLOADS) return env.REVIEW_QUEUE.send(inline);
-  const bodyKey = `deliveries/${deliveryId}.json`;
-  await env.PAYLOADS.put(bodyKey, body);
-  await keep('body_key', bodyKey);
-  await env.REVIEW_QUEUE.send({ deliveryId, event, bodyKey });
+/** Sends a planned message to the review queue, its body to R2 first when it was offloaded. */
+export async function enqueue(env: Env, { message }: PlannedMessage, body: string): Promise<void> {
+  if (message.bodyKey) await env.PAYLOADS!.put(message.bodyKey, body);
+  await env.REVIEW_QUEUE.send(message);
 }
 
 export async function handleWebhook(request: Request, env: Env): Promise<Response> {
@@ -110,9 +126,10 @@ export async function handleWebhook(request: Request, env: Env): Promise<Respons
     ? 'enqueue_failed'
     : 'delivery_record_failed';
   try {
-    await recordDelivery(env, deliveryId, event, action, routing, raw.length);
+    const planned = routing.enqueue ? planMessage(env, deliveryId, event, text) : null;
+    await recordDelivery(env, deliveryId, event, action, routing, raw.length, planned);
     stage = 'enqueue_failed';
-    if (routing.enqueue) await enqueue(env, deliveryId, event, text);
+    if (planned) await enqueue(env, planned, text);
   } catch (err) {
     console.error(
       JSON.stringify({
