@@ -1,5 +1,5 @@
 import { example } from '../helpers/webhooks.js';
-import { startIngress, until, type Harness } from './harness.js';
+import { runCommand, startIngress, until, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -16,20 +16,7 @@ const opened = (number: number, pad = 0) => {
   return p;
 };
 
-let seq = 0;
-async function command(kind: string, payload: unknown): Promise<any> {
-  const id = `cmd-${++seq}`;
-  const db = await h.d1();
-  await db
-    .prepare(
-      "INSERT INTO native_commands (id, kind, status, payload, created_at, updated_at) VALUES (?, ?, 'queued', ?, 'x', 'x')",
-    )
-    .bind(id, kind, JSON.stringify(payload))
-    .run();
-  const worker: any = await h.mf.getWorker('verdict');
-  await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
-  return db.prepare('SELECT status, error, result FROM native_commands WHERE id = ?').bind(id).first();
-}
+const command = (kind: string, payload: unknown) => runCommand(h, kind, payload);
 
 const messagesOf = async (deliveryId: string, n: number) =>
   (await until(h.seen, (seen) => seen.filter((m) => m.deliveryId === deliveryId).length >= n)).filter(

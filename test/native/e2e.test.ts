@@ -8,7 +8,7 @@ import type { FakeGitHub } from '../helpers/fake-github.js';
 import { relay } from '../../scripts/native-relay.js';
 import { example, prComment } from '../helpers/webhooks.js';
 import { FakeModel, HEAD, REPO, containerTestEnv, fakeGitHub } from './container/fakes.js';
-import { startIngress, until, type Harness } from './harness.js';
+import { runCommand, startIngress, until, type Harness } from './harness.js';
 
 const { privateKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -152,19 +152,7 @@ describe('native runtime: webhook to published review', () => {
     expect(inline).toHaveLength(1);
   }, 60_000);
 
-  async function bridgeCommand(kind: string, payload: unknown): Promise<any> {
-    const db = await h.d1();
-    const id = `cmd-${crypto.randomUUID()}`;
-    await db
-      .prepare(
-        "INSERT INTO native_commands (id, kind, status, payload, created_at, updated_at) VALUES (?, ?, 'queued', ?, 'x', 'x')",
-      )
-      .bind(id, kind, JSON.stringify(payload))
-      .run();
-    const worker: any = await h.mf.getWorker('verdict');
-    await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
-    return db.prepare('SELECT status, error, result FROM native_commands WHERE id = ?').bind(id).first();
-  }
+  const bridgeCommand = (kind: string, payload: unknown) => runCommand(h, kind, payload);
 
   it('retry-publish (3.5): the container publishes the stored result again; a run not analysed is refused', async () => {
     const db = await h.d1();

@@ -116,3 +116,21 @@ export async function until<T>(read: () => Promise<T>, check: (v: T) => boolean,
   }
   return value;
 }
+
+/**
+ * Queues a command in D1 (the native runtime has no API for it), fires the bridge's minute and answers the
+ * command's row afterwards (`status`, `error`, `result`).
+ */
+export async function runCommand(h: Harness, kind: string, payload: unknown): Promise<any> {
+  const db = await h.d1();
+  const id = `cmd-${crypto.randomUUID()}`;
+  await db
+    .prepare(
+      "INSERT INTO native_commands (id, kind, status, payload, created_at, updated_at) VALUES (?, ?, 'queued', ?, 'x', 'x')",
+    )
+    .bind(id, kind, JSON.stringify(payload))
+    .run();
+  const worker: any = await h.mf.getWorker('verdict');
+  await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
+  return db.prepare('SELECT status, error, result FROM native_commands WHERE id = ?').bind(id).first();
+}
