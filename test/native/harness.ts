@@ -61,6 +61,8 @@ export type HarnessOptions = {
   github?: (request: Request) => Promise<Response> | Response;
   /** A lease Durable Object of the test's own (a module script exporting `className`) instead of the worker's. */
   leases?: { className: string; script: string };
+  /** A Durable Object class of the test's own bound as REVIEW_CONTAINERS (Cloudflare's container namespace). */
+  containers?: { className: string; script: string };
 };
 
 export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
@@ -72,6 +74,9 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
       LEASES: options.leases
         ? { className: options.leases.className, scriptName: 'leases' }
         : 'DispatchLease',
+      ...(options.containers
+        ? { REVIEW_CONTAINERS: { className: options.containers.className, scriptName: 'containers' } }
+        : {}),
     },
     ...(options.consumer ? { queueConsumers: { [QUEUE]: { ...QUEUE_CONSUMER, retryDelay: 0 } } } : {}),
     ...(options.container ? { serviceBindings: { CONTAINER: options.container as any } } : {}),
@@ -88,6 +93,8 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
   const leases: WorkerOptions[] = options.leases
     ? [{ name: 'leases', modules: true, script: options.leases.script }]
     : [];
+  if (options.containers)
+    leases.push({ name: 'containers', modules: true, script: options.containers.script });
   const mf = new Miniflare({ workers: [main, ...(options.consumer ? [] : [collector]), ...leases] });
   await mf.ready;
   const seen = async (): Promise<any[]> => {

@@ -113,4 +113,41 @@ describe('native consumer: lease events', () => {
       await h.close();
     }
   }, 60_000);
+
+  it('on Cloudflare each run is posted to its own ReviewContainer instance (REVIEW_CONTAINERS, by run id)', async () => {
+    // A stand-in for the Container class: it answers /review with the name of its instance.
+    const script = `
+      export class FakeReviewContainer {
+        constructor(state) { this.state = state; }
+        async fetch(request) {
+          const body = await request.json();
+          const url = new URL(request.url);
+          console.log(JSON.stringify({ event: 'fake-container', path: url.pathname, runId: body.runId, instance: this.state.id.toString() }));
+          return Response.json({ runId: body.runId, status: 'completed' });
+        }
+      }
+      export default { fetch: () => new Response('containers') };`;
+    const h = await startIngress({
+      consumer: true,
+      containers: { className: 'FakeReviewContainer', script },
+    });
+    try {
+      const ids = [crypto.randomUUID(), crypto.randomUUID()];
+      expect((await h.post('pull_request', opened('c'.repeat(40), 23), { id: ids[0] })).status).toBe(202);
+      expect((await h.post('pull_request', opened('d'.repeat(40), 24), { id: ids[1] })).status).toBe(202);
+      for (const id of ids) {
+        expect((await dispatchOutcome(h, id, (r) => r?.dispatch_outcome != null)).dispatch_outcome).toBe(
+          'dispatched',
+        );
+      }
+      const calls = logEvents(spy).filter((e) => e.event === 'fake-container');
+      expect(calls).toHaveLength(2);
+      expect(calls.map((c) => c.path)).toEqual(['/review', '/review']);
+      const ns: any = await h.mf.getDurableObjectNamespace('REVIEW_CONTAINERS', 'verdict');
+      for (const call of calls) expect(call.instance).toBe(ns.idFromName(call.runId).toString());
+      expect(new Set(calls.map((c) => c.instance)).size).toBe(2);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });

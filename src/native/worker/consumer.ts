@@ -6,7 +6,7 @@
 import { parseCommand, botHandlesFromEnv } from '../../comment-commands/parse.js';
 import { reviewKey } from '../../review/keys.js';
 import { containerReviewResponseSchema, type ContainerReviewRequest } from '../protocol.js';
-import type { Env, Fetcher, QueueMessage } from './env.js';
+import type { Env, QueueMessage } from './env.js';
 import { resolveHeadSha } from './github.js';
 import { DEFAULT_LEASE_MS, renewEveryMs, type LeaseAnswer, type LeaseVerb } from './lease.js';
 import { ensureSchema } from './schema.js';
@@ -210,11 +210,15 @@ async function dispatch(
   });
 }
 
-/** The container of a run: its own ReviewContainer instance on Cloudflare, else the binding or local URL. */
-function containerFetcher(env: Env, runId: string): Fetcher {
+/**
+ * `POST /review` to the run's container: its own ReviewContainer instance on Cloudflare, else the
+ * service binding (tests), else the local container's URL (VERDICT_CONTAINER_URL).
+ */
+function postReview(env: Env, runId: string, init: RequestInit): Promise<Response> {
   const ns = env.REVIEW_CONTAINERS;
-  if (ns) return ns.get(ns.idFromName(runId));
-  return env.CONTAINER ?? { fetch: (input, init) => fetch(input, init) };
+  if (ns) return ns.get(ns.idFromName(runId)).fetch('http://container/review', init);
+  if (env.CONTAINER) return env.CONTAINER.fetch('http://container/review', init);
+  return fetch(`${env.VERDICT_CONTAINER_URL ?? 'http://127.0.0.1:8080'}/review`, init);
 }
 
 export type Dispatched = { ok: boolean; status?: string; reason?: string; error?: string; retry?: boolean };
@@ -242,12 +246,7 @@ export async function callContainer(
       body: JSON.stringify(request),
       signal: abort.signal,
     };
-    const res = await containerFetcher(env, request.runId).fetch(
-      env.CONTAINER
-        ? 'http://container/review'
-        : `${env.VERDICT_CONTAINER_URL ?? 'http://127.0.0.1:8080'}/review`,
-      init,
-    );
+    const res = await postReview(env, request.runId, init);
     const text = await res.text();
     if (!res.ok) {
       // The container's error body is kept (3.4).
