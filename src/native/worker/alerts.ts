@@ -37,11 +37,16 @@ async function deliver(env: Env, row: Row): Promise<string | null> {
     count: row.count,
     dismissedAt: null,
   };
+  return postJson(url, { source: 'verdict alerts', alert });
+}
+
+/** POSTs JSON to the alert URL (10 s at most); null when it answered 2xx, else why not. */
+export async function postJson(url: string, body: unknown): Promise<string | null> {
   try {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ source: 'verdict alerts', alert }),
+      body: JSON.stringify(body),
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     await res.arrayBuffer().catch(() => undefined);

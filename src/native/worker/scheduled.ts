@@ -5,6 +5,7 @@
  * the audit's checks (audit.ts); the bridge's executors are commands.ts.
  */
 import { londonTime } from '../../scheduler/london.js';
+import { postJson } from './alerts.js';
 import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
 import { CommandFailure, executeCommand } from './commands.js';
@@ -95,16 +96,8 @@ async function watchdog(env: Env, at: number): Promise<Record<string, unknown>> 
   if (!url) return { alerts: 'disabled', messages };
   if (messages.length === 0) return { alerts: 'none', messages };
   const body = { source: 'Verdict watchdog', generatedAt: new Date(at).toISOString(), messages };
-  const sent = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  }).then(
-    (res) => res.ok,
-    () => false,
-  );
-  return { alerts: sent ? 'delivered' : 'failed', messages };
+  const error = await postJson(url, body);
+  return { alerts: error ? 'failed' : 'delivered', messages };
 }
 
 export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<JobResult> {
