@@ -69,18 +69,43 @@ function readStat(path: string): string[] | null {
 
 type ThreadTicks = Map<string, number>;
 
-function treeTicks(root: number): ThreadTicks {
+/** The process `root` and its descendants (tsx's launcher and the server it starts). */
+function tree(root: number): number[] {
   const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readStat(`/proc/${entry}/stat`);
     if (stat) parents.set(Number(entry), Number(stat[1]));
   }
-  const ticks: ThreadTicks = new Map();
+  const pids: number[] = [];
   const stack = [root];
   while (stack.length > 0) {
     const pid = stack.pop()!;
+    pids.push(pid);
     for (const [child, parent] of parents) if (parent === pid) stack.push(child);
+  }
+  return pids;
+}
+
+/**
+ * Pauses (SIGSTOP) or resumes (SIGCONT) a server's whole process tree. The default set-up goes on
+ * processing its backlog after its own round; left running, that work would take CPU from the other two
+ * servers' rounds (and not equally), so it is paused while they are measured.
+ */
+function signalTree(root: number, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  if (!PROC) return;
+  for (const pid of tree(root)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // ended meanwhile
+    }
+  }
+}
+
+function treeTicks(root: number): ThreadTicks {
+  const ticks: ThreadTicks = new Map();
+  for (const pid of tree(root)) {
     let tids: string[] = [];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
@@ -233,12 +258,15 @@ async function main(): Promise<void> {
     `${name.padEnd(22)} ${c.total.toFixed(0).padStart(4)} µs CPU per webhook (event loop ${c.eventLoop.toFixed(0)}, other threads ${c.others.toFixed(0)})   machine ${c.machine.toFixed(0)}% busy   load generator ${c.loadGenerator.toFixed(0)}% of a core`;
   const cpuRounds: Array<{ v: Cpu; p: Cpu }> = [];
   for (let i = 1; i <= ROUNDS; i++) {
+    signalTree(byDefault.pid!, 'SIGSTOP');
     const vr = await accounted(verdict.pid!, () => run(verdictPort, 'verdict', SECONDS));
     const v = result(vr.result);
     acknowledged += v.ok;
+    signalTree(byDefault.pid!, 'SIGCONT');
     const dr = await accounted(byDefault.pid!, () => run(defaultPort, 'default', SECONDS));
     const d = result(dr.result);
     acknowledgedDefault += d.ok;
+    signalTree(byDefault.pid!, 'SIGSTOP');
     const pr = await accounted(bare.pid!, () => run(probotPort, 'probot', SECONDS));
     const p = result(pr.result);
     rounds.push({ v, p, d });
@@ -252,6 +280,7 @@ async function main(): Promise<void> {
     }
     console.log(`round ${i}: ratio ${(v.rps / p.rps).toFixed(2)}x`);
   }
+  signalTree(byDefault.pid!, 'SIGCONT');
   await stopChild(verdict);
   await stopChild(bare);
   // The default set-up goes on processing its backlog: wait until nothing is queued. The check is that every

@@ -10,6 +10,7 @@ import { createProbot } from '../github/probot.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { Router } from '../http/router.js';
 import { GroupCommitter } from '../ingress/group-commit.js';
+import { recordThrough, startIntakeThread, type IntakeWriter } from '../ingress/intake-thread.js';
 import { createWebhookHandler, WEBHOOK_PATHS } from '../ingress/webhook-handler.js';
 import { createHttpServer, drainServer, type Mount } from '../server.js';
 import type { IncomingDelivery, RecordResult } from '../store/deliveries.js';
@@ -121,7 +122,8 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
   await loadApp(probot, store, config, log);
 
   const router = new Router();
-  const committer = registerIngress(router, base, lanes);
+  const intake = await startIntake(base);
+  const committer = registerIngress(router, base, lanes, intake);
   // One count of failed authentications per client address for every face that takes a token.
   const throttle = new AuthThrottle({ now: () => clock.now() });
   const operator = operatorFor(base, throttle);
@@ -178,6 +180,7 @@ export async function createVerdict(config: Config, opts: RuntimeOptions): Promi
       ]);
       await drainServer(server);
       await committer.drain();
+      await intake?.stop();
       await workersStopped;
       await store.close();
     },
@@ -264,14 +267,40 @@ class WorkerLanes {
   }
 }
 
+/**
+ * The intake writer thread (`VERDICT_INTAKE_THREAD`), on a SQLite file this runtime opened from its
+ * configuration, when it was given the process's environment (`npm start`); null when off or when it could
+ * not start (deliveries are then recorded in this thread).
+ */
+async function startIntake({ config, opts, log }: Base): Promise<IntakeWriter | null> {
+  const store = config.store;
+  if (!config.intakeThread || opts.workerThreadEnv === undefined || opts.store !== undefined) return null;
+  if (store.client !== 'sqlite' || store.filename === ':memory:') return null;
+  try {
+    const writer = await startIntakeThread(store, config.dedupeTtlSeconds, log);
+    log.info(
+      { event: 'intake-thread-started', thread: 'intake' },
+      'deliveries are recorded in the intake thread',
+    );
+    return writer;
+  } catch (error) {
+    log.error(
+      { event: 'intake-thread-failed', err: error },
+      'the intake thread did not start: deliveries are recorded in the server thread',
+    );
+    return null;
+  }
+}
+
 /** `POST /github/webhooks`: deliveries group-committed, the lanes woken once one is enqueued. */
 function registerIngress(
   router: Router,
   { store, config, log }: Base,
   lanes: WorkerLanes,
+  intake: IntakeWriter | null,
 ): GroupCommitter<IncomingDelivery, RecordResult> {
   const committer = new GroupCommitter<IncomingDelivery, RecordResult>(
-    (items) => store.deliveries.recordBatch(items),
+    (items) => recordThrough(intake, store, items),
     {
       maxBatch: 200,
       // SQLite has one connection, so one commit at a time (the next batch gathers meanwhile); PostgreSQL
@@ -293,11 +322,11 @@ function registerIngress(
     log,
   });
   // A webhook coming in tells the worker thread to hold off its writes for a moment (thread.ts).
-  const intake: typeof ingress = (...args) => {
+  const handler: typeof ingress = (...args) => {
     lanes.thread?.busy();
     return ingress(...args);
   };
-  for (const path of WEBHOOK_PATHS) router.add('POST', path, intake);
+  for (const path of WEBHOOK_PATHS) router.add('POST', path, handler);
   return committer;
 }
 

@@ -77,6 +77,8 @@ export type Config = {
   workerInline: boolean;
   /** `VERDICT_WORKER_THREAD`: the inline worker in a worker thread (when the process's environment is given). */
   workerThread: boolean;
+  /** `VERDICT_INTAKE_THREAD`: deliveries recorded by a thread of their own (a SQLite file, when the process's environment is given). */
+  intakeThread: boolean;
   worker: WorkerConfig;
   queue: QueueSelection;
   /** Static service tokens (operator-api 5.1); a missing class accepts nothing. */
@@ -247,6 +249,7 @@ export function loadConfig(
     competitorTriggersReview: s.VERDICT_COMPETITOR_TRIGGERS_REVIEW,
     workerInline: s.VERDICT_WORKER_INLINE,
     workerThread: s.VERDICT_WORKER_THREAD,
+    intakeThread: s.VERDICT_INTAKE_THREAD,
     worker: workerConfig(s),
     queue: queueSelection(s, env, store),
     // A blank token is unset: the class is closed (an empty VERDICT_ value does not fall through).

@@ -132,6 +132,11 @@ export const worker = {
     flag,
     '1',
   ),
+  VERDICT_INTAKE_THREAD: v(
+    '1: on a SQLite file, `npm start` records webhook deliveries in a thread of their own with its own store connection, so the commit (statements, compression, fsync) runs beside webhook intake instead of on its event loop; 0: in the server thread. PostgreSQL commits on its own server either way.',
+    flag,
+    '1',
+  ),
   VERDICT_WORKER_ID: v(
     'Worker identity for leases (default: the host name); the lease owner is <id>:<pid>.',
     text,

@@ -144,6 +144,48 @@ export async function runScript(knex: Knex, steps: readonly ScriptStep[]): Promi
   });
 }
 
+/** The part of a better-sqlite3 connection a script runs on (its public API). */
+export type SqliteDatabase = {
+  prepare(sql: string): {
+    readonly reader: boolean;
+    all(...bindings: unknown[]): unknown[];
+    run(...bindings: unknown[]): unknown;
+  };
+  transaction<F extends (...args: never[]) => unknown>(fn: F): F;
+};
+
+/**
+ * `runScript` on a better-sqlite3 connection of one's own, without knex: each statement is prepared once
+ * and kept (by its text; a batch of n rows always has the same text), the script runs in one
+ * transaction. At most `cacheSize` statements are kept.
+ */
+export function sqliteScriptRunner(
+  database: SqliteDatabase,
+  cacheSize = 256,
+): (steps: readonly ScriptStep[]) => Promise<unknown[][]> {
+  const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+  const statement = (sql: string) => {
+    let prepared = statements.get(sql);
+    if (!prepared) {
+      if (statements.size >= cacheSize) statements.clear();
+      prepared = database.prepare(sql);
+      statements.set(sql, prepared);
+    }
+    return prepared;
+  };
+  const script = database.transaction((steps: readonly ScriptStep[]) =>
+    steps.map((step) => {
+      const prepared = statement(step.sql);
+      // Values as better-sqlite3 binds them (numbers, strings, bigints, buffers, null; no booleans).
+      const bindings = step.bindings;
+      if (prepared.reader) return prepared.all(...bindings);
+      prepared.run(...bindings);
+      return [];
+    }),
+  );
+  return async (steps) => script(steps);
+}
+
 /**
  * An error opening the store that names the store and says why: drivers and pools can reject with
  * objects that are not Errors, which would print as `[object Object]`.

@@ -186,15 +186,21 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
   return out;
 }
 
-export class DeliveryStore {
+/** Runs a script's statements in one transaction and returns the rows of each (db.ts `runScript`). */
+export type ScriptRunner = (steps: readonly ScriptStep[]) => Promise<unknown[][]>;
+
+/**
+ * Records batches of deliveries (DeliveryStore.recordBatch) through a script runner: the store's knex
+ * connection, or the intake thread's own SQLite connection (src/ingress/intake-writer.ts).
+ */
+export class DeliveryRecorder {
   constructor(
-    private readonly knex: Knex,
     private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly dedupeTtlMs: number,
-    private readonly shown: ShownWrites,
+    private readonly run: ScriptRunner,
+    private readonly wrote: () => void = () => {},
   ) {}
-
   /**
    * Group commit: records a batch of deliveries in ONE transaction: delivery markers (dedupe), delivery
    * rows with their payloads, and their jobs. Either all of a delivery's rows are written or none, its
@@ -286,8 +292,8 @@ export class DeliveryStore {
               RETURNING key`,
       bindings: [...part.flatMap((item) => [markerKey(item.id), expiresAt]), now],
     }));
-    const results = await runScript(this.knex, [...steps, ...claims]);
-    this.shown.wrote();
+    const results = await this.run([...steps, ...claims]);
+    this.wrote();
     const fresh = new Set<string>();
     for (const rows of results.slice(steps.length)) {
       for (const row of rows as Array<{ key: string }>) fresh.add(String(row.key).slice('delivery:'.length));
@@ -297,6 +303,31 @@ export class DeliveryStore {
         ? { status: 'recorded', outcome: item.outcome, enqueued: item.job !== null }
         : { status: 'duplicate' },
     );
+  }
+}
+
+export class DeliveryStore {
+  private readonly recorder: DeliveryRecorder;
+
+  constructor(
+    private readonly knex: Knex,
+    dialect: Dialect,
+    private readonly clock: Clock,
+    dedupeTtlMs: number,
+    private readonly shown: ShownWrites,
+  ) {
+    this.recorder = new DeliveryRecorder(
+      dialect,
+      clock,
+      dedupeTtlMs,
+      (steps) => runScript(knex, steps),
+      () => shown.wrote(),
+    );
+  }
+
+  /** Records a batch of deliveries in one transaction (DeliveryRecorder.recordBatch). */
+  recordBatch(items: IncomingDelivery[]): Promise<RecordResult[]> {
+    return this.recorder.recordBatch(items);
   }
 
   async get(id: string): Promise<Delivery | null> {

@@ -8,14 +8,25 @@ import {
 import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
-import type { IncomingDelivery } from '../../src/store/deliveries.js';
+import { createRequire } from 'node:module';
+import { DeliveryRecorder, type IncomingDelivery, type RecordResult } from '../../src/store/deliveries.js';
+import {
+  migrationState,
+  SQLITE_PRAGMAS,
+  sqliteScriptRunner,
+  type SqliteDatabase,
+} from '../../src/store/db.js';
 import type { EnqueueInput, EnqueueMode } from '../../src/queue/types.js';
 import { openStore } from '../../src/store/index.js';
 import { OperatorError } from '../../src/services/operation.js';
 import { findRun } from '../../src/services/runs.js';
-import { migrationState } from '../../src/store/db.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
+
+// better-sqlite3 (no type declarations here), as the intake thread opens it.
+const Sqlite = createRequire(import.meta.url)('better-sqlite3') as new (
+  file: string,
+) => SqliteDatabase & { pragma(sql: string): unknown; close(): void };
 
 function delivery(id: string, overrides: Partial<IncomingDelivery> = {}): IncomingDelivery {
   return {
@@ -229,9 +240,45 @@ export function storeSuite(dialect: TestDialect): void {
     });
   });
 
-  describe('deliveries (group commit)', () => {
+  /**
+   * The group commit's tests, through the store (knex) and, on SQLite, through the intake thread's
+   * recorder: its own better-sqlite3 connection and prepared statements (src/ingress/intake-writer.ts).
+   */
+  const recorders: Array<[string, () => (items: IncomingDelivery[]) => Promise<RecordResult[]>]> = [
+    ['the store', () => (items) => t.store.deliveries.recordBatch(items)],
+  ];
+  let connection: { close(): void } | null = null;
+  if (dialect === 'sqlite') {
+    recorders.push([
+      "the intake thread's recorder",
+      () => {
+        const config = t.config as { filename: string };
+        const db = new Sqlite(config.filename);
+        for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+        connection = db;
+        const recorder = new DeliveryRecorder(
+          'sqlite',
+          t.clock as Clock,
+          604800 * 1000,
+          sqliteScriptRunner(db),
+        );
+        return (items) => recorder.recordBatch(items);
+      },
+    ]);
+  }
+  afterEach(() => {
+    connection?.close();
+    connection = null;
+  });
+
+  describe.each(recorders)('deliveries (group commit) through %s', (_name, recorderFor) => {
+    let record: (items: IncomingDelivery[]) => Promise<RecordResult[]>;
+    beforeEach(() => {
+      record = recorderFor();
+    });
+
     test('records deliveries, markers and jobs in one batch', async () => {
-      const results = await t.store.deliveries.recordBatch([
+      const results = await record([
         delivery('d1'),
         delivery('d2', { job: null, outcome: 'unsupported_action' }),
       ]);
@@ -248,19 +295,19 @@ export function storeSuite(dialect: TestDialect): void {
     });
 
     test('a repeated delivery id is a duplicate, within a batch and across batches', async () => {
-      const first = await t.store.deliveries.recordBatch([delivery('d1'), delivery('d1')]);
+      const first = await record([delivery('d1'), delivery('d1')]);
       expect(first.map((r) => r.status)).toEqual(['recorded', 'duplicate']);
-      const second = await t.store.deliveries.recordBatch([delivery('d1')]);
+      const second = await record([delivery('d1')]);
       expect(second[0]!.status).toBe('duplicate');
       expect(await t.store.jobs.list({ queue: 'webhooks' })).toHaveLength(1);
     });
 
     test('a batch larger than one statement (250 deliveries, some repeated) is written whole', async () => {
-      await t.store.deliveries.recordBatch([delivery('big-7')]);
+      await record([delivery('big-7')]);
       const items = Array.from({ length: 250 }, (_, i) =>
         delivery(`big-${i}`, i % 2 ? { job: null, outcome: 'ping' } : {}),
       );
-      const results = await t.store.deliveries.recordBatch([...items, delivery('big-3')]);
+      const results = await record([...items, delivery('big-3')]);
       expect(results.filter((r) => r.status === 'recorded')).toHaveLength(249);
       expect(results[7]).toEqual({ status: 'duplicate' });
       expect(results[250]).toEqual({ status: 'duplicate' });
@@ -273,9 +320,9 @@ export function storeSuite(dialect: TestDialect): void {
     });
 
     test('an expired marker lets the same delivery in again', async () => {
-      await t.store.deliveries.recordBatch([delivery('d1')]);
+      await record([delivery('d1')]);
       t.clock.advance(604800 * 1000 + 1);
-      const again = await t.store.deliveries.recordBatch([delivery('d1')]);
+      const again = await record([delivery('d1')]);
       expect(again[0]!.status).toBe('recorded');
       expect((await t.store.deliveries.get('d1'))?.attempts).toBe(2);
       expect(await t.store.deliveries.expireMarkers()).toBe(0);
@@ -285,7 +332,7 @@ export function storeSuite(dialect: TestDialect): void {
 
     test('a failing enqueue fails only its own delivery, leaves nothing half-written and frees its marker', async () => {
       const restore = await failInsertsWhere(t.store, 'jobs', 'payload', 'poison');
-      const results = await t.store.deliveries.recordBatch([
+      const results = await record([
         delivery('ok-1'),
         delivery('bad', {
           job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: 'bad', poison: true } },
@@ -298,7 +345,7 @@ export function storeSuite(dialect: TestDialect): void {
       expect(await t.store.deliveries.get('bad')).toBeNull();
       expect(await t.store.deliveries.markerExists('bad')).toBe(false);
       await restore();
-      const retry = await t.store.deliveries.recordBatch([delivery('bad')]);
+      const retry = await record([delivery('bad')]);
       expect(retry[0]!.status).toBe('recorded');
       expect((await t.store.jobs.list({ queue: 'webhooks' })).length).toBe(2);
     });
@@ -308,13 +355,13 @@ export function storeSuite(dialect: TestDialect): void {
       try {
         // The first batch fails whole and retries each delivery alone, around the second batch.
         const [a, b] = await Promise.all([
-          t.store.deliveries.recordBatch([
+          record([
             delivery('both'),
             delivery('bad', {
               job: { queue: 'webhooks', kind: 'webhook', payload: { deliveryId: 'bad', poison: true } },
             }),
           ]),
-          t.store.deliveries.recordBatch([delivery('both'), delivery('other')]),
+          record([delivery('both'), delivery('other')]),
         ]);
         expect([a[0]!.status, b[0]!.status].sort()).toEqual(['duplicate', 'recorded']);
         expect(a[1]).toMatchObject({ status: 'failed', code: 'enqueue_failed' });
@@ -368,9 +415,7 @@ export function storeSuite(dialect: TestDialect): void {
       // A view into a larger buffer, as a socket read gives it.
       const whole = Buffer.concat([Buffer.from('before'), Buffer.from(text), Buffer.from('after')]);
       const body = whole.subarray(6, 6 + Buffer.byteLength(text));
-      const [result] = await t.store.deliveries.recordBatch([
-        delivery('bytes-1', { raw: body, bytes: body.length }),
-      ]);
+      const [result] = await record([delivery('bytes-1', { raw: body, bytes: body.length })]);
       expect(result).toEqual({ status: 'recorded', outcome: 'enqueued', enqueued: true });
       expect(await t.store.deliveries.payload('bytes-1')).toBe(text);
       expect((await t.store.deliveries.get('bytes-1'))?.payloadBytes).toBe(Buffer.byteLength(text));
@@ -378,9 +423,7 @@ export function storeSuite(dialect: TestDialect): void {
 
     test('a failing record of an ignored delivery answers delivery_record_failed', async () => {
       const restore = await failInsertsWhere(t.store, 'deliveries', 'repo', 'poison');
-      const [result] = await t.store.deliveries.recordBatch([
-        delivery('x', { job: null, outcome: 'ping', repo: 'poison/repo' }),
-      ]);
+      const [result] = await record([delivery('x', { job: null, outcome: 'ping', repo: 'poison/repo' })]);
       expect(result).toMatchObject({ status: 'failed', code: 'delivery_record_failed' });
       expect(await t.store.deliveries.markerExists('x')).toBe(false);
       await restore();
