@@ -5,7 +5,10 @@
  * VERDICT_NATIVE_DATA (default data/native/). The review container (no Docker here) runs as a local
  * process on VERDICT_CONTAINER_PORT (default 8080); its calls to `state.internal` and `broker.internal`
  * go to the worker's origin with a token made for this run (VERDICT_INTERNAL_DEV_TOKEN, never set on
- * Cloudflare). With VERDICT_CONTAINER_URL set, no container is started and that one is used. The cron
+ * Cloudflare). With VERDICT_CONTAINER_URL set, no container is started and that one is used. The
+ * validation sandbox runs as a local process on VERDICT_SANDBOX_PORT (default 8081; VERDICT_SANDBOX_URL:
+ * use that one instead) and the worker hands it the container's `sandbox.internal` jobs; the container
+ * validates through it unless VERDICT_CF_SANDBOX_ENABLED is set to something else than 1. The cron
  * triggers of wrangler.jsonc fire on their schedules (UTC) through the worker's `scheduled` handler.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,6 +25,8 @@ const env = process.env;
 const port = Number(env.PORT ?? 8788);
 const containerPort = Number(env.VERDICT_CONTAINER_PORT ?? 8080);
 const containerUrl = env.VERDICT_CONTAINER_URL ?? `http://127.0.0.1:${containerPort}`;
+const sandboxPort = Number(env.VERDICT_SANDBOX_PORT ?? 8081);
+const sandboxUrl = env.VERDICT_SANDBOX_URL ?? `http://127.0.0.1:${sandboxPort}`;
 const devToken = randomBytes(24).toString('hex');
 let stopping = false;
 const pick = (names: string[]) =>
@@ -37,6 +42,7 @@ const mf = new Miniflare({
   defaultPersistRoot: env.VERDICT_NATIVE_DATA ?? `${root}data/native`,
   bindings: {
     VERDICT_CONTAINER_URL: containerUrl,
+    VERDICT_SANDBOX_URL: sandboxUrl,
     VERDICT_INTERNAL_DEV_TOKEN: devToken,
     ...pick([
       'GITHUB_WEBHOOK_SECRET',
@@ -67,40 +73,56 @@ const crons = Object.keys(CRON_JOBS).map(
     }),
 );
 
-let container: ChildProcess | null = null;
-if (!env.VERDICT_CONTAINER_URL) {
+/** A local process of the runtime (`entry` under src/native/), stopped with the dev server. */
+function startLocal(name: string, entry: string, extra: Record<string, string>): ChildProcess {
   // The shell's environment, so that local fakes (provider base URLs) work; on Cloudflare the container
   // gets the allow-list of review-engine 8 only (docs/native.md).
-  container = spawn(process.execPath, ['--import', 'tsx', `${root}src/native/container/main.ts`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', `${root}src/native/${entry}`], {
     stdio: 'inherit',
-    env: {
-      ...env,
+    env: { ...env, ...extra },
+  });
+  child.once('exit', (code) => {
+    console.log(JSON.stringify({ event: `native-dev-${name}-exited`, code }));
+    if (!stopping) void stop(1);
+  });
+  return child;
+}
+
+const sandbox = env.VERDICT_SANDBOX_URL
+  ? null
+  : startLocal('sandbox', 'sandbox/main.ts', { PORT: String(sandboxPort) });
+const container = env.VERDICT_CONTAINER_URL
+  ? null
+  : startLocal('container', 'container/main.ts', {
       PORT: String(containerPort),
       VERDICT_INTERNAL_ORIGIN: url.origin,
       VERDICT_INTERNAL_TOKEN: devToken,
-    },
-  });
-  container.once('exit', (code) => {
-    console.log(JSON.stringify({ event: 'native-dev-container-exited', code }));
-    if (!stopping) void stop(1);
-  });
-}
-if (container) await containerUp();
+      VERDICT_CF_SANDBOX_ENABLED: env.VERDICT_CF_SANDBOX_ENABLED ?? '1',
+    });
+if (sandbox) await up('sandbox', sandboxUrl);
+if (container) await up('container', containerUrl);
 console.log(
-  JSON.stringify({ event: 'native-dev-ready', url: url.href, containerUrl, containerPid: container?.pid }),
+  JSON.stringify({
+    event: 'native-dev-ready',
+    url: url.href,
+    containerUrl,
+    containerPid: container?.pid,
+    sandboxUrl,
+    sandboxPid: sandbox?.pid,
+  }),
 );
 
-/** Ready only once the container answers its health check (a review dispatched before would fail). */
-async function containerUp(): Promise<void> {
+/** Ready only once the process answers its health check (a review dispatched before would fail). */
+async function up(name: string, base: string): Promise<void> {
   for (let i = 0; i < 600 && !stopping; i++) {
-    const ok = await fetch(`${containerUrl}/health`).then(
+    const ok = await fetch(`${base}/health`).then(
       (r) => r.ok,
       () => false,
     );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  console.log(JSON.stringify({ event: 'native-dev-container-not-ready', containerUrl }));
+  console.log(JSON.stringify({ event: `native-dev-${name}-not-ready`, url: base }));
   await stop(1);
 }
 
@@ -108,6 +130,7 @@ async function stop(code = 0): Promise<void> {
   stopping = true;
   for (const cron of crons) cron.stop();
   container?.kill('SIGTERM');
+  sandbox?.kill('SIGTERM');
   await mf.dispose();
   process.exit(code);
 }

@@ -37,7 +37,7 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { createArtifactStorage } from '../evidence/storage.js';
 import { e2bExecutorFactory, loadE2bSdk, recordedE2bCostReader } from '../validation/e2b.js';
-import { createExecutor } from '../validation/executors.js';
+import { configuredExecutors, type ExecutorFactory } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
 /**
@@ -226,7 +226,13 @@ export function reviewExecutorFor(
   github: (installationId: number) => Promise<GitHubClient>,
   config: Config,
   log: Logger,
-  opts: { clock?: Clock; ids?: IdGenerator; publication?: Publication | null } = {},
+  opts: {
+    clock?: Clock;
+    ids?: IdGenerator;
+    publication?: Publication | null;
+    /** The validation executors (default: this process's, from the config). */
+    validationExecutor?: ExecutorFactory;
+  } = {},
 ): ReviewExecutor {
   const providers = selectProviders(config.review.providers);
   const engine = createReviewEngine({
@@ -239,7 +245,7 @@ export function reviewExecutorFor(
     ids: opts.ids ?? randomId,
     log: log.child({ name: 'review' }),
     alerts: alertDepsFor(store, config, log),
-    validation: reviewValidatorFor(store, config, opts.clock ?? systemClock),
+    validation: reviewValidatorFor(store, config, opts.clock ?? systemClock, opts.validationExecutor),
     ...(!config.validation.enabled && {
       validationSwitch: config.validation.switch === 'off' ? 'off' : 'auto',
     }),
@@ -260,8 +266,16 @@ export function reviewExecutorFor(
   });
 }
 
-/** Repo-native validation as the config says (null when off: the operator's switch, or no executor). */
-export function reviewValidatorFor(store: Store, config: Config, clock: Clock): ReviewValidator | null {
+/**
+ * Repo-native validation as the config says (null when off: the operator's switch, or no executor). The
+ * executors run in this process unless `executors` says otherwise (the native container's sandbox).
+ */
+export function reviewValidatorFor(
+  store: Store,
+  config: Config,
+  clock: Clock,
+  executors?: ExecutorFactory,
+): ReviewValidator | null {
   const v = config.validation;
   if (!v.enabled) return null;
   const e2b = e2bExecutorFactory({
@@ -280,16 +294,7 @@ export function reviewValidatorFor(store: Store, config: Config, clock: Clock): 
     sdkAvailable: async () => (await loadE2bSdk()) !== null,
     readRecordedCostUsd: recordedE2bCostReader(store.executorCosts),
     now: () => clock.now(),
-    executor: (name, { trusted }) =>
-      createExecutor(name, {
-        bubblewrap: { trusted, install: { mode: v.install, registry: v.registry } },
-        local: {
-          allowLocal: v.allowLocal,
-          selfHostValidation: v.selfHostValidation ?? undefined,
-          isolatedExecutorCommand: v.isolatedCommand,
-        },
-        e2b,
-      }),
+    executor: executors ?? configuredExecutors(v, e2b),
   });
 }
 

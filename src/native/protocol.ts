@@ -158,3 +158,79 @@ export type StateFlush = z.infer<typeof stateFlushSchema>;
 /** POST broker.internal/token: an installation token for the run's installation (the key stays outside). */
 export const brokerTokenRequestSchema = z.object({ installationId: z.number().int().positive(), ...leased });
 export const brokerTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.string() });
+
+/** The executors a sandbox runs (NAMES.md "Validation executors"; e2b is called from the container itself). */
+export const SANDBOX_EXECUTORS = ['bubblewrap', 'local'] as const;
+
+/** The largest checkout archive sent to the sandbox (gzip'd tar, before base64). */
+export const SANDBOX_ARCHIVE_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a sandbox runs (its `POST /run`): a validation plan of the executor named, over the checkout
+ * given as a gzip'd tar (base64), within `timeoutMs`.
+ */
+export const sandboxJobSchema = z.object({
+  executor: z.enum(SANDBOX_EXECUTORS),
+  /** The operator trusts the repository's committed commands (VERDICT_VALIDATION_TRUSTED_REPOS). */
+  trusted: z.boolean(),
+  plan: z.object({
+    kind: z.literal('run'),
+    source: z.enum(['standard', 'repo-config']),
+    packageManager: z.enum(['npm', 'pnpm', 'yarn', 'bun']).optional(),
+    commands: z
+      .array(
+        z.object({
+          check: z.enum(['test', 'typecheck', 'lint', 'build']),
+          ecosystem: z.enum(['javascript', 'python', 'go', 'custom']),
+          argv: z.array(z.string()).min(1),
+        }),
+      )
+      .min(1),
+  }),
+  timeoutMs: z.number().int().positive(),
+  archive: z.string().max(Math.ceil(SANDBOX_ARCHIVE_MAX_BYTES / 3) * 4),
+});
+export type SandboxJob = z.infer<typeof sandboxJobSchema>;
+
+/**
+ * POST sandbox.internal/run (review-engine 4.2: "`sandbox.internal` handles validation"): the sandbox job
+ * of a run, under its lease. The worker hands the job to the run's sandbox and answers with its outcome;
+ * 503 `no_sandbox` when the deployment has none.
+ */
+export const sandboxRunRequestSchema = sandboxJobSchema.extend(leased);
+
+const commandResultSchema = z.object({
+  check: z.enum(['test', 'typecheck', 'lint', 'build']),
+  command: z.string(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  durationMs: z.number(),
+  timedOut: z.boolean(),
+  outputTail: z.string(),
+  outputBytes: z.number(),
+  outputTruncated: z.boolean(),
+});
+
+/** A validation outcome as an executor returns it (src/validation/types.ts `ValidationOutcome`). */
+export const validationOutcomeSchema = z.object({
+  executor: z.string(),
+  status: z.enum(['passed', 'failed', 'timed_out', 'skipped', 'refused', 'not_run', 'error']),
+  evidence: z.string(),
+  commands: z.array(commandResultSchema),
+  artifacts: z.array(
+    z.object({ id: z.string(), kind: z.literal('command_output'), command: z.string(), content: z.string() }),
+  ),
+  note: z.string().optional(),
+  install: z
+    .object({
+      result: z.enum(['installed', 'failed', 'timed_out', 'refused', 'not_installed']),
+      packageManager: z.enum(['npm', 'pnpm', 'yarn', 'bun']).optional(),
+      registry: z.string().optional(),
+      command: z.string().optional(),
+      exitCode: z.number().int().nullable().optional(),
+      signal: z.string().nullable().optional(),
+      durationMs: z.number().optional(),
+      outside: z.array(z.string()).optional(),
+    })
+    .optional(),
+});

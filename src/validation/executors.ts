@@ -3,6 +3,7 @@
  * repository gets, `shadow` (two of them side by side) and `unknown_executor` are decided in decide.ts and
  * review.ts; this only builds the executor.
  */
+import type { ValidationConfig } from '../config/validation.js';
 import { createBubblewrapExecutor, type BubblewrapOptions } from './bubblewrap.js';
 import type { ExecutorName } from './decide.js';
 import { OUTCOMES } from './decide.js';
@@ -22,4 +23,24 @@ export function createExecutor(name: ExecutorName, deps: ExecutorDeps = {}): Exe
   if (name === 'local') return createLocalExecutor(deps.local);
   if (deps.e2b) return deps.e2b();
   return { name: 'e2b', run: async () => simpleOutcome('e2b', 'skipped', OUTCOMES.e2bSdkUnavailable) };
+}
+
+/** Builds the executor of a name for a repository the operator does or does not trust. */
+export type ExecutorFactory = (name: ExecutorName, opts: { trusted: boolean }) => Executor;
+
+/** The executors of this process as the validation configuration sets them up (the server, the sandbox). */
+export function configuredExecutors(
+  v: Pick<ValidationConfig, 'install' | 'registry' | 'allowLocal' | 'selfHostValidation' | 'isolatedCommand'>,
+  e2b?: () => Executor,
+): ExecutorFactory {
+  return (name, { trusted }) =>
+    createExecutor(name, {
+      bubblewrap: { trusted, install: { mode: v.install, registry: v.registry } },
+      local: {
+        allowLocal: v.allowLocal,
+        selfHostValidation: v.selfHostValidation ?? undefined,
+        isolatedExecutorCommand: v.isolatedCommand,
+      },
+      ...(e2b ? { e2b } : {}),
+    });
 }

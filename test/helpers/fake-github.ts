@@ -90,6 +90,8 @@ export class FakeGitHub {
   readonly comments: ReviewComment[] = [];
   readonly threads: Array<{ id: string; commentId: number; resolved: boolean }> = [];
   trap: Trap | null = null;
+  /** Archives served at `GET /repos/{repo}/tarball/{ref}` (gzip'd tar, as githubTarball makes them). */
+  readonly tarballs = new Map<string, Buffer>();
   private nextId = 1000;
   private server: Server | null = null;
 
@@ -128,6 +130,15 @@ export class FakeGitHub {
     const method = req.method!;
     const path = url.pathname;
     this.calls.push({ method, path: path + url.search, body });
+    const tarball = method === 'GET' && path.startsWith(`/repos/${this.pr.repo}/tarball/`);
+    const archive = tarball ? this.tarballs.get(path.slice(path.lastIndexOf('/') + 1)) : undefined;
+    if (tarball) {
+      res.writeHead(archive ? 200 : 404, {
+        'content-type': archive ? 'application/x-gzip' : 'application/json',
+      });
+      res.end(archive ?? JSON.stringify({ message: 'Not Found' }));
+      return;
+    }
     const trap = this.trap?.match(method, path, body) ? this.trap : null;
     if (trap) this.trap = null;
     const [status, answer] = this.route(method, path, url.searchParams, body);

@@ -3,8 +3,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FakeGitHub } from '../helpers/fake-github.js';
+import { githubTarball } from '../helpers/tarball.js';
 import { eventually, example, sign } from '../helpers/webhooks.js';
 import { FakeModel, HEAD, REPO, containerTestEnv, fakeGitHub } from './container/fakes.js';
 
@@ -50,6 +51,8 @@ describe('npm run native:dev', () => {
     const modelUrl = await model.listen();
     github = fakeGitHub();
     await github.listen();
+    // The head's archive, validated by the sandbox process native:dev starts.
+    github.tarballs.set(HEAD, await githubTarball(resolve('fixtures/validation/passing'), 'acme-web-head'));
     data = mkdtempSync(join(tmpdir(), 'verdict-native-dev-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -60,6 +63,7 @@ describe('npm run native:dev', () => {
         NODE_OPTIONS: '',
         PORT: String(port),
         VERDICT_CONTAINER_PORT: String(await freePort()),
+        VERDICT_SANDBOX_PORT: String(await freePort()),
         VERDICT_NATIVE_DATA: data,
         GITHUB_WEBHOOK_SECRET: SECRET,
         APP_ID: '4242',
@@ -135,6 +139,7 @@ describe('npm run native:dev', () => {
     const review = github.submittedReviews()[0]!;
     expect(review.commit_id).toBe(HEAD);
     expect(JSON.stringify(review)).toContain('Eviction races with writes');
+    expect(review.body).toMatch(/PASSED bubblewrap: npm (run )?test/);
     expect(model.reviewCalls).toBe(1);
   }, 90_000);
 });

@@ -1,21 +1,33 @@
 import { generateKeyPairSync } from 'node:crypto';
+import path from 'node:path';
 import { createLogger } from '../../src/logger.js';
 import { nativeConfig } from '../../src/native/container/env.js';
 import { internalClient, type InternalClient } from '../../src/native/container/internal.js';
 import { ContainerService } from '../../src/native/container/service.js';
-import { INTERNAL_HOST_HEADER, INTERNAL_TOKEN_HEADER } from '../../src/native/protocol.js';
 import type { FakeGitHub } from '../helpers/fake-github.js';
 import { relay } from '../../scripts/native-relay.js';
+import { SandboxService } from '../../src/native/sandbox/service.js';
+import { configuredExecutors } from '../../src/validation/executors.js';
+import { githubTarball } from '../helpers/tarball.js';
 import { example, prComment } from '../helpers/webhooks.js';
 import { FakeModel, HEAD, REPO, containerTestEnv, fakeGitHub } from './container/fakes.js';
-import { runCommand, startIngress, until, type Harness } from './harness.js';
+import {
+  DEV_TOKEN,
+  internalPost as postInternal,
+  leaseFor as holdLease,
+  runCommand,
+  startIngress,
+  until,
+  type Harness,
+} from './harness.js';
+
+const PASSING = path.resolve('fixtures/validation/passing');
 
 const { privateKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
   privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
   publicKeyEncoding: { type: 'spki', format: 'pem' },
 });
-const DEV_TOKEN = 'dev-internal-token';
 
 function opened(sha: string): any {
   const p = example('pull_request', 'opened');
@@ -40,6 +52,7 @@ describe('native runtime: webhook to published review', () => {
   let github: FakeGitHub;
   let model: FakeModel;
   let container: ContainerService;
+  let sandbox: SandboxService;
   let workerUrl = '';
 
   beforeAll(async () => {
@@ -56,9 +69,19 @@ describe('native runtime: webhook to published review', () => {
       internal,
       publishMode: 'live',
       maxAttempts: 8,
+      sandboxEnabled: true,
     });
     const port = await container.listen(0, '127.0.0.1');
+    // Validation: the head's archive on the fake GitHub, the sandbox service (bubblewrap) behind `SANDBOX`.
+    github.tarballs.set(HEAD, await githubTarball(PASSING, `acme-web-${HEAD.slice(0, 7)}`));
+    sandbox = new SandboxService({
+      executors: configuredExecutors(nativeConfig(env).validation),
+      log: createLogger('warn', undefined, 'json'),
+    });
+    const sandboxUrl = `http://127.0.0.1:${await sandbox.listen(0, '127.0.0.1')}`;
     h = await startIngress({
+      sandbox: async (request) =>
+        fetch(`${sandboxUrl}/run`, { method: 'POST', body: await request.text() }) as unknown as Response,
       consumer: true,
       github: relay,
       bindings: {
@@ -77,6 +100,7 @@ describe('native runtime: webhook to published review', () => {
   afterAll(async () => {
     await h?.close();
     await container?.stop();
+    await sandbox?.stop();
     await model?.close();
     await github?.close();
   });
@@ -103,6 +127,9 @@ describe('native runtime: webhook to published review', () => {
     expect(reviews[0]!.commit_id).toBe(HEAD);
     expect(JSON.stringify(reviews[0])).toContain('Eviction races with writes');
     expect([...github.checkRuns.values()].map((c) => c.status)).toEqual(['completed']);
+    // Validated in the sandbox: the head's archive went container -> sandbox.internal -> sandbox (bubblewrap).
+    expect(github.count('GET', new RegExp(`/tarball/${HEAD}$`))).toBe(1);
+    expect(reviews[0]!.body).toMatch(/PASSED bubblewrap: npm (run )?test/);
     // The container's token came from broker.internal: GitHub minted it for installation 77 (App JWT).
     expect(github.count('POST', /^\/app\/installations\/77\/access_tokens$/)).toBeGreaterThanOrEqual(1);
 
@@ -186,32 +213,8 @@ describe('native runtime: webhook to published review', () => {
 
   const read = async (res: { json(): Promise<unknown> }): Promise<any> => res.json();
   const internalPost = (host: string, path: string, body: unknown, token: string | null = DEV_TOKEN) =>
-    h.mf.dispatchFetch(`http://verdict.local${path}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [INTERNAL_HOST_HEADER]: host,
-        ...(token ? { [INTERNAL_TOKEN_HEADER]: token } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-
-  async function leaseFor(runId: string, token: string): Promise<void> {
-    const db = await h.d1();
-    const now = new Date().toISOString();
-    await db
-      .prepare(
-        `INSERT INTO native_runs (id, review_key, repo, pr_number, head_sha, trigger, status, installation_id, created_at, updated_at)
-         VALUES (?, ?, ?, 7, ?, 'opened', 'running', 77, ?, ?)`,
-      )
-      .bind(runId, `${REPO}#7@${'c'.repeat(40)}:${runId}`, REPO, 'c'.repeat(40), now, now)
-      .run();
-    const ns: any = await h.mf.getDurableObjectNamespace('LEASES', 'verdict');
-    const res = await ns
-      .get(ns.idFromName(runId))
-      .fetch('https://lease/acquire', { method: 'POST', body: JSON.stringify({ token, leaseMs: 60_000 }) });
-    expect(await read(res)).toEqual({ status: 'acquired' });
-  }
+    postInternal(h, host, path, body, token);
+  const leaseFor = (runId: string, token: string) => holdLease(h, runId, token, REPO);
 
   it('serves the internal hosts only with the dev token; without it they are the public 404', async () => {
     const res = await internalPost('state.internal', '/bundle', { runId: 'x', leaseToken: 'y' }, null);

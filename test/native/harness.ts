@@ -6,6 +6,7 @@ import {
   QUEUE_CONSUMER,
   REVIEW_QUEUE_NAME,
 } from '../../scripts/native-build.js';
+import { INTERNAL_HOST_HEADER, INTERNAL_TOKEN_HEADER } from '../../src/native/protocol.js';
 import { sign, TEST_SECRET } from '../helpers/webhooks.js';
 
 let bundle: Promise<string> | null = null;
@@ -58,6 +59,8 @@ export type HarnessOptions = {
   /** The worker's own consumer takes the queue (default: a collector worker that only stores messages). */
   consumer?: boolean;
   container?: (request: Request) => Promise<Response> | Response;
+  /** The validation sandbox behind the `SANDBOX` service binding. */
+  sandbox?: (request: Request) => Promise<Response> | Response;
   github?: (request: Request) => Promise<Response> | Response;
   /** A lease Durable Object of the test's own (a module script exporting `className`) instead of the worker's. */
   leases?: { className: string; script: string };
@@ -79,7 +82,10 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
         : {}),
     },
     ...(options.consumer ? { queueConsumers: { [QUEUE]: { ...QUEUE_CONSUMER, retryDelay: 0 } } } : {}),
-    ...(options.container ? { serviceBindings: { CONTAINER: options.container as any } } : {}),
+    serviceBindings: {
+      ...(options.container ? { CONTAINER: options.container as any } : {}),
+      ...(options.sandbox ? { SANDBOX: options.sandbox as any } : {}),
+    },
     ...(options.github ? { outboundService: options.github as any } : {}),
     bindings: { GITHUB_WEBHOOK_SECRET: TEST_SECRET, ...options.bindings },
   };
@@ -140,4 +146,48 @@ export async function runCommand(h: Harness, kind: string, payload: unknown): Pr
   const worker: any = await h.mf.getWorker('verdict');
   await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
   return db.prepare('SELECT status, error, result FROM native_commands WHERE id = ?').bind(id).first();
+}
+
+/** The local-run token of the internal hosts' dev route (VERDICT_INTERNAL_DEV_TOKEN). */
+export const DEV_TOKEN = 'dev-internal-token';
+
+/** A call of the container to an internal host, through the worker's dev route. */
+export function internalPost(
+  h: Harness,
+  host: string,
+  path: string,
+  body: unknown,
+  token: string | null = DEV_TOKEN,
+): Promise<Response> {
+  return h.mf.dispatchFetch(`http://verdict.local${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      [INTERNAL_HOST_HEADER]: host,
+      ...(token ? { [INTERNAL_TOKEN_HEADER]: token } : {}),
+    },
+    body: JSON.stringify(body),
+  }) as unknown as Promise<Response>;
+}
+
+/** A native run of `repo` #7 and its dispatch lease held by `token`, as the consumer sets them up. */
+export async function leaseFor(h: Harness, runId: string, token: string, repo: string): Promise<void> {
+  // The worker creates its D1 tables with its first request that uses them (here a refused one).
+  await internalPost(h, 'state.internal', '/bundle', {});
+  const db = await h.d1();
+  const now = new Date().toISOString();
+  await db
+    .prepare(
+      `INSERT INTO native_runs (id, review_key, repo, pr_number, head_sha, trigger, status, installation_id, created_at, updated_at)
+       VALUES (?, ?, ?, 7, ?, 'opened', 'running', 77, ?, ?)`,
+    )
+    .bind(runId, `${repo}#7@${'c'.repeat(40)}:${runId}`, repo, 'c'.repeat(40), now, now)
+    .run();
+  const ns: any = await h.mf.getDurableObjectNamespace('LEASES', 'verdict');
+  const res = await ns
+    .get(ns.idFromName(runId))
+    .fetch('https://lease/acquire', { method: 'POST', body: JSON.stringify({ token, leaseMs: 60_000 }) });
+  const answer = await res.json();
+  if (answer.status !== 'acquired')
+    throw new Error(`lease of ${runId} not acquired: ${JSON.stringify(answer)}`);
 }

@@ -42,6 +42,11 @@ describe('wrangler.jsonc', () => {
     const migrated = config.migrations.flatMap((m: any) => m.new_sqlite_classes);
     expect(migrated).toEqual(expect.arrayContaining(classes));
     expect(config.containers[0]).toMatchObject({ class_name: 'ReviewContainer', max_instances: 20 });
+    expect(config.containers[1]).toMatchObject({
+      class_name: 'ValidationSandbox',
+      image: './src/native/sandbox/Dockerfile',
+    });
+    expect(classes).toContain('ValidationSandbox');
     expect(config.triggers.crons.sort()).toEqual(
       ['* * * * *', '2-59/15 * * * *', '3-59/15 * * * *', '30 22 * * *', '30 23 * * *'].sort(),
     );
@@ -60,7 +65,7 @@ describe('wrangler.jsonc', () => {
         main,
         containers: config.containers.map((c: any) => ({
           ...c,
-          image: 'registry.cloudflare.com/verdict/review:dry-run',
+          image: `registry.cloudflare.com/verdict/${c.class_name.toLowerCase()}:dry-run`,
         })),
       };
       delete dry.$schema;
@@ -74,6 +79,7 @@ describe('wrangler.jsonc', () => {
       for (const binding of [
         'env.LEASES (DispatchLease)',
         'env.REVIEW_CONTAINERS (ReviewContainer)',
+        'env.VALIDATION_SANDBOXES (ValidationSandbox)',
         'env.DELIVERIES',
         'env.REVIEW_QUEUE',
         'env.DB',

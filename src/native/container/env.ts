@@ -52,7 +52,8 @@ export function nativePublishMode(env: Record<string, string | undefined>): 'liv
  * The engine's configuration in the container: the project's config loader over the container's
  * environment, with the native provider selection, the container's publish mode, and GitHub reachable
  * (installation tokens come from the broker, so the engine reads GitHub as with App credentials).
- * Validation has no executor here: it is reported skipped as the Node runtime words it (docs/native.md).
+ * Validation is on: its commands run in the run's sandbox through `sandbox.internal` when
+ * `VERDICT_CF_SANDBOX_ENABLED=1`, else it reports "no sandbox binding available" (sandbox.ts).
  */
 export function nativeConfig(env: Record<string, string | undefined>): Config {
   const model = nativeModel(env);
@@ -67,6 +68,6 @@ export function nativeConfig(env: Record<string, string | undefined>): Config {
     ...loaded,
     publishMode: nativePublishMode(env),
     github: { ...loaded.github, hasCredentials: true },
-    validation: { ...loaded.validation, enabled: false, switch: 'auto' },
+    validation: { ...loaded.validation, enabled: true, switch: 'auto' },
   };
 }

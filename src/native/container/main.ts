@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     ),
     publishMode: nativePublishMode(env),
     maxAttempts: Number.isInteger(maxAttempts) && maxAttempts > 0 ? maxAttempts : 8,
+    // Forwarded only as `1` (review-engine 8, src/native/forwarding.ts).
+    sandboxEnabled: env.VERDICT_CF_SANDBOX_ENABLED === '1',
     ...(Number.isInteger(phaseLogMs) && phaseLogMs > 0 ? { phaseLogMs } : {}),
   });
   const port = await service.listen(Number.parseInt(env.PORT ?? '', 10) || 8080);

@@ -18,6 +18,7 @@ import {
   type ContainerReviewResponse,
 } from '../protocol.js';
 import type { InternalClient } from './internal.js';
+import { containerExecutors } from './sandbox.js';
 import { ContainerState } from './state.js';
 
 export type ContainerReviewDeps = {
@@ -27,6 +28,8 @@ export type ContainerReviewDeps = {
   setPhase(phase: ContainerPhase): void;
   /** Attempts after which a failed run fails for good (the consumer's `MAX_ATTEMPTS`, default 8). */
   maxAttempts: number;
+  /** Validation runs in the run's sandbox through `sandbox.internal` (sandbox.ts); else it is not run. */
+  sandboxEnabled: boolean;
 };
 
 /** The run was aborted (termination): the review stops before anything else is published. */
@@ -203,7 +206,10 @@ export class ContainerReview {
         return publisher.publish(...args);
       },
     };
-    return reviewExecutorFor(store, (id) => this.octokit(id), deps.config, deps.log, { publication });
+    return reviewExecutorFor(store, (id) => this.octokit(id), deps.config, deps.log, {
+      publication,
+      validationExecutor: containerExecutors(deps.sandboxEnabled, deps.internal, () => this.leased()),
+    });
   }
 
   /** An installation Octokit on a token from `broker.internal` (the App key never enters the container). */

@@ -13,6 +13,8 @@ export type ContainerServiceOptions = {
   /** `VERDICT_PUBLISH_MODE` of the container (code default `shadow`). */
   publishMode: 'live' | 'shadow';
   maxAttempts: number;
+  /** `VERDICT_CF_SANDBOX_ENABLED=1`: validation runs through `sandbox.internal` (sandbox.ts). */
+  sandboxEnabled?: boolean;
   /** Period of the phase log line (review-engine 8: 30 s). */
   phaseLogMs?: number;
   /** How long after a termination abort the process is gone at most (review-engine 8: 10 s). */
@@ -117,6 +119,7 @@ export class ContainerService {
       internal: this.opts.internal,
       setPhase: (phase) => this.setPhase(phase),
       maxAttempts: this.opts.maxAttempts,
+      sandboxEnabled: this.opts.sandboxEnabled ?? false,
     });
     this.current = review;
     this.startPhaseLog();

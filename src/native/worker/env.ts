@@ -49,6 +49,11 @@ export type Env = {
   /** A container behind a service binding (tests); without either, VERDICT_CONTAINER_URL (local runs). */
   CONTAINER?: Fetcher;
   VERDICT_CONTAINER_URL?: string;
+  /** The validation sandboxes on Cloudflare: the ValidationSandbox Durable Object namespace, one per run. */
+  VALIDATION_SANDBOXES?: DurableNamespace;
+  /** A sandbox behind a service binding (tests); without either, VERDICT_SANDBOX_URL (local runs). */
+  SANDBOX?: Fetcher;
+  VERDICT_SANDBOX_URL?: string;
   VERDICT_PUBLISH_MODE?: string;
   MAX_ATTEMPTS?: string;
   LEASE_MS?: string;

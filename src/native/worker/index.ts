@@ -16,7 +16,7 @@ import {
 } from '../protocol.js';
 
 export { DispatchLease } from './lease.js';
-export { ContainerProxy, ReviewContainer } from './review-container.js';
+export { ContainerProxy, ReviewContainer, ValidationSandbox } from './review-container.js';
 
 /**
  * A local run's container call to an internal host: only when `VERDICT_INTERNAL_DEV_TOKEN` is set (never

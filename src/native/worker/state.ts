@@ -15,45 +15,13 @@ import {
   type StateBundle,
   type StateTable,
 } from '../protocol.js';
-import { leaseCall } from './consumer.js';
 import type { Env } from './env.js';
 import { installationToken } from './github.js';
 import { json } from './ingress.js';
+import { leasedRun, parse, refuse, type NativeRun } from './internal-call.js';
+import { sandboxRun } from './sandbox.js';
 import { ensureSchema } from './schema.js';
 import { insertRow, quoteName, STATE_SCHEMA } from './state-schema.js';
-
-const refuse = (status: number, code: string, message: string): Response =>
-  json(status, { error: { code, message } });
-
-type NativeRun = { id: string; repo: string; pr_number: number; installation_id: number | null };
-
-async function parse<S extends z.ZodTypeAny>(request: Request, schema: S): Promise<z.infer<S> | Response> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    return refuse(400, 'invalid_json', 'the body is not JSON');
-  }
-  const parsed = schema.safeParse(body);
-  return parsed.success ? parsed.data : refuse(400, 'invalid_request', parsed.error.message);
-}
-
-/** The run the lease token holds, or the refusal: 404 `run_not_found`, 409 `lease_lost`. */
-async function leasedRun(
-  env: Env,
-  { runId, leaseToken, leaseName }: { runId: string; leaseToken: string; leaseName?: string },
-): Promise<NativeRun | Response> {
-  const run = await env.DB.prepare(
-    'SELECT id, repo, pr_number, installation_id FROM native_runs WHERE id = ?',
-  )
-    .bind(runId)
-    .first<NativeRun>();
-  if (!run) return refuse(404, 'run_not_found', `no native run ${runId}`);
-  const lease = await leaseCall(env, leaseName ?? runId, 'check', { token: leaseToken });
-  if (lease !== 'valid')
-    return refuse(409, 'lease_lost', `the dispatch lease of ${runId} is not held by this token`);
-  return run;
-}
 
 function scoped(table: StateTable, run: NativeRun): { sql: string; binds: unknown[] } {
   const from = `SELECT * FROM ${quoteName(table.table)}`;
@@ -149,7 +117,7 @@ async function token(request: Request, env: Env): Promise<Response> {
   }
 }
 
-/** Answers one request the container sent to an internal host (`sandbox.internal` is not served: 404). */
+/** Answers one request the container sent to an internal host. */
 export async function handleInternal(host: InternalHost, request: Request, env: Env): Promise<Response> {
   if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'internal hosts take POST');
   await ensureSchema(env.DB);
@@ -157,5 +125,6 @@ export async function handleInternal(host: InternalHost, request: Request, env: 
   if (host === 'state.internal' && path === '/bundle') return bundle(request, env);
   if (host === 'state.internal' && path === '/flush') return flush(request, env);
   if (host === 'broker.internal' && path === '/token') return token(request, env);
+  if (host === 'sandbox.internal' && path === '/run') return sandboxRun(request, env);
   return refuse(404, 'not_found', `${host}${path} is not served`);
 }

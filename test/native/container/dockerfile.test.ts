@@ -38,3 +38,20 @@ describe('the review container Dockerfile', () => {
     expect(text).not.toMatch(/PRIVATE_KEY|API_KEY|ENV .*TOKEN/);
   });
 });
+
+describe('the validation sandbox Dockerfile', () => {
+  const sandboxText = readFileSync(join(root, 'src/native/sandbox/Dockerfile'), 'utf8');
+  const sandboxStages = parseDockerfile(sandboxText);
+  const last = sandboxStages.at(-1)!;
+
+  it('builds on node:20-slim with bubblewrap, runs the sandbox entry point on 8080, bakes in no secret', () => {
+    expect(sandboxStages.map((s) => s.base)).toEqual(['node:20-slim', 'node:20-slim']);
+    const runs = last.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    expect(runs.join('\n')).toMatch(/apt-get install -y --no-install-recommends bubblewrap/);
+    expect(last.instructions.filter((i) => i.keyword === 'EXPOSE').map((i) => i.args)).toEqual(['8080']);
+    const cmd = last.instructions.find((i) => i.keyword === 'CMD')!.exec!;
+    expect(cmd).toEqual(['node', '--import', 'tsx', 'src/native/sandbox/main.ts']);
+    expect(existsSync(join(root, cmd[3]!))).toBe(true);
+    expect(sandboxText).not.toMatch(/PRIVATE_KEY|API_KEY|ENV .*TOKEN/);
+  });
+});

@@ -79,7 +79,8 @@ describe('native container environment', () => {
     expect(config.review.providers.primary).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
     expect(config.publishMode).toBe('live');
     expect(config.github.privateKey).toBeNull();
-    expect(config.validation).toMatchObject({ enabled: false, switch: 'auto' });
+    // Validation is on: its executors are the sandbox's (src/native/container/sandbox.ts).
+    expect(config.validation).toMatchObject({ enabled: true, switch: 'auto' });
     expect(nativeConfig({ OPENROUTER_API_KEY: 'k' }).publishMode).toBe('shadow');
   });
 });

@@ -91,8 +91,8 @@ describe('native review container', () => {
     expect(reviews).toHaveLength(1);
     expect(reviews[0]!.commit_id).toBe(HEAD);
     expect(JSON.stringify(reviews[0])).toContain('Eviction races with writes');
-    // No validation executor in the container: skipped with the Node runtime's words (docs/native.md).
-    expect(reviews[0]!.body).toContain('SKIPPED bubblewrap: binary unavailable');
+    // Without VERDICT_CF_SANDBOX_ENABLED=1 the container has no sandbox for validation (review-engine 7.4).
+    expect(reviews[0]!.body).toContain('no sandbox binding available');
     expect([...github.checkRuns.values()].map((c) => c.status)).toEqual(['completed']);
     expect(internal.calls.filter((c) => c.host === 'broker.internal')[0]!.body).toEqual({
       installationId: 77,
