@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { sendJson as send } from '../../http/router.js';
 import type { Config } from '../../config/index.js';
 import { containerReviewRequestSchema, type ContainerPhase } from '../protocol.js';
 import { InternalCallError, type InternalClient } from './internal.js';
@@ -22,12 +23,6 @@ export type ContainerServiceOptions = {
 };
 
 const MAX_BODY = 64 * 1024;
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 const fail = (res: ServerResponse, status: number, code: string, message: string) =>
   send(res, status, { error: { code, message } });

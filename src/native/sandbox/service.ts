@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
+import { sendJson as send } from '../../http/router.js';
 import * as tar from 'tar';
 import type { ExecutorFactory } from '../../validation/executors.js';
 import type { ValidationOutcome } from '../../validation/types.js';
@@ -28,12 +29,6 @@ export type SandboxServiceOptions = {
   /** Where scratch folders are made (default: the system's temporary folder). */
   scratchRoot?: string;
 };
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 const fail = (res: ServerResponse, status: number, code: string, message: string) =>
   send(res, status, { error: { code, message } });
