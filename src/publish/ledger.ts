@@ -244,3 +244,23 @@ export class PublicationLedger {
     return { ok: true, id: found.id, data: null, reused: 'found', request: row.request };
   }
 }
+
+/** Most pages of a listing read to find an earlier attempt's own item (100 a page). */
+const MAX_OWN_PAGES = 30;
+
+/**
+ * The first item of a paginated listing (at most 30 pages) that `own` picks, found by the marker its body
+ * carries: what an interrupted attempt may have posted.
+ */
+export async function findOwn<T extends { id: number; node_id?: string | null }>(
+  pages: AsyncIterable<{ data: T[] }>,
+  own: (item: T) => boolean,
+): Promise<Found | null> {
+  let read = 0;
+  for await (const page of pages) {
+    const item = page.data.find(own);
+    if (item) return { id: String(item.id), nodeId: item.node_id ?? null };
+    if (++read >= MAX_OWN_PAGES) break;
+  }
+  return null;
+}

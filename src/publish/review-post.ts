@@ -5,7 +5,7 @@ import { withheldReason } from '../review/verification.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
-import { NO_SERVER_RETRY, type Found } from './ledger.js';
+import { findOwn, NO_SERVER_RETRY, type Found } from './ledger.js';
 import { lineCommentFor, probeComments, type LineComment } from './line-comments.js';
 import { reviewMarker } from './markers.js';
 import { fileUrl, ofRun, splitRepo, type PublishContext, type PublisherDeps } from './publisher-deps.js';
@@ -22,28 +22,22 @@ import {
 /** A line comment of the review and the finding it posts. */
 export type PlannedComment = LineComment & { fingerprint: string };
 
-/** Most pages of reviews read to find the run's own (100 a page). */
-const MAX_REVIEW_PAGES = 30;
-
 /**
  * The run's review on the pull request, found by the run marker its body ends with: what an interrupted
  * attempt may have posted. Pending reviews (the probe of refused comments) have no body and never match.
  */
-export async function findOwnReview(gh: GitHubClient, run: RunRecord): Promise<Found | null> {
+export function findOwnReview(gh: GitHubClient, run: RunRecord): Promise<Found | null> {
   const { owner, repo } = splitRepo(run.repo);
   const marker = reviewMarker(run.id);
-  let pages = 0;
-  for await (const page of gh.paginate.iterator(gh.rest.pulls.listReviews, {
-    owner,
-    repo,
-    pull_number: run.prNumber,
-    per_page: 100,
-  })) {
-    const own = page.data.find((r) => r.state !== 'PENDING' && (r.body ?? '').includes(marker));
-    if (own) return { id: String(own.id), nodeId: own.node_id ?? null };
-    if (++pages >= MAX_REVIEW_PAGES) break;
-  }
-  return null;
+  return findOwn(
+    gh.paginate.iterator(gh.rest.pulls.listReviews, {
+      owner,
+      repo,
+      pull_number: run.prNumber,
+      per_page: 100,
+    }),
+    (r) => r.state !== 'PENDING' && (r.body ?? '').includes(marker),
+  );
 }
 
 export type PostedReview =

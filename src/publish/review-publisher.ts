@@ -8,7 +8,14 @@ import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import { CheckRunPublisher } from './check-run.js';
-import { githubError, NO_SERVER_RETRY, PublicationLedger, type Found, type PublishMode } from './ledger.js';
+import {
+  findOwn,
+  githubError,
+  NO_SERVER_RETRY,
+  PublicationLedger,
+  type Found,
+  type PublishMode,
+} from './ledger.js';
 import { statusCommentMarker, withMarker } from './markers.js';
 import { fileUrl, ofRun, splitRepo, type PublishContext, type PublisherDeps } from './publisher-deps.js';
 import { renderDescriptionSummary, withDescriptionSummary } from './description.js';
@@ -54,25 +61,19 @@ export const MISSING_INSTALLATION_MESSAGE = 'cannot retry publish because the in
 
 type PrState = { headSha: string | null; facts: PrFacts };
 
-/** Most pages of a pull request's conversation comments read to find the run's status comment. */
-const MAX_ISSUE_COMMENT_PAGES = 30;
-
 /** The run's status comment on the pull request, found by its marker (after an interrupted attempt). */
-async function findOwnStatusComment(gh: GitHubClient, run: RunRecord): Promise<Found | null> {
+function findOwnStatusComment(gh: GitHubClient, run: RunRecord): Promise<Found | null> {
   const { owner, repo } = splitRepo(run.repo);
   const marker = statusCommentMarker(run.id);
-  let pages = 0;
-  for await (const page of gh.paginate.iterator(gh.rest.issues.listComments, {
-    owner,
-    repo,
-    issue_number: run.prNumber,
-    per_page: 100,
-  })) {
-    const own = page.data.find((c) => (c.body ?? '').includes(marker));
-    if (own) return { id: String(own.id), nodeId: own.node_id ?? null };
-    if (++pages >= MAX_ISSUE_COMMENT_PAGES) break;
-  }
-  return null;
+  return findOwn(
+    gh.paginate.iterator(gh.rest.issues.listComments, {
+      owner,
+      repo,
+      issue_number: run.prNumber,
+      per_page: 100,
+    }),
+    (c) => (c.body ?? '').includes(marker),
+  );
 }
 
 /**
