@@ -10,7 +10,16 @@ import type { ReviewThreadRecord } from '../store/review-threads.js';
 import type { RunRecord } from '../store/runs.js';
 import type { FeedbackCollection } from '../worker/review-flow.js';
 import { splitFullName } from '../store/repositories.js';
-import { mostAlike } from './alike.js';
+import {
+  MAX_REACTION_COMMENTS,
+  clip,
+  clusterExemplar,
+  clusterIdFor,
+  commentsWithNewReactions,
+  recordReactions,
+  type ListedReaction,
+  type ListedReviewComment,
+} from './feedback-rules.js';
 
 /**
  * Feedback on Verdict's line comments, folded into the memory of their repository (NAMES.md "Memory",
@@ -29,12 +38,9 @@ import { mostAlike } from './alike.js';
  * cluster with the finding as its exemplar.
  */
 
-/** Most of a pull request's line comments whose reactions one review reads (the newest). */
-export const MAX_REACTION_COMMENTS = 100;
+export { MAX_REACTION_COMMENTS };
 /** Longest text `@verdict learn` takes (a context's body, NAMES.md). */
 export const MAX_LEARN_TEXT = 4000;
-
-const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
 
 /** Control characters contexts refuse (operator-api 2.10): everything below space but tab and line breaks. */
 // eslint-disable-next-line no-control-regex
@@ -81,7 +87,7 @@ export class FeedbackRecorder {
 
   /**
    * Where a thread's finding is folded: the cluster it joined before (when it still exists), else the
-   * repository's cluster most like it, else a new one made from it.
+   * repository's cluster most like it, else a new one made from it (feedback-rules.ts).
    */
   private async clusterFor(
     thread: ReviewThreadRecord,
@@ -89,29 +95,12 @@ export class FeedbackRecorder {
     suppress: boolean,
   ): Promise<ClusterTarget> {
     const { store } = this.deps;
-    const finding = await this.findingOf(thread);
-    const title = clip((finding?.title ?? '').trim() || `Finding on ${thread.path}`, 200);
-    const body = clip((finding?.body ?? '').trim() || title, 4000);
-    let clusterId = await store.feedback.clusterOfComment(thread.commentId);
-    if (clusterId === null) {
-      const alike = mostAlike({ title, body }, await store.feedback.clusterExemplars(thread.repo));
-      clusterId = alike?.match.id ?? null;
-    }
-    return {
-      repo: thread.repo,
-      clusterId,
-      create: {
-        label: title,
-        exemplar: {
-          title,
-          body,
-          category: finding?.category ? clip(finding.category, 64) : null,
-          path: clip(finding?.path ?? thread.path, 1000),
-        },
-      },
-      suppress,
-      actor,
-    };
+    const create = clusterExemplar(thread, await this.findingOf(thread));
+    const clusterId = await clusterIdFor(create, {
+      ofComment: () => store.feedback.clusterOfComment(thread.commentId),
+      exemplars: () => store.feedback.clusterExemplars(thread.repo),
+    });
+    return { repo: thread.repo, clusterId, create, suppress, actor };
   }
 
   /** Stores one event of a thread once and folds it (nothing is looked up for a stored key). */
@@ -228,70 +217,44 @@ export class FeedbackRecorder {
    * The scheduled loop's cheaper read (`pr-agent-loop`): one listing of the PR's review comments
    * (`GET /repos/{o}/{r}/pulls/{n}/comments`, whose `reactions` roll-up counts 👍 and 👎), then the
    * reactions (`collectReactions`' read) only of Verdict's comments with more 👍 and 👎 than it counted
-   * (a bot's reaction, never counted, makes a comment read again each pass). Returns how many new
-   * reactions were counted.
+   * (`commentsWithNewReactions`). Returns how many new reactions were counted.
    */
   async collectChangedReactions(gh: GitHubClient, pr: PullRef): Promise<number> {
     const { store } = this.deps;
     const threads = await store.reviewThreads.postedForPr(pr.repo, pr.prNumber, MAX_REACTION_COMMENTS);
     if (threads.length === 0) return 0;
     const { owner, name } = splitFullName(pr.repo);
-    const comments: Array<{ id: number; reactions?: { '+1'?: number; '-1'?: number } | null }> =
-      await gh.paginate(gh.rest.pulls.listReviewComments, {
-        owner,
-        repo: name,
-        pull_number: pr.prNumber,
-        per_page: 100,
-      });
-    const rollup = new Map(
-      comments.map((c) => [String(c.id), (c.reactions?.['+1'] ?? 0) + (c.reactions?.['-1'] ?? 0)]),
-    );
+    const comments: ListedReviewComment[] = await gh.paginate(gh.rest.pulls.listReviewComments, {
+      owner,
+      repo: name,
+      pull_number: pr.prNumber,
+      per_page: 100,
+    });
     const counted = await store.feedback.reactionCounts(threads.map((t) => t.commentId));
-    const changed = threads.filter((t) => (rollup.get(t.commentId) ?? 0) > (counted.get(t.commentId) ?? 0));
-    return this.readReactions(gh, pr.repo, changed);
+    return this.readReactions(gh, pr.repo, commentsWithNewReactions(threads, comments, counted));
   }
 
-  /** Reads and records the reactions of each thread's first comment (see `collectReactions`). */
-  private async readReactions(
-    gh: GitHubClient,
-    repo: string,
-    threads: ReviewThreadRecord[],
-  ): Promise<number> {
+  /** Reads and records the reactions of each thread's first comment (feedback-rules.ts `recordReactions`). */
+  private readReactions(gh: GitHubClient, repo: string, threads: ReviewThreadRecord[]): Promise<number> {
     const { store } = this.deps;
     const { owner, name } = splitFullName(repo);
-    let counted = 0;
-    for (const thread of threads) {
-      let reactions: Array<{ id: number; content: string; user?: { login?: string; type?: string } | null }>;
-      try {
-        reactions = await gh.paginate(gh.rest.reactions.listForPullRequestReviewComment, {
-          owner,
-          repo: name,
-          comment_id: Number(thread.commentId),
-          per_page: 100,
-        });
-      } catch (error) {
-        if ((error as { status?: unknown })?.status === 404) continue;
-        throw error;
-      }
-      const wanted = reactions.filter(
-        (r) => (r.content === '+1' || r.content === '-1') && r.user?.type !== 'Bot',
-      );
-      if (wanted.length === 0) continue;
-      const known = await store.feedback.existingKeys(wanted.map((r) => `reaction:${r.id}`));
-      for (const r of wanted) {
-        const key = `reaction:${r.id}`;
-        if (known.has(key)) continue;
-        const up = r.content === '+1';
-        const result = await this.record(thread, {
-          key,
-          kind: up ? 'up' : 'down',
-          counts: up ? { up: 1 } : { down: 1, dismissed: 1 },
-          actor: `github:${r.user?.login ?? 'unknown'}`,
-        });
-        if (result.recorded) counted++;
-      }
-    }
-    return counted;
+    return recordReactions(threads, {
+      reactions: async (thread) => {
+        try {
+          return (await gh.paginate(gh.rest.reactions.listForPullRequestReviewComment, {
+            owner,
+            repo: name,
+            comment_id: Number(thread.commentId),
+            per_page: 100,
+          })) as ListedReaction[];
+        } catch (error) {
+          if ((error as { status?: unknown })?.status === 404) return null;
+          throw error;
+        }
+      },
+      existingKeys: (keys) => store.feedback.existingKeys(keys),
+      record: async (thread, feedback) => (await this.record(thread, feedback)).recorded,
+    });
   }
 
   /**

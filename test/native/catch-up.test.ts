@@ -115,6 +115,9 @@ describe('native pr-agent-loop (6.4): the catch-up pass', () => {
       enqueued: [`acme/web#1@${HEAD_1}`],
       deferred: 0,
       errors: [],
+      // No pull request of acme/web has a line comment of Verdict: no reaction is read.
+      reactions: 0,
+      reactionsWaiting: [],
     });
     // The delivery that never arrived is an alert, as in the Node loop (kept in D1; no alert URL here).
     const alerts = await db.prepare('SELECT kind, severity, message, count FROM native_alerts').all();

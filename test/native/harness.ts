@@ -66,6 +66,8 @@ export type HarnessOptions = {
   leases?: { className: string; script: string };
   /** A Durable Object class of the test's own bound as REVIEW_CONTAINERS (Cloudflare's container namespace). */
   containers?: { className: string; script: string };
+  /** A directory the D1 database is kept in, so that a later harness opens the same database. */
+  d1Persist?: string;
 };
 
 export async function startIngress(options: HarnessOptions = {}): Promise<Harness> {
@@ -101,7 +103,10 @@ export async function startIngress(options: HarnessOptions = {}): Promise<Harnes
     : [];
   if (options.containers)
     leases.push({ name: 'containers', modules: true, script: options.containers.script });
-  const mf = new Miniflare({ workers: [main, ...(options.consumer ? [] : [collector]), ...leases] });
+  const mf = new Miniflare({
+    workers: [main, ...(options.consumer ? [] : [collector]), ...leases],
+    ...(options.d1Persist ? { d1Persist: options.d1Persist } : {}),
+  });
   await mf.ready;
   const seen = async (): Promise<any[]> => {
     if (options.consumer) return [];

@@ -166,7 +166,8 @@ describe('native ingress: failures delete the marker (6.2)', () => {
     const broken = await startIngress();
     try {
       const db = await broken.d1();
-      await db.prepare('CREATE TABLE native_deliveries (id TEXT PRIMARY KEY)').run();
+      // A table that refuses every row (schema setup adds the columns it lacks, not its CHECK).
+      await db.prepare("CREATE TABLE native_deliveries (id TEXT PRIMARY KEY CHECK (id = ''))").run();
       const id = 'rec-' + crypto.randomUUID();
       const r = await broken.post('star', { action: 'created' }, { id });
       expect(r).toEqual({ status: 500, body: { error: 'delivery_record_failed' } });

@@ -9,10 +9,12 @@
  *    loop: a catch-up review is never the first thing an operator learns about a repository; in this
  *    runtime a repository is stored once a review ran in it) whose head has no run here is queued as a
  *    `catch_up` review: a queue message the consumer dispatches like a webhook's, recorded under the id
- *    `catch-up:{repo}#{number}@{head}` so a later pass does not queue it again.
+ *    `catch-up:{repo}#{number}@{head}` so a later pass does not queue it again;
+ * 3. the reactions on Verdict's line comments of those open pull requests are read into memory feedback
+ *    (reactions.ts, with the Node loop's rules: src/scheduler/reaction-pass.ts,
+ *    src/memory/feedback-rules.ts), at most 100 pull requests a pass.
  *
- * The reactions step of the Node loop is not run here. A failure of one call is recorded and the pass
- * goes on.
+ * A failure of one call is recorded and the pass goes on.
  */
 import {
   catchUpAlerts,
@@ -22,10 +24,12 @@ import {
   hookDelivery,
   undelivered,
 } from '../../scheduler/redelivery.js';
+import { MAX_REACTION_PRS_PER_PASS } from '../../scheduler/reaction-pass.js';
 import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 import { apiBase, appAuth, githubPages, headers, installationToken } from './github.js';
 import { enqueue, planMessage, recordDelivery } from './ingress.js';
+import { readNativeReactions, reviewRunning } from './reactions.js';
 
 export type NativeCatchUp = {
   /** When the pass ran (the artifact field of NAMES.md "Never missing a pull request"). */
@@ -34,6 +38,10 @@ export type NativeCatchUp = {
   enqueued: string[];
   deferred: number;
   errors: string[];
+  /** The feedback step (3): new reactions counted on Verdict's line comments of open pull requests. */
+  reactions: number;
+  /** Repositories whose reactions wait for the next pass: a review of them was running (reactions.ts). */
+  reactionsWaiting: string[];
   skipped?: 'app_credentials_missing';
 };
 
@@ -126,16 +134,23 @@ async function queueOne(
   return `${repo}#${pr.number}@${sha}`;
 }
 
-async function queueCatchUps(env: Env, out: NativeCatchUp): Promise<void> {
+/**
+ * Steps (2) and (3) for every installed, enabled repository: its open pull requests listed once, the
+ * catch-up reviews queued, then the reactions read (reactions.ts) unless a review of it is running.
+ */
+async function queueCatchUps(env: Env, now: number, out: NativeCatchUp): Promise<void> {
   const { results } = await env.DB.prepare(
     'SELECT full_name, installation_id, installed, config FROM repositories ORDER BY full_name',
   ).all<StoredRepo>();
+  const budget = { left: MAX_REACTION_PRS_PER_PASS };
   for (const repo of results) {
     if (!repo.installed || repo.installation_id === null || !enabled(repo)) continue;
+    let token: string;
+    let pulls: OpenPull[];
     try {
-      const { token } = await installationToken(env, repo.installation_id);
+      ({ token } = await installationToken(env, repo.installation_id));
       const path = `/repos/${repo.full_name}/pulls?state=open`;
-      const pulls = await githubPages(env, path, `token ${token}`, (b: OpenPull[]) => b);
+      pulls = await githubPages(env, path, `token ${token}`, (b: OpenPull[]) => b);
       for (const pr of pulls) {
         const queued = await queueOne(env, repo.full_name, repo.installation_id, pr);
         if (queued) out.enqueued.push(queued);
@@ -144,16 +159,31 @@ async function queueCatchUps(env: Env, out: NativeCatchUp): Promise<void> {
       out.errors.push(
         `listing the open pull requests of ${repo.full_name} failed: ${(error as Error).message}`,
       );
+      continue;
     }
+    if (await reviewRunning(env, repo.full_name, now)) {
+      out.reactionsWaiting.push(repo.full_name);
+      continue;
+    }
+    const read = await readNativeReactions(env, repo.full_name, token, pulls, budget, now);
+    out.reactions += read.reactions;
+    out.errors.push(...read.errors);
   }
 }
 
 export async function runNativeCatchUp(env: Env, now: number): Promise<NativeCatchUp> {
-  const out: NativeCatchUp = { redelivered: [], enqueued: [], deferred: 0, errors: [] };
+  const out: NativeCatchUp = {
+    redelivered: [],
+    enqueued: [],
+    deferred: 0,
+    errors: [],
+    reactions: 0,
+    reactionsWaiting: [],
+  };
   if (!env.APP_ID || !env.PRIVATE_KEY) return { ...out, skipped: 'app_credentials_missing' };
   const auth = await appAuth(env);
   const failed = await redeliver(env, auth, now, out);
-  await queueCatchUps(env, out);
+  await queueCatchUps(env, now, out);
   for (const alert of catchUpAlerts(failed, out)) await raiseNativeAlert(env, alert, now);
   return { generatedAt: new Date(now).toISOString(), ...out };
 }

@@ -112,7 +112,8 @@ export async function appAuth(env: GitHubEnv): Promise<string> {
 
 /**
  * Every page of a GitHub list (`per_page=100`, the `link` header's `rel="next"` followed), each page's
- * items picked by `items`; stops early when `enough` says so of a page.
+ * items picked by `items`; stops early when `enough` says so of a page. A refused page throws an error
+ * carrying GitHub's `status`.
  */
 export async function githubPages<T>(
   env: GitHubEnv,
@@ -125,7 +126,8 @@ export async function githubPages<T>(
   let url: string | null = `${apiBase(env)}${path}${path.includes('?') ? '&' : '?'}per_page=100`;
   while (url) {
     const res: Response = await fetch(url, { headers: headers(auth) });
-    if (!res.ok) throw new Error(`GET ${path}: GitHub answered ${res.status}`);
+    if (!res.ok)
+      throw Object.assign(new Error(`GET ${path}: GitHub answered ${res.status}`), { status: res.status });
     const page = items(await res.json());
     out.push(...page);
     if (enough(page)) break;

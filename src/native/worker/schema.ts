@@ -1,9 +1,11 @@
 import type { D1 } from './env.js';
-import { ensureStateSchema } from './state-schema.js';
+import { addMissingColumns, tableColumns, type TableColumns } from './schema-upgrade.js';
+import { seedStatements, stateSchema } from './state-schema.js';
 
 /**
  * The edge worker's own D1 tables (created on first use; `wrangler d1 migrations` is not needed); the
- * state tables of `state.internal` come from the Node store's migrations (state-schema.ts).
+ * state tables of `state.internal` come from the Node store's migrations (state-schema.ts). A column
+ * added here or by a migration reaches a database an earlier build created (schema-upgrade.ts).
  */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS native_deliveries (id TEXT PRIMARY KEY, event TEXT NOT NULL, action TEXT,
@@ -24,10 +26,24 @@ const SCHEMA = [
 
 let ready: WeakSet<object> = new WeakSet();
 
+/**
+ * Once per isolate and database: the tables created where missing, the columns they lack added (rows
+ * kept), then the indexes and the seeded rows; every step idempotent. Three D1 round trips when nothing
+ * is missing (the creations, the table infos, the indexes and seeds).
+ */
 export async function ensureSchema(db: D1): Promise<void> {
   if (ready.has(db)) return;
-  for (const sql of SCHEMA) await db.prepare(sql.replace(/\s+/g, ' ')).run();
-  await ensureStateSchema(db);
+  const statements = [...SCHEMA.map((sql) => sql.replace(/\s+/g, ' ')), ...stateSchema().ddl];
+  const tables: string[] = [];
+  const others: string[] = [];
+  for (const sql of statements) (tableColumns(sql) ? tables : others).push(sql);
+  await db.batch(tables.map((sql) => db.prepare(sql)));
+  const added = await addMissingColumns(
+    db,
+    tables.map((sql) => tableColumns(sql) as TableColumns),
+  );
+  if (added.length > 0) console.log(JSON.stringify({ event: 'schema-upgraded', added }));
+  await db.batch([...others.map((sql) => db.prepare(sql)), ...seedStatements(db)]);
   ready.add(db);
 }
 

@@ -45,11 +45,15 @@ export function insertRow(
     .bind(...cols.map((c) => sqlValue(row[c])));
 }
 
-/** Creates the state tables and their seeded rows (idempotent). */
-export async function ensureStateSchema(db: D1): Promise<void> {
+/** The state schema compiled into the bundle; an error when the worker was built without it. */
+export function stateSchema(): StateSchema {
   if (!STATE_SCHEMA) throw new Error('the worker was built without its state schema (npm run native:build)');
-  for (const sql of STATE_SCHEMA.ddl) await db.prepare(sql).run();
-  for (const [table, rows] of Object.entries(STATE_SCHEMA.seeds)) {
-    for (const row of rows) await insertRow(db, table, row, 'ignore').run();
-  }
+  return STATE_SCHEMA;
+}
+
+/** The seeded rows of the state tables, each inserted unless its key is there (idempotent). */
+export function seedStatements(db: D1): D1Statement[] {
+  return Object.entries(stateSchema().seeds).flatMap(([table, rows]) =>
+    rows.map((row) => insertRow(db, table, row, 'ignore')),
+  );
 }
