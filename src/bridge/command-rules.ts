@@ -80,7 +80,12 @@ export const requeueFailureCode = (code: string): string =>
 export class RequeueRefusal extends Error {
   constructor(
     readonly code:
-      'invalid_request' | 'invalid_variant' | 'review_not_found' | 'pr_not_found' | 'installation_missing',
+      | 'invalid_request'
+      | 'invalid_variant'
+      | 'review_not_found'
+      | 'pr_not_found'
+      | 'installation_missing'
+      | 'review_exists',
     message: string,
   ) {
     super(message);
@@ -89,7 +94,7 @@ export class RequeueRefusal extends Error {
 }
 
 /** A variant joined to a review key (NAMES.md): letters, digits, dots, dashes, underscores. */
-const VARIANT_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+export const VARIANT_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 const REVIEW_KEY = /^([^/#]+)\/([^#]+)#(\d+)@([0-9a-f]{40}|[0-9a-f]{64})(?::(.+))?$/;
 
 /** The requeue's variant: the given one, else `operator-{now}`; refused unless it fits a review key. */
