@@ -2,20 +2,9 @@ import type { Logger } from 'pino';
 import type { Command, CommandKind } from '../store/commands.js';
 import type { Store } from '../store/index.js';
 import { systemClock, type Clock } from '../clock.js';
+import { CommandFailure } from './command-rules.js';
 
-/**
- * A command that cannot be carried out, with the reason the operator reads on the command (`error`) and a
- * short code in its `result`.
- */
-export class CommandFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CommandFailure';
-  }
-}
+export { CommandFailure };
 
 /** Carries out one claimed command; resolves with its result, throws (CommandFailure or any error) to fail it. */
 export type CommandExecutor = (command: Command) => Promise<Record<string, unknown>>;

@@ -9,7 +9,14 @@ import { requeue } from '../services/requeue.js';
 import { replayDelivery } from '../services/webhooks.js';
 import type { Command } from '../store/commands.js';
 import type { Store } from '../store/index.js';
-import { CommandFailure, type CommandExecutors } from './command-bridge.js';
+import type { CommandExecutors } from './command-bridge.js';
+import {
+  CommandFailure,
+  forced,
+  requeueFailureCode,
+  requeueRequest,
+  requiredField,
+} from './command-rules.js';
 
 export type ExecutorDeps = {
   store: Store;
@@ -27,10 +34,6 @@ export type ExecutorDeps = {
   /** Wakes the review lane after a requeue. */
   onReviewQueued?: () => void;
 };
-
-function str(value: unknown): string | null {
-  return typeof value === 'string' && value.length > 0 ? value : null;
-}
 
 /** The service's result; its refusal as the command's failure: its code (mapped by `code`) and message. */
 async function asCommand<T>(work: Promise<T>, code?: (code: string) => string): Promise<T> {
@@ -59,25 +62,14 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
   });
   return {
     requeue: async (command) => {
-      const result = await asCommand(
-        requeue(
-          context(command),
-          {
-            reviewKey: str(command.payload.reviewKey) ?? command.reviewKey,
-            repo: str(command.payload.repo) ?? command.repo,
-            prNumber: Number(command.payload.number ?? command.prNumber),
-          },
-          { variant: str(command.payload.variant) },
-        ),
-        (code) => (code === 'invalid_request' || code === 'invalid_variant' ? 'invalid_command' : code),
-      );
+      const { ref, variant } = requeueRequest(command.payload, command);
+      const result = await asCommand(requeue(context(command), ref, { variant }), requeueFailureCode);
       deps.onReviewQueued?.();
       return result;
     },
 
     'retry-publish': async (command) => {
-      const key = str(command.payload.reviewKey) ?? command.reviewKey;
-      if (!key) throw new CommandFailure('invalid_command', 'retry-publish needs a reviewKey');
+      const key = requiredField('retry-publish', 'reviewKey', command.payload, command.reviewKey);
       const run = await store.runs.getByKey(key);
       if (!run) throw new CommandFailure('run_not_found', `review run ${key} does not exist`);
       try {
@@ -102,12 +94,11 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
     },
 
     'replay-webhook': async (command) => {
-      const id = str(command.payload.deliveryId) ?? command.deliveryId;
-      if (!id) throw new CommandFailure('invalid_command', 'replay-webhook needs a deliveryId');
+      const id = requiredField('replay-webhook', 'deliveryId', command.payload, command.deliveryId);
       return asCommand(
         replayDelivery(
           context(command),
-          { deliveryId: id, force: command.payload.force === true },
+          { deliveryId: id, force: forced(command.payload) },
           deps.dispatchDelivery,
         ),
       );

@@ -77,9 +77,9 @@ describe('native command bridge: replay-webhook', () => {
       status: 'failed',
       error: 'delivery_not_found: delivery nope is not recorded',
     });
-    expect(await command('requeue', { reviewKey: 'acme/web#1@abc' })).toMatchObject({
+    expect(await command('prime-watch', {})).toMatchObject({
       status: 'failed',
-      error: 'no_native_executor: command kind requeue has no native executor',
+      error: 'no_native_executor: command kind prime-watch has no native executor',
     });
   });
 });

@@ -28,7 +28,7 @@ import { MAX_REACTION_PRS_PER_PASS } from '../../scheduler/reaction-pass.js';
 import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 import { apiBase, appAuth, githubPages, headers, installationToken } from './github.js';
-import { enqueue, planMessage, recordDelivery } from './ingress.js';
+import { queueReview } from './ingress.js';
 import { readNativeReactions, reviewRunning } from './reactions.js';
 
 export type NativeCatchUp = {
@@ -119,18 +119,7 @@ async function queueOne(
     .first();
   const id = `catch-up:${repo}#${pr.number}@${sha}`;
   if (run || (await held(env, id))) return null;
-  const payload = {
-    action: CATCH_UP_TRIGGER,
-    number: pr.number,
-    pull_request: { number: pr.number, head: { sha } },
-    repository: { full_name: repo },
-    installation: { id: installationId },
-  };
-  const body = JSON.stringify(payload);
-  const routing = { outcome: 'enqueued', enqueue: true, repo, prNumber: pr.number };
-  const planned = planMessage(env, id, 'pull_request', body);
-  await recordDelivery(env, id, 'pull_request', CATCH_UP_TRIGGER, routing, body.length, planned);
-  await enqueue(env, planned, body);
+  await queueReview(env, id, CATCH_UP_TRIGGER, { repo, prNumber: pr.number, headSha: sha, installationId });
   return `${repo}#${pr.number}@${sha}`;
 }
 

@@ -1,24 +1,26 @@
 /**
- * What the native command bridge executes once it claimed a command (review-engine 3.5, live authority).
- * `replay-webhook` reads the stored delivery (its body in D1, else the R2 object it was offloaded to) and
- * sends it to the review queue again; a delivery already processed needs `force`. `retry-publish` has the
- * run's container publish its stored result again under a lease of its own (`publish:{runId}`). The other
- * kinds of the Node bridge (`requeue`, `sync-repositories`) have no native executor and fail saying so.
+ * What the native command bridge executes once it claimed a command (review-engine 3.5, live authority),
+ * each kind as the Node bridge does it. The payload fields, their refusals and the rules are the Node
+ * bridge's own (src/bridge/command-rules.ts).
+ *
+ * - `replay-webhook` reads the stored delivery (its body in D1, else the R2 object it was offloaded to) and
+ *   sends it to the review queue again; a delivery already processed needs `force`.
+ * - `retry-publish` has the run's container publish its stored result again under a lease of its own
+ *   (`publish:{runId}`).
+ * - `requeue` (requeue.ts) records a new run of the stored head under a variant and sends it to the review
+ *   queue as the catch-up sends its reviews.
+ * - `sync-repositories` (repo-sync.ts) lists the App's installations and their repositories on GitHub and
+ *   records them in D1's `repositories`.
+ *
+ * Any other kind fails with `no_native_executor`.
  */
+import { CommandFailure, forced, requiredField } from '../../bridge/command-rules.js';
 import { callContainer, intEnv, leaseCall } from './consumer.js';
 import type { Env } from './env.js';
 import { enqueue, planMessage } from './ingress.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
-
-/** A command that could not be done: its code and message are the command's error. */
-export class CommandFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { syncRepositoriesCommand } from './repo-sync.js';
+import { requeueCommand } from './requeue.js';
 
 export type NativeCommand = { id: string; kind: string; payload: Record<string, unknown> };
 
@@ -26,9 +28,7 @@ export type NativeCommand = { id: string; kind: string; payload: Record<string, 
 const PROCESSED = new Set(['dispatched', 'skipped_completed', 'skipped_obsolete', 'ignored']);
 
 async function replayWebhook(env: Env, command: NativeCommand): Promise<Record<string, unknown>> {
-  const id = command.payload.deliveryId;
-  if (typeof id !== 'string' || id === '')
-    throw new CommandFailure('invalid_command', 'replay-webhook needs a deliveryId');
+  const id = requiredField('replay-webhook', 'deliveryId', command.payload);
   const row = await env.DB.prepare(
     'SELECT id, event, dispatch_outcome, body, body_key FROM native_deliveries WHERE id = ?',
   )
@@ -41,7 +41,7 @@ async function replayWebhook(env: Env, command: NativeCommand): Promise<Record<s
       body_key: string | null;
     }>();
   if (!row) throw new CommandFailure('delivery_not_found', `delivery ${id} is not recorded`);
-  if (row.dispatch_outcome && PROCESSED.has(row.dispatch_outcome) && command.payload.force !== true)
+  if (row.dispatch_outcome && PROCESSED.has(row.dispatch_outcome) && !forced(command.payload))
     throw new CommandFailure(
       'delivery_processed',
       `delivery ${id} was processed (${row.dispatch_outcome}); replay it with force`,
@@ -55,7 +55,7 @@ async function replayWebhook(env: Env, command: NativeCommand): Promise<Record<s
     .bind(id)
     .run();
   await enqueue(env, planMessage(env, id, row.event, body), body);
-  return { deliveryId: id, event: row.event, replayed: true, forced: command.payload.force === true };
+  return { deliveryId: id, event: row.event, replayed: true, forced: forced(command.payload) };
 }
 
 type StoredRun = {
@@ -69,9 +69,7 @@ type StoredRun = {
 };
 
 async function retryPublish(env: Env, command: NativeCommand): Promise<Record<string, unknown>> {
-  const key = command.payload.reviewKey;
-  if (typeof key !== 'string' || key === '')
-    throw new CommandFailure('invalid_command', 'retry-publish needs a reviewKey');
+  const key = requiredField('retry-publish', 'reviewKey', command.payload);
   const run = await env.DB.prepare(
     `SELECT r.id, r.review_key, r.repo, r.pr_number, r.head_sha, r.installation_id, r.trigger
      FROM runs r JOIN native_runs n ON n.id = r.id WHERE r.review_key = ?`,
@@ -118,8 +116,15 @@ async function retryPublish(env: Env, command: NativeCommand): Promise<Record<st
   }
 }
 
-export async function executeCommand(env: Env, command: NativeCommand): Promise<Record<string, unknown>> {
+/** Runs one claimed command at `now` (the bridge's minute); resolves with its result or throws why it failed. */
+export async function executeCommand(
+  env: Env,
+  command: NativeCommand,
+  now: number,
+): Promise<Record<string, unknown>> {
   if (command.kind === 'replay-webhook') return replayWebhook(env, command);
   if (command.kind === 'retry-publish') return retryPublish(env, command);
+  if (command.kind === 'requeue') return requeueCommand(env, command, now);
+  if (command.kind === 'sync-repositories') return syncRepositoriesCommand(env, now);
   throw new CommandFailure('no_native_executor', `command kind ${command.kind} has no native executor`);
 }

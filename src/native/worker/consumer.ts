@@ -3,6 +3,7 @@
  * (`MAX_ATTEMPTS`, default 8) beside the queue's `max_retries`, a dispatch lease per run in a Durable
  * Object, the PR head resolved before dispatch, and the review handed to the container's `POST /review`.
  */
+import { REQUEUE_TRIGGER } from '../../bridge/command-rules.js';
 import { parseCommand, botHandlesFromEnv } from '../../comment-commands/parse.js';
 import { reviewKey } from '../../review/keys.js';
 import { containerReviewResponseSchema, type ContainerReviewRequest } from '../protocol.js';
@@ -67,13 +68,15 @@ export function target(
   const prNumber = p?.pull_request?.number ?? p?.number;
   if (!Number.isSafeInteger(prNumber)) return null;
   const headSha = typeof p?.pull_request?.head?.sha === 'string' ? p.pull_request.head.sha : null;
+  // A requeue (the bridge's, never GitHub's) names its variant: the run of its own review key.
+  const requeued = p?.action === REQUEUE_TRIGGER && typeof p?.variant === 'string' ? p.variant : null;
   return {
     repo,
     prNumber,
     installationId,
     headSha,
     trigger: String(p?.action ?? 'pull_request'),
-    variant: null,
+    variant: requeued,
   };
 }
 
@@ -92,6 +95,28 @@ async function finish(env: Env, deliveryId: string, o: Outcome): Promise<Outcome
   return o;
 }
 
+/** What the worker records of a run it queues (`native_runs`). */
+export type RunToQueue = {
+  repo: string;
+  prNumber: number;
+  headSha: string;
+  installationId: number;
+  trigger: string;
+};
+
+/** Records a new `queued` run of the review key; answers its id. */
+export async function insertRun(env: Env, t: RunToQueue, key: string, deliveryId: string): Promise<string> {
+  const id = crypto.randomUUID();
+  const now = new Date().toISOString();
+  await env.DB.prepare(
+    `INSERT INTO native_runs (id, review_key, repo, pr_number, head_sha, trigger, status, installation_id, delivery_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+  )
+    .bind(id, key, t.repo, t.prNumber, t.headSha, t.trigger, t.installationId, deliveryId, now, now)
+    .run();
+  return id;
+}
+
 /** The run of this review key, created when new; an earlier open run of the same PR is superseded. */
 async function upsertRun(env: Env, t: Target & { headSha: string }, deliveryId: string) {
   const [owner, name] = t.repo.split('/') as [string, string];
@@ -100,20 +125,12 @@ async function upsertRun(env: Env, t: Target & { headSha: string }, deliveryId: 
     .bind(key)
     .first<{ id: string; status: string }>();
   if (found) return { id: found.id, key, status: found.status };
-  const id = crypto.randomUUID();
-  const now = new Date().toISOString();
   await env.DB.prepare(
     `UPDATE native_runs SET status = 'superseded', updated_at = ? WHERE repo = ? AND pr_number = ? AND status IN ('queued', 'running') AND head_sha <> ?`,
   )
-    .bind(now, t.repo, t.prNumber, t.headSha)
+    .bind(new Date().toISOString(), t.repo, t.prNumber, t.headSha)
     .run();
-  await env.DB.prepare(
-    `INSERT INTO native_runs (id, review_key, repo, pr_number, head_sha, trigger, status, installation_id, delivery_id, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
-  )
-    .bind(id, key, t.repo, t.prNumber, t.headSha, t.trigger, t.installationId, deliveryId, now, now)
-    .run();
-  return { id, key, status: 'queued' };
+  return { id: await insertRun(env, t, key, deliveryId), key, status: 'queued' };
 }
 
 const setRun = (env: Env, id: string, status: string) =>

@@ -91,6 +91,37 @@ export async function enqueue(env: Env, { message }: PlannedMessage, body: strin
   await env.REVIEW_QUEUE.send(message);
 }
 
+/** A review this runtime asks for itself (the catch-up, a requeue): what its message names. */
+export type SelfQueuedReview = {
+  repo: string;
+  prNumber: number;
+  headSha: string;
+  installationId: number;
+  /** Only a requeue's (the consumer reads it for that trigger alone). */
+  variant?: string;
+};
+
+/**
+ * Queues a review the runtime asks for itself as a `pull_request` delivery with `action` as its trigger: the
+ * consumer dispatches its message as a webhook's. It is recorded under `id` (so a replay can send it
+ * again) and sent as ingress sends a delivery.
+ */
+export async function queueReview(env: Env, id: string, action: string, r: SelfQueuedReview): Promise<void> {
+  const payload = {
+    action,
+    number: r.prNumber,
+    pull_request: { number: r.prNumber, head: { sha: r.headSha } },
+    repository: { full_name: r.repo },
+    installation: { id: r.installationId },
+    ...(r.variant ? { variant: r.variant } : {}),
+  };
+  const body = JSON.stringify(payload);
+  const routing = { outcome: 'enqueued', enqueue: true, repo: r.repo, prNumber: r.prNumber };
+  const planned = planMessage(env, id, 'pull_request', body);
+  await recordDelivery(env, id, 'pull_request', action, routing, body.length, planned);
+  await enqueue(env, planned, body);
+}
+
 export async function handleWebhook(request: Request, env: Env): Promise<Response> {
   const get = (name: string) => request.headers.get(name)?.trim() || null;
   const missing = REQUIRED_HEADERS.filter((name) => !get(name));

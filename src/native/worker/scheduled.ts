@@ -8,7 +8,8 @@ import { londonTime } from '../../scheduler/london.js';
 import { postJson } from './alerts.js';
 import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
-import { CommandFailure, executeCommand } from './commands.js';
+import { CommandFailure } from '../../bridge/command-rules.js';
+import { executeCommand } from './commands.js';
 import type { Env } from './env.js';
 import { ensureSchema } from './schema.js';
 
@@ -67,7 +68,7 @@ async function commandBridge(env: Env, at: number): Promise<Record<string, unkno
       payload = {};
     }
     try {
-      const result = await executeCommand(env, { id: c.id, kind: c.kind, payload });
+      const result = await executeCommand(env, { id: c.id, kind: c.kind, payload }, at);
       await env.DB.prepare(
         "UPDATE native_commands SET status = 'succeeded', result = ?, updated_at = ? WHERE id = ?",
       )
