@@ -1,5 +1,6 @@
 import type { Store, StoreTransaction } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
+import { existingRunOutcome } from './requeue-rules.js';
 import { reviewKey, waitingJobKey } from './keys.js';
 
 export const REVIEW_QUEUE = 'reviews';
@@ -26,8 +27,6 @@ export type ReviewRequestResult = {
   run: RunRecord;
   jobId: number | null;
 };
-
-const TERMINAL_RETRYABLE = new Set(['skipped', 'failed', 'superseded', 'abandoned']);
 
 /**
  * Creates (or revives) the run of a review key and enqueues its job, in one transaction. Automatic
@@ -60,9 +59,8 @@ export async function requestReview(
       trx,
     );
     if (!created) {
-      if (run.status === 'queued' || run.status === 'running')
-        return { outcome: 'already_queued', run, jobId: run.jobId };
-      if (!TERMINAL_RETRYABLE.has(run.status)) return { outcome: 'already_reviewed', run, jobId: run.jobId };
+      const outcome = existingRunOutcome(run.status);
+      if (outcome !== 'revive') return { outcome, run, jobId: run.jobId };
       await store.runs.update(run.id, { status: 'queued', reason: null, error: null }, trx);
     }
     const { maxAttempts, ...request } = req;

@@ -1,4 +1,5 @@
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
+import { APP_CREDENTIALS_MISSING, reconcileRepositories } from './repo-sync.js';
 import { z } from 'zod';
 import { SPEC_PROVIDER_WORDS } from '../config/schemas.js';
 import { REASONING_EFFORTS } from '../review/providers/repo-model.js';
@@ -128,54 +129,26 @@ export async function syncRepositories(
   alerts: AlertDeps['config'] = NO_ALERT_DELIVERY,
 ) {
   if (!app) {
-    throw new OperatorError(
-      503,
-      'app_credentials_missing',
-      'repository sync needs the GitHub App credentials (APP_ID and PRIVATE_KEY)',
-    );
+    throw new OperatorError(503, APP_CREDENTIALS_MISSING.code, APP_CREDENTIALS_MISSING.message);
   }
   const { store } = ctx;
-  const installations = await app.installations();
-  const seen = new Map<string, number>();
-  for (const installation of installations) {
-    if (installation.suspended) continue;
-    for (const fullName of await app.repositories(installation.id)) {
-      seen.set(fullName, installation.id);
-    }
-  }
-  const before = await store.repositories.list();
-  const known = new Set(before.filter((r) => r.installed).map((r) => r.fullName));
-  // A repository the App is installed on is reviewed (NAMES.md "Installed means reviewed"), as if its
-  // installation event had arrived: enabled unless an operator configuration exists already.
-  for (const [fullName, installationId] of seen) {
-    await store.repositories.upsertInstalled(fullName, installationId, {
-      actor: ctx.principal.actor,
-      reason: 'repository sync: the App is installed on the repository',
-    });
-  }
-  // Every listing succeeded: an installed repository GitHub no longer lists is not installed any more.
-  const removed = [...known].filter((name) => !seen.has(name));
-  await store.repositories.markUninstalled(removed);
-  for (const repo of removed) {
-    await raiseAlertQuietly(
-      { store, log: ctx.log, config: alerts },
-      {
-        kind: 'repository_access_lost',
-        repo,
-        severity: 'warning',
-        message: `The App can no longer reach ${repo} (repository sync): it is no longer reviewed`,
-      },
-    );
-  }
-  const added = [...seen.keys()].filter((name) => !known.has(name));
+  const result = await reconcileRepositories(app, {
+    installed: async () =>
+      (await store.repositories.list()).filter((r) => r.installed).map((r) => r.fullName),
+    // A repository the App is installed on is reviewed (NAMES.md "Installed means reviewed"), as if its
+    // installation event had arrived: enabled unless an operator configuration exists already.
+    upsertInstalled: async (fullName, installationId) => {
+      await store.repositories.upsertInstalled(fullName, installationId, {
+        actor: ctx.principal.actor,
+        reason: 'repository sync: the App is installed on the repository',
+      });
+    },
+    markUninstalled: (names) => store.repositories.markUninstalled(names),
+    alert: (input) => raiseAlertQuietly({ store, log: ctx.log, config: alerts }, input),
+  });
   ctx.log.info(
-    { event: 'repositories-synced', installations: installations.length, repositories: seen.size },
-    `repository sync: ${seen.size} repositories in ${installations.length} installations`,
+    { event: 'repositories-synced', installations: result.installations, repositories: result.repositories },
+    `repository sync: ${result.repositories} repositories in ${result.installations} installations`,
   );
-  return {
-    installations: installations.length,
-    repositories: seen.size,
-    added: added.sort(),
-    removed: removed.sort(),
-  };
+  return result;
 }

@@ -3,7 +3,7 @@
  * (`MAX_ATTEMPTS`, default 8) beside the queue's `max_retries`, a dispatch lease per run in a Durable
  * Object, the PR head resolved before dispatch, and the review handed to the container's `POST /review`.
  */
-import { REQUEUE_TRIGGER } from '../../bridge/command-rules.js';
+import { REQUEUE_TRIGGER } from '../../review/requeue-rules.js';
 import { parseCommand, botHandlesFromEnv } from '../../comment-commands/parse.js';
 import { reviewKey } from '../../review/keys.js';
 import { containerReviewResponseSchema, type ContainerReviewRequest } from '../protocol.js';

@@ -1,17 +1,17 @@
 /**
  * The native bridge's `sync-repositories`: the Node bridge's rule (`reconcileRepositories`,
- * src/bridge/command-rules.ts) over the worker's GitHub access (github.ts: the App JWT for
+ * src/services/repo-sync.ts) over the worker's GitHub access (github.ts: the App JWT for
  * `GET /app/installations`, an installation token for `GET /installation/repositories`) and D1's
  * `repositories`, the state table the containers read.
  */
+import { CommandFailure } from '../../bridge/command-rules.js';
 import {
   APP_CREDENTIALS_MISSING,
-  CommandFailure,
   reconcileRepositories,
   type RepositorySyncGitHub,
   type RepositorySyncResult,
   type RepositorySyncStore,
-} from '../../bridge/command-rules.js';
+} from '../../services/repo-sync.js';
 import { raiseNativeAlert } from './alerts.js';
 import type { Env } from './env.js';
 import { appAuth, githubPages, installationToken } from './github.js';

@@ -1,21 +1,19 @@
 /**
  * The native bridge's `requeue` (review-engine 4.5, operator-api 2.3): the payload, the variant, the target
- * and what an existing run of the key means are the shared rules of src/bridge/command-rules.ts (the Node
- * bridge's); here they read D1 and the review goes to the review queue as a `pull_request` message with
+ * and what an existing run of the key means are the shared rules of src/review/requeue-rules.ts (the Node
+ * runtime's); here they read D1 and the review goes to the review queue as a `pull_request` message with
  * trigger `operator_requeue` and its variant, which the consumer dispatches as it dispatches a webhook's.
  */
+import { CommandFailure, requeueFailureCode, requeueRequest } from '../../bridge/command-rules.js';
 import {
-  CommandFailure,
   existingRunOutcome,
   REQUEUE_TRIGGER,
   RequeueRefusal,
-  requeueFailureCode,
   requeueKey,
-  requeueRequest,
   requeueVariant,
   resolveRequeueTarget,
   type RequeueLookups,
-} from '../../bridge/command-rules.js';
+} from '../../review/requeue-rules.js';
 import { insertRun } from './consumer.js';
 import type { Env } from './env.js';
 import { queueReview } from './ingress.js';
