@@ -57,6 +57,8 @@ const mf = new Miniflare({
       'VERDICT_BOT_HANDLES',
       'VERDICT_BRIDGE_AUTHORITY',
       'VERDICT_WATCHDOG_ALERT_URL',
+      'VERDICT_TELEGRAM_BOT_TOKEN',
+      'VERDICT_TELEGRAM_API_URL',
     ]),
   },
 });

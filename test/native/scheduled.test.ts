@@ -95,13 +95,23 @@ describe('native crons (6.4, 3.5)', () => {
 describe('native nightly-audit (6.4): the checks of the Node audit over D1', () => {
   it('finds unpublished and pending analyses, dead letters, stuck commands, unprocessed deliveries and failing repositories', async () => {
     const posted: any[] = [];
+    const telegram: any[] = [];
     const alertUrl = async (request: Request) => {
-      posted.push({ url: request.url, body: await request.json() });
+      const body = await request.json();
+      if (new URL(request.url).host === 'telegram.example.test') {
+        telegram.push({ url: request.url, body });
+        return new Response(JSON.stringify({ ok: true, result: {} }));
+      }
+      posted.push({ url: request.url, body });
       return new Response('ok');
     };
     const audit = await startIngress({
       github: alertUrl,
-      bindings: { VERDICT_WATCHDOG_ALERT_URL: 'https://alerts.example.test/verdict' },
+      bindings: {
+        VERDICT_WATCHDOG_ALERT_URL: 'https://alerts.example.test/verdict',
+        VERDICT_TELEGRAM_BOT_TOKEN: 'tg-token',
+        VERDICT_TELEGRAM_API_URL: 'https://telegram.example.test',
+      },
     });
     try {
       const at = Date.parse('2026-01-10T23:30:00Z'); // 23:30 in London
@@ -122,6 +132,13 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
       await run('fresh', 'acme/web', 'running', 'analysed', 'pending', hours(0.1)); // under an hour: not yet
       for (const [i, h] of [5, 4, 3].entries())
         await run(`f${i}`, 'acme/broken', 'failed', 'failed', 'pending', hours(h));
+      // acme/broken's operator configuration asks for its alerts on Telegram (NAMES.md).
+      await db
+        .prepare(
+          "INSERT INTO repositories (full_name, owner, name, installed, config, created_at, updated_at) VALUES ('acme/broken', 'acme', 'broken', 1, ?, 1, 1)",
+        )
+        .bind(JSON.stringify({ enabled: true, alerts: { telegram: true, target: '-1001234' } }))
+        .run();
       const delivery = (id: string, outcome: string | null, reason: string | null, t: number) =>
         db
           .prepare(
@@ -196,6 +213,16 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
         repo: 'acme/broken',
         message: 'The last 3 reviews of acme/broken failed',
       });
+      // ...and to Telegram for the repository that asks for it, with the Node runtime's text; no other.
+      expect(telegram).toEqual([
+        {
+          url: 'https://telegram.example.test/bottg-token/sendMessage',
+          body: {
+            chat_id: '-1001234',
+            text: 'Verdict warning: The last 3 reviews of acme/broken failed\nreviews_failing · acme/broken',
+          },
+        },
+      ]);
       // The next night finds the dead letter again: counted on its alert, not delivered again.
       await fire(audit, '30 23 * * *', iso(at + 86_400_000));
       expect(posted).toHaveLength(7);

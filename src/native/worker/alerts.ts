@@ -3,9 +3,12 @@
  * `raiseAlert`, from the same rules (audit-rules.ts, redelivery.ts), kept in D1 (`native_alerts`) and
  * delivered to `VERDICT_WATCHDOG_ALERT_URL` as the Node runtime delivers them (`{ source: 'verdict alerts',
  * alert }`). A repeated condition counts on its alert (`count`, `last_seen_at`) instead of adding one; an
- * alert is delivered when it is new or its last delivery failed. There is no operator API here to list or
- * dismiss them: the URL (and the D1 table) is where an operator reads them.
+ * alert is delivered when it is new or its last delivery failed, and to Telegram for a repository whose
+ * stored configuration asks for it (`VERDICT_TELEGRAM_BOT_TOKEN`, `VERDICT_TELEGRAM_API_URL`), by the Node
+ * runtime's rules (src/alerts/deliveries.ts). There is no operator API here to list or dismiss them: the
+ * URL (and the D1 table) is where an operator reads them.
  */
+import { alertDeliveries, deliverAlert } from '../../alerts/deliveries.js';
 import type { AlertInput } from '../../store/alerts.js';
 import type { Env } from './env.js';
 
@@ -23,9 +26,8 @@ type Row = {
   delivery_error: string | null;
 };
 
+/** Delivers an alert where the Node runtime would (src/alerts/deliveries.ts); null when it went through. */
 async function deliver(env: Env, row: Row): Promise<string | null> {
-  const url = env.VERDICT_WATCHDOG_ALERT_URL;
-  if (!url) return null;
   const alert = {
     id: row.id,
     kind: row.kind,
@@ -37,7 +39,25 @@ async function deliver(env: Env, row: Row): Promise<string | null> {
     count: row.count,
     dismissedAt: null,
   };
-  return postJson(url, { source: 'verdict alerts', alert });
+  const token = env.VERDICT_TELEGRAM_BOT_TOKEN ?? null;
+  const config = await (token && row.repo
+    ? env.DB.prepare('SELECT config FROM repositories WHERE full_name = ? COLLATE NOCASE')
+        .bind(row.repo)
+        .first<{ config: string | null }>()
+    : null);
+  let repoAlerts: unknown;
+  try {
+    repoAlerts = config?.config ? (JSON.parse(config.config) as { alerts?: unknown }).alerts : undefined;
+  } catch {
+    repoAlerts = undefined;
+  }
+  const deliveries = alertDeliveries(alert, repoAlerts, {
+    alertUrl: env.VERDICT_WATCHDOG_ALERT_URL ?? null,
+    telegramBotToken: token,
+    telegramApiUrl: env.VERDICT_TELEGRAM_API_URL ?? 'https://api.telegram.org',
+  });
+  const failures = await deliverAlert(deliveries);
+  return failures.length > 0 ? failures.join('; ') : null;
 }
 
 /** POSTs JSON to the alert URL (10 s at most); null when it answered 2xx, else why not. */

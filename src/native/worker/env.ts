@@ -71,6 +71,9 @@ export type Env = {
   VERDICT_INTERNAL_DEV_TOKEN?: string;
   /** Where every alert is delivered (as in the Node runtime); absent: alerts are only kept in D1. */
   VERDICT_WATCHDOG_ALERT_URL?: string;
+  /** Telegram delivery of a repository's alerts (its configuration's `alerts.telegram` and `target`). */
+  VERDICT_TELEGRAM_BOT_TOKEN?: string;
+  VERDICT_TELEGRAM_API_URL?: string;
 };
 
 /** Payloads above this many encoded bytes go to R2 and the queue message carries the key (review-engine 8). */
