@@ -219,7 +219,7 @@ describe('native nightly-audit (6.4): the checks of the Node audit over D1', () 
           url: 'https://telegram.example.test/bottg-token/sendMessage',
           body: {
             chat_id: '-1001234',
-            text: 'Verdict warning: The last 3 reviews of acme/broken failed\nreviews_failing · acme/broken',
+            text: 'Verdict critical: The last 3 reviews of acme/broken failed\nreviews_failing · acme/broken',
           },
         },
       ]);
