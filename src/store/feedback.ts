@@ -1,5 +1,12 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
+import {
+  clusterIncrement,
+  clusterRow,
+  planFold,
+  type EarlierEvent,
+  type FeedbackCounts,
+} from '../memory/cluster-fold.js';
 import { toBool, type ShownWrites } from './db.js';
 
 /**
@@ -17,7 +24,7 @@ import { toBool, type ShownWrites } from './db.js';
 
 export const FEEDBACK_KINDS = ['up', 'down', 'ignore', 'learn', 'resolved', 'addressed'] as const;
 export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
-export type FeedbackCounts = { up: number; down: number; dismissed: number; addressed: number };
+export type { FeedbackCounts };
 
 export type FeedbackEvent = {
   id: number;
@@ -108,8 +115,6 @@ function mapEvent(r: Raw): FeedbackEvent {
     updatedAt: Number(r.updated_at),
   };
 }
-
-const bit = (n: number | undefined) => (n && n > 0 ? 1 : 0);
 
 /** A line comment Verdict posted (a shadow thread's comment id is `shadow:...`, nothing was posted). */
 const POSTED = (q: Knex.QueryBuilder) => q.whereNot('comment_id', 'like', 'shadow:%');
@@ -305,9 +310,8 @@ export class FeedbackStore {
   }
 
   /**
-   * Adds an event's counts (dismissed and addressed only when its finding has not counted them yet) and
-   * its cluster: the given one when it still exists, else a new one made from the finding. Returns
-   * whether a cluster was created.
+   * Folds an event into its cluster (src/memory/cluster-fold.ts): the given one when it still exists,
+   * else a new one made from the finding. Returns whether a cluster was created.
    */
   private async fold(
     trx: Knex.Transaction,
@@ -317,48 +321,34 @@ export class FeedbackStore {
     target: ClusterTarget | null,
     now: number,
   ): Promise<boolean> {
-    const counts: FeedbackCounts = {
-      up: bit(wanted.up),
-      down: bit(wanted.down),
-      dismissed: bit(wanted.dismissed),
-      addressed: bit(wanted.addressed),
-    };
-    const earlier: Raw[] = await trx('memory_feedback')
+    const earlier: EarlierEvent[] = await trx('memory_feedback')
       .where({ comment_id: commentId, status: 'counted' })
       .whereNot({ id })
       .select('dismissed', 'addressed', 'cluster_id');
-    if (earlier.some((r) => Number(r.dismissed) > 0)) counts.dismissed = 0;
-    if (earlier.some((r) => Number(r.addressed) > 0)) counts.addressed = 0;
-    await trx('memory_feedback').where({ id }).update(counts);
+    const found: Raw | undefined = target?.clusterId
+      ? await trx('memory_clusters').where({ id: target.clusterId }).first('id', 'action', 'revision')
+      : undefined;
+    const existing = found ? { id: String(found.id), action: String(found.action) } : null;
+    const plan = planFold(wanted, earlier, existing, target?.suppress ?? false);
+    await trx('memory_feedback').where({ id }).update(plan.counts);
     if (!target) return false;
 
-    const cluster = target.clusterId
-      ? await trx('memory_clusters').where({ id: target.clusterId }).first()
-      : undefined;
-    if (!cluster) {
-      await this.createCluster(trx, id, target, counts, now);
-      return true;
-    }
-
-    const clusterId = String(cluster.id);
-    const joined = earlier.some((r) => r.cluster_id === clusterId);
-    const changes =
-      COUNTS.some((c) => counts[c] > 0) || !joined || (target.suppress && cluster.action !== 'suppress');
-    if (changes) {
-      const revision = Number(cluster.revision);
-      await trx('memory_clusters')
-        .where({ id: clusterId })
-        .update({
-          feedback_up: trx.raw('feedback_up + ?', [counts.up]),
-          feedback_down: trx.raw('feedback_down + ?', [counts.down]),
-          feedback_dismissed: trx.raw('feedback_dismissed + ?', [counts.dismissed]),
-          feedback_addressed: trx.raw('feedback_addressed + ?', [counts.addressed]),
-          size: trx.raw('size + ?', [joined ? 0 : 1]),
-          ...(target.suppress ? { action: 'suppress' } : {}),
-          revision: trx.raw('revision + 1'),
-          updated_at: now,
-        });
-      if (target.suppress && cluster.action !== 'suppress') {
+    const clusterId = existing?.id ?? this.ids('clu');
+    if (plan.cluster === 'create') {
+      await trx('memory_clusters').insert(
+        clusterRow(clusterId, { repo: target.repo, ...target.create }, plan, now),
+      );
+      await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
+        repo: target.repo,
+        action: plan.suppressNow ? 'suppress' : 'none',
+        revision: 1,
+        source: 'feedback',
+      });
+    } else if (plan.cluster === 'update') {
+      const { sql, bindings } = clusterIncrement(clusterId, plan, now);
+      await trx.raw(sql, bindings);
+      if (plan.suppressNow) {
+        const revision = Number(found!.revision);
         await this.audit(trx, target.actor, 'memory.cluster.update', clusterId, {
           action: 'suppress',
           fromRevision: revision,
@@ -368,44 +358,7 @@ export class FeedbackStore {
       }
     }
     await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
-    return false;
-  }
-
-  /** A new cluster made from the event's finding, holding its counts; the event joins it. */
-  private async createCluster(
-    trx: Knex.Transaction,
-    id: number,
-    target: ClusterTarget,
-    counts: FeedbackCounts,
-    now: number,
-  ): Promise<void> {
-    const clusterId = this.ids('clu');
-    const action = target.suppress ? 'suppress' : 'none';
-    await trx('memory_clusters').insert({
-      id: clusterId,
-      repo: target.repo,
-      label: target.create.label,
-      action,
-      size: 1,
-      exemplar_title: target.create.exemplar.title,
-      exemplar_body: target.create.exemplar.body,
-      exemplar_category: target.create.exemplar.category,
-      exemplar_path: target.create.exemplar.path,
-      feedback_up: counts.up,
-      feedback_down: counts.down,
-      feedback_dismissed: counts.dismissed,
-      feedback_addressed: counts.addressed,
-      revision: 1,
-      created_at: now,
-      updated_at: now,
-    });
-    await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
-      repo: target.repo,
-      action,
-      revision: 1,
-      source: 'feedback',
-    });
-    await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
+    return plan.cluster === 'create';
   }
 
   private async audit(trx: Knex.Transaction, actor: string, action: string, target: string, detail: unknown) {

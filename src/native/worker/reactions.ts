@@ -13,6 +13,7 @@
  * here meanwhile (the review reads the same reactions itself).
  */
 import { randomId } from '../../clock.js';
+import { clusterIncrement, clusterRow, planFold, type EarlierEvent } from '../../memory/cluster-fold.js';
 import {
   MAX_REACTION_COMMENTS,
   clusterExemplar,
@@ -117,13 +118,11 @@ async function clusterOf(env: Env, thread: Thread) {
   return { made, clusterId };
 }
 
-const bit = (n: number | undefined) => (n && n > 0 ? 1 : 0);
-
 /**
- * Stores one reaction's event and folds it, as FeedbackStore.record does (a reaction never suppresses):
- * its counts (`dismissed` 0 when the finding was dismissed before), the cluster's counters, its size when
- * the finding joins it, its revision; or a new cluster made from the finding. One batch: all or nothing.
- * False when the key was stored meanwhile (the batch's INSERT refused, nothing written).
+ * Stores one reaction's event and folds it by the store's rule (src/memory/cluster-fold.ts; a reaction
+ * never suppresses): its counts, the cluster's counters, size and revision, or a new cluster made from the
+ * finding. One batch: all or nothing. False when the key was stored meanwhile (the batch's INSERT
+ * refused, nothing written).
  */
 async function recordReaction(env: Env, thread: Thread, feedback: ReactionFeedback, now: number) {
   const { made, clusterId } = await clusterOf(env, thread);
@@ -131,46 +130,17 @@ async function recordReaction(env: Env, thread: Thread, feedback: ReactionFeedba
     "SELECT dismissed, addressed, cluster_id FROM memory_feedback WHERE comment_id = ? AND status = 'counted'",
   )
     .bind(thread.comment_id)
-    .all<{ dismissed: number; addressed: number; cluster_id: string | null }>();
-  const counts = {
-    up: bit(feedback.counts.up),
-    down: bit(feedback.counts.down),
-    dismissed: earlier.some((r) => Number(r.dismissed) > 0) ? 0 : bit(feedback.counts.dismissed),
-    addressed: earlier.some((r) => Number(r.addressed) > 0) ? 0 : bit(feedback.counts.addressed),
-  };
+    .all<EarlierEvent>();
+  const existing = clusterId === null ? null : { id: clusterId, action: 'none' };
+  const plan = planFold(feedback.counts, earlier, existing, false);
   const target = clusterId ?? randomId('clu');
   const statements: D1Statement[] = [];
-  if (clusterId === null) {
-    const { exemplar } = made;
-    const cluster = {
-      id: target,
-      repo: thread.repo,
-      label: made.label,
-      action: 'none',
-      size: 1,
-      exemplar_title: exemplar.title,
-      exemplar_body: exemplar.body,
-      exemplar_category: exemplar.category,
-      exemplar_path: exemplar.path,
-      feedback_up: counts.up,
-      feedback_down: counts.down,
-      feedback_dismissed: counts.dismissed,
-      feedback_addressed: counts.addressed,
-      revision: 1,
-      created_at: now,
-      updated_at: now,
-    };
+  if (plan.cluster === 'create') {
+    const cluster = clusterRow(target, { repo: thread.repo, ...made }, plan, now);
     statements.push(insertRow(env.DB, 'memory_clusters', cluster, 'insert'));
-  } else {
-    const joined = earlier.some((r) => r.cluster_id === clusterId);
-    if (Object.values(counts).some((n) => n > 0) || !joined)
-      statements.push(
-        env.DB.prepare(
-          `UPDATE memory_clusters SET feedback_up = feedback_up + ?, feedback_down = feedback_down + ?,
-           feedback_dismissed = feedback_dismissed + ?, feedback_addressed = feedback_addressed + ?,
-           size = size + ?, revision = revision + 1, updated_at = ? WHERE id = ?`,
-        ).bind(counts.up, counts.down, counts.dismissed, counts.addressed, joined ? 0 : 1, now, clusterId),
-      );
+  } else if (plan.cluster === 'update') {
+    const { sql, bindings } = clusterIncrement(target, plan, now);
+    statements.push(env.DB.prepare(sql).bind(...bindings));
   }
   const event = {
     event_key: feedback.key,
@@ -180,7 +150,7 @@ async function recordReaction(env: Env, thread: Thread, feedback: ReactionFeedba
     fingerprint: thread.fingerprint,
     kind: feedback.kind,
     status: 'counted',
-    ...counts,
+    ...plan.counts,
     cluster_id: target,
     context_id: null,
     actor: feedback.actor,
