@@ -114,6 +114,38 @@ describe('native consumer: lease events', () => {
     }
   }, 60_000);
 
+  it("a renewed lease keeps the run's row fresh (native_runs.updated_at), so a long review counts as running", async () => {
+    let h: Harness | null = null;
+    const seen: number[] = [];
+    const container = async (request: Request) => {
+      const body: any = await request.json();
+      const db = await h!.d1();
+      const updatedAt = async () => {
+        const row: any = await db
+          .prepare('SELECT updated_at FROM native_runs WHERE id = ?')
+          .bind(body.runId)
+          .first();
+        return Date.parse(row.updated_at);
+      };
+      seen.push(await updatedAt());
+      await sleep(1200); // longer than LEASE_MS 300: renewed about every 100 ms
+      seen.push(await updatedAt());
+      return Response.json({ runId: body.runId, status: 'completed' });
+    };
+    h = await startIngress({ consumer: true, container, bindings: { LEASE_MS: '300' } });
+    try {
+      const id = crypto.randomUUID();
+      expect((await h.post('pull_request', opened('c'.repeat(40), 23), { id })).status).toBe(202);
+      await dispatchOutcome(h, id, (r) => r?.dispatch_outcome != null);
+      const [before, after] = seen;
+      // Refreshed later than one lease's time after the review began: without it the run would have
+      // counted as not running (reactions.ts reviewRunning) for the rest of the review.
+      expect(after! - before!).toBeGreaterThanOrEqual(300);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+
   it('on Cloudflare each run is posted to its own ReviewContainer instance (REVIEW_CONTAINERS, by run id)', async () => {
     // A stand-in for the Container class: it answers /review with the name of its instance.
     const script = `

@@ -138,6 +138,11 @@ const setRun = (env: Env, id: string, status: string) =>
     .bind(status, new Date().toISOString(), id)
     .run();
 
+const touchRun = (env: Env, id: string) =>
+  env.DB.prepare("UPDATE native_runs SET updated_at = ? WHERE id = ? AND status = 'running'")
+    .bind(new Date().toISOString(), id)
+    .run();
+
 /** Handles one queue message; acknowledges or retries it and answers the dispatch outcome. */
 export async function consume(msg: QueuedMessage, env: Env): Promise<Outcome> {
   await ensureSchema(env.DB);
@@ -249,7 +254,9 @@ export async function callContainer(
   const abort = new AbortController();
   const renew = setInterval(() => {
     leaseCall(env, request.leaseName ?? request.runId, 'renew', { token: request.leaseToken, leaseMs })
-      .then((s) => {
+      .then(async (s) => {
+        // A renewed lease keeps the run's row fresh: the reactions step waits while a review runs.
+        if (s === 'renewed') await touchRun(env, request.runId);
         if (s !== 'lost') return;
         log({ event: 'lease_lost_aborted', runId: request.runId });
         abort.abort();
