@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Command, CommandKind } from '../store/commands.js';
 import type { Store } from '../store/index.js';
 import { systemClock, type Clock } from '../clock.js';
-import { CommandFailure } from './command-rules.js';
+import { CommandFailure, failureCode } from './command-rules.js';
 
 export { CommandFailure };
 
@@ -122,7 +122,7 @@ export class CommandBridge {
       const result = await this.deps.executors[command.kind](command);
       outcome = { status: 'succeeded', result };
     } catch (error) {
-      const code = error instanceof CommandFailure ? error.code : 'execution_error';
+      const code = failureCode(error);
       const message = (error as Error)?.message ?? String(error);
       outcome = { status: 'failed', error: message, result: { code } };
     }

@@ -21,6 +21,10 @@ export class CommandFailure extends Error {
   }
 }
 
+/** The code a failed command ends with: a refusal's own, else `execution_error` (both bridges). */
+export const failureCode = (error: unknown): string =>
+  error instanceof CommandFailure ? error.code : 'execution_error';
+
 function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }

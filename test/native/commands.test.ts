@@ -324,13 +324,13 @@ describe('native command bridge: sync-repositories', () => {
     const done = await runCommand(h, 'sync-repositories', {});
     expect(done).toMatchObject({
       status: 'failed',
-      error: 'command_failed: installation token: GitHub answered 404',
+      error: 'execution_error: installation token: GitHub answered 404',
     });
     expect(await repos()).toEqual(before);
     installationsRefused = true;
     expect(await runCommand(h, 'sync-repositories', {})).toMatchObject({
       status: 'failed',
-      error: 'command_failed: GET /app/installations: GitHub answered 401',
+      error: 'execution_error: GET /app/installations: GitHub answered 401',
     });
     expect(await repos()).toEqual(before);
   });

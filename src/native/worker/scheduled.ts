@@ -8,7 +8,7 @@ import { londonTime } from '../../scheduler/london.js';
 import { postJson } from './alerts.js';
 import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
-import { CommandFailure } from '../../bridge/command-rules.js';
+import { failureCode } from '../../bridge/command-rules.js';
 import { executeCommand } from './commands.js';
 import type { Env } from './env.js';
 import { ensureSchema } from './schema.js';
@@ -75,7 +75,7 @@ async function commandBridge(env: Env, at: number): Promise<Record<string, unkno
         .bind(JSON.stringify(result), when(), c.id)
         .run();
     } catch (err) {
-      const code = err instanceof CommandFailure ? err.code : 'command_failed';
+      const code = failureCode(err);
       await env.DB.prepare(
         "UPDATE native_commands SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
       )
