@@ -5,7 +5,6 @@ import { openDb } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { JobStore } from '../store/jobs.js';
 import { HttpQueue } from './http-client.js';
-import { MemoryQueue } from './memory.js';
 import type { QueueBackend } from './types.js';
 
 export type OpenedQueue = {
@@ -20,7 +19,8 @@ export type OpenedQueue = {
 /**
  * Opens the queue a worker claims from (review-engine 8, "Queue selection"): the HTTP queue of a
  * Verdict server, a SQLite queue file, the application store's job table (PostgreSQL or SQLite), or a
- * process-local memory queue, which is logged as losing its jobs on exit.
+ * process-local memory queue (a job table in an in-memory SQLite database), which is logged as losing
+ * its jobs on exit.
  */
 export async function openQueue(
   selection: QueueSelection,
@@ -34,26 +34,14 @@ export async function openQueue(
         describe: `http queue at ${withoutCredentials(selection.url)}`,
         close: async () => undefined,
       };
-    case 'sqlite': {
-      const db = await openDb({ client: 'sqlite', filename: selection.filename });
-      return {
-        backend: new JobStore(db.knex, 'sqlite', deps.clock, deps.ids),
-        sharesStore: false,
-        describe: `sqlite queue at ${selection.filename}`,
-        close: () => db.close(),
-      };
-    }
+    case 'sqlite':
+      return sqliteQueue(selection.filename, deps, `sqlite queue at ${selection.filename}`);
     case 'memory':
       deps.log.warn(
         { event: 'memory-queue' },
         'using a process-local memory queue: only this process can enqueue into it, and its jobs are lost on exit',
       );
-      return {
-        backend: new MemoryQueue({ clock: deps.clock, ids: deps.ids }),
-        sharesStore: false,
-        describe: 'process-local memory queue',
-        close: async () => undefined,
-      };
+      return sqliteQueue(':memory:', deps, 'process-local memory queue');
     case 'store':
       return {
         backend: deps.store.jobs,
@@ -62,6 +50,24 @@ export async function openQueue(
         close: async () => undefined,
       };
   }
+}
+
+/**
+ * A job table of its own in a SQLite file, or in this process's memory (`:memory:`): the same JobStore
+ * either way, so the memory queue has the job table's semantics by construction.
+ */
+async function sqliteQueue(
+  filename: string,
+  deps: { clock: Clock; ids: IdGenerator },
+  describe: string,
+): Promise<OpenedQueue> {
+  const db = await openDb({ client: 'sqlite', filename });
+  return {
+    backend: new JobStore(db.knex, 'sqlite', deps.clock, deps.ids),
+    sharesStore: false,
+    describe,
+    close: () => db.close(),
+  };
 }
 
 /** A URL for the log: any user name or password in it is dropped. */

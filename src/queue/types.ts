@@ -54,7 +54,7 @@ export type FailResult = { status: 'waiting'; runAt: number } | { status: 'dead'
  * memory queue all implement it, so the worker loop does not care which one it runs on.
  */
 export interface QueueBackend {
-  readonly kind: 'sqlite' | 'pg' | 'http' | 'memory';
+  readonly kind: 'sqlite' | 'pg' | 'http';
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   claim(queue: string, owner: string, leaseMs: number): Promise<ClaimedJob | null>;
   renew(jobId: number, receipt: string, leaseMs: number): Promise<number | null>;

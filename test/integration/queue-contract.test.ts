@@ -1,10 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { ManualClock, randomId } from '../../src/clock.js';
 import { Router } from '../../src/http/router.js';
 import { HttpQueue } from '../../src/queue/http-client.js';
 import { registerQueueRoutes } from '../../src/queue/http-routes.js';
-import { MemoryQueue } from '../../src/queue/memory.js';
 import { createHttpServer } from '../../src/server.js';
 import { openTestStore } from '../helpers/store.js';
 import { queueContractSuite } from './queue-contract-suite.js';
@@ -13,12 +11,6 @@ describe('queue contract: SQLite job table', () =>
   queueContractSuite(async () => {
     const t = await openTestStore('sqlite');
     return { queue: t.store.jobs, clock: t.clock, close: t.cleanup };
-  }));
-
-describe('queue contract: memory queue', () =>
-  queueContractSuite(async () => {
-    const clock = new ManualClock();
-    return { queue: new MemoryQueue({ clock, ids: randomId }), clock, close: async () => undefined };
   }));
 
 describe('queue contract: HTTP client over the queue routes', () =>

@@ -52,12 +52,22 @@ describe('openQueue', () => {
 
   test('the memory queue is process-local and says in the log that it loses jobs on exit', async () => {
     const q = await openQueue(loadConfig({ VERDICT_DB_PATH: ':memory:' }).queue, deps());
-    expect(q.backend.kind).toBe('memory');
-    expect(q.sharesStore).toBe(false);
-    const warning = logged.find((l) => l.event === 'memory-queue');
-    expect(warning?.msg).toMatch(/lost on exit/);
-    await q.backend.enqueue({ queue: 'x', kind: 'k', payload: 1 });
-    expect(await q.backend.claim('x', 'w:1', 1000)).toMatchObject({ status: 'running' });
+    const other = await openQueue(loadConfig({ VERDICT_QUEUE_DB_PATH: ':memory:' }).queue, deps());
+    try {
+      expect(q.describe).toBe('process-local memory queue');
+      expect(q.sharesStore).toBe(false);
+      const warning = logged.find((l) => l.event === 'memory-queue');
+      expect(warning?.msg).toMatch(/lost on exit/);
+      await q.backend.enqueue({ queue: 'x', kind: 'k', payload: 1 });
+      expect(await q.backend.claim('x', 'w:1', 1000)).toMatchObject({ status: 'running' });
+      // Each memory queue is its own: another one (VERDICT_QUEUE_DB_PATH=:memory:) holds nothing.
+      expect(other.describe).toBe('process-local memory queue');
+      expect(await other.backend.list()).toEqual([]);
+      expect(await t.store.jobs.list()).toEqual([]);
+    } finally {
+      await q.close();
+      await other.close();
+    }
   });
 
   test('URL and token select the HTTP queue client', async () => {

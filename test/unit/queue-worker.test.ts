@@ -1,13 +1,14 @@
 import pino from 'pino';
 import { ManualClock, randomId } from '../../src/clock.js';
-import { MemoryQueue } from '../../src/queue/memory.js';
+import { openDb, type Db } from '../../src/store/db.js';
+import { JobStore } from '../../src/store/jobs.js';
 import type { QueueBackend } from '../../src/queue/types.js';
 import { QueueWorker, type JobHandler } from '../../src/worker/runner.js';
 // `flush` lets the promises that timers started settle (the queue's answers to renewals).
 import { nextTurn as flush, untilTurns as until } from '../helpers/turns.js';
 
 /** Until the worker runs the job: the job is running and its renewal timer is set. */
-const running = (queue: MemoryQueue, clock: ManualClock, jobId: number) =>
+const running = (queue: JobStore, clock: ManualClock, jobId: number) =>
   until(async () => (await queue.get(jobId))?.status === 'running' && clock.pendingTimers > 0);
 
 /** Moves the manual clock by `ms` in 10 ms steps, letting each step's renewals settle. */
@@ -20,7 +21,7 @@ async function pass(clock: ManualClock, ms: number): Promise<void> {
 
 /** The worker loop: lease renewal, loss of the lease, graceful stop (review-engine 8, issue 3 item 4). */
 /** Every method of a queue, bound to it (a backend whose claim a test replaces). */
-const bindAll = (q: MemoryQueue): Omit<QueueBackend, 'kind'> => ({
+const bindAll = (q: JobStore): Omit<QueueBackend, 'kind'> => ({
   enqueue: q.enqueue.bind(q),
   claim: q.claim.bind(q),
   renew: q.renew.bind(q),
@@ -32,8 +33,19 @@ const bindAll = (q: MemoryQueue): Omit<QueueBackend, 'kind'> => ({
   stats: q.stats.bind(q),
 });
 
+/** The process-local memory queue as Verdict opens it: a job table in an in-memory SQLite database. */
+let db: Db | null = null;
+async function memoryQueue(clock: ManualClock): Promise<JobStore> {
+  db = await openDb({ client: 'sqlite', filename: ':memory:' });
+  return new JobStore(db.knex, 'sqlite', clock, randomId);
+}
+afterEach(async () => {
+  await db?.close();
+  db = null;
+});
+
 describe('QueueWorker', () => {
-  let queue: MemoryQueue;
+  let queue: JobStore;
   let events: Array<{ event?: string }>;
   const log = () => pino({ level: 'info' }, { write: (line: string) => void events.push(JSON.parse(line)) });
   const worker = (handler: JobHandler, extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {}) =>
@@ -57,7 +69,7 @@ describe('QueueWorker', () => {
   // test moves them.
   test('a job that runs longer than its lease keeps it by renewal (every lease/3) and is acked once', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
     let finish!: () => void;
     const w = worker(() => new Promise<void>((resolve) => (finish = resolve)), { timers: clock });
@@ -73,7 +85,7 @@ describe('QueueWorker', () => {
 
   test('mayClaim holds claiming while it answers a wait, and the job runs once it answers 0', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
     let hold = 50;
     let asked = 0;
@@ -103,7 +115,7 @@ describe('QueueWorker', () => {
 
   test('lets timers and messages in between claims when every job settles in microtasks (a synchronous driver)', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     for (let i = 0; i < 200; i++) await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
     let done = 0;
     const w = worker(
@@ -125,16 +137,16 @@ describe('QueueWorker', () => {
 
   test('failing renewals log lease_renew_failed; when the lease runs out the job is aborted (lease_lost_aborted) and nothing is acked', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', payload: {} });
     // The worker is cut off from the queue once it holds the job: renewals fail, and so do its next
     // claims (otherwise its own loop would reclaim the expired job).
     let claims = 0;
-    const partitioned: QueueBackend = Object.assign(Object.create(queue) as MemoryQueue, {
+    const partitioned: QueueBackend = Object.assign(Object.create(queue) as JobStore, {
       renew: async () => {
         throw new Error('connection reset');
       },
-      claim: async (...args: Parameters<MemoryQueue['claim']>) => {
+      claim: async (...args: Parameters<JobStore['claim']>) => {
         if (claims++ > 0) throw new Error('connection reset');
         return queue.claim(...args);
       },
@@ -169,7 +181,7 @@ describe('QueueWorker', () => {
 
   test('a renewal refused because an operator released the lease aborts the job (lease_lost_aborted)', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     const { jobId } = await queue.enqueue({ queue: 'lane', kind: 'k', key: 'k', payload: {} });
     let sawAbort = false;
     const w = worker(
@@ -196,12 +208,12 @@ describe('QueueWorker', () => {
 
   test('a stop that comes while a claim is in flight ends the loop at once, not after the next poll', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     let answer!: () => void;
     let claiming!: () => void;
     const claimStarted = new Promise<void>((r) => (claiming = r));
     const slow: QueueBackend = {
-      kind: 'memory',
+      kind: 'sqlite',
       ...bindAll(queue),
       claimMany: undefined,
       claim: async (name, owner, leaseMs) => {
@@ -224,7 +236,7 @@ describe('QueueWorker', () => {
 
   test('graceful stop: no new claims, in-flight jobs finish; one that outlasts the grace period is released', async () => {
     const clock = new ManualClock();
-    queue = new MemoryQueue({ clock, ids: randomId });
+    queue = await memoryQueue(clock);
     const ids: number[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await queue.enqueue({ queue: 'lane', kind: 'k', payload: { i } })).jobId);
