@@ -33,8 +33,6 @@ export function verificationJsonSchema(): Record<string, unknown> {
   return strictJsonSchema(verificationSchema);
 }
 
-/** The default score a candidate needs (NAMES.md); `review.verification.threshold` and the env change it. */
-export const DEFAULT_VERIFICATION_THRESHOLD = 70;
 /** Candidates one verification call checks at most. */
 export const VERIFICATION_BATCH = 8;
 /** Tokens of one file's code a verification call shows at most. */

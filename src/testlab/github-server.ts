@@ -1,18 +1,11 @@
 import { createHash } from 'node:crypto';
-import {
-  PullRequestServer,
-  SERVED_INSTALLATION_ID,
-  type PullRequestSource,
-  type Side,
-  type SourceFile,
-} from '../github/pull-request-server.js';
+import { type PullRequestSource, type Side, type SourceFile } from '../github/pull-request-server.js';
 import { githubPatch, patchCounts } from './patch.js';
 import type { TestLabCase } from './case.js';
 
 /** The owner every case is served under: case `x` is the repository `testlab/x`, pull request #1. */
 export const TESTLAB_OWNER = 'testlab';
 export const TESTLAB_PR_NUMBER = 1;
-export const TESTLAB_INSTALLATION_ID = SERVED_INSTALLATION_ID;
 
 /** A commit id of a case's base or head (stable: the same case text gives the same id). */
 export function caseSha(c: TestLabCase, side: 'base' | 'head'): string {
@@ -75,18 +68,4 @@ export function caseSource(c: TestLabCase): PullRequestSource {
         .map((f) => ({ path: f.path, mode: '100644', type: 'blob' as const, sha: headSha }));
     },
   };
-}
-
-/**
- * A local GitHub API for the Test Lab: it serves each case as a pull request (see PullRequestServer), so
- * a case is reviewed through the same Octokit and HTTP code as a real one.
- */
-export class CaseGitHubServer extends PullRequestServer {
-  constructor(cases: readonly TestLabCase[]) {
-    super(cases.map(caseSource));
-  }
-
-  headSha(name: string): string {
-    return this.source(TESTLAB_OWNER, name)!.pull.headSha;
-  }
 }

@@ -26,9 +26,6 @@ export const DEFAULT_VALIDATION_PROVIDER: ValidationProvider = 'bubblewrap';
 /** `shadow` runs the default sandbox as the primary and e2b beside it (the spec's executor B shadow selector). */
 export const SHADOW_SELECTION = { primary: 'bubblewrap', shadow: 'e2b' } as const;
 
-/** The default of `VERDICT_E2B_BUDGET_USD`. */
-export const DEFAULT_E2B_BUDGET_USD = 50;
-
 /** The prefix of a validation that did not run at all (review-engine 7.4). */
 export const NOT_RUN_PREFIX = 'NOT RUN repo-native validation: ';
 

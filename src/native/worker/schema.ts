@@ -24,7 +24,7 @@ const SCHEMA = [
     delivered_at TEXT, delivery_error TEXT, UNIQUE (kind, scope, alert_key))`,
 ];
 
-let ready: WeakSet<object> = new WeakSet();
+const ready: WeakSet<object> = new WeakSet();
 
 /**
  * Once per isolate and database: the tables created where missing, the columns they lack added (rows
@@ -45,9 +45,4 @@ export async function ensureSchema(db: D1): Promise<void> {
   if (added.length > 0) console.log(JSON.stringify({ event: 'schema-upgraded', added }));
   await db.batch([...others.map((sql) => db.prepare(sql)), ...seedStatements(db)]);
   ready.add(db);
-}
-
-/** For tests that replace the database. */
-export function resetSchemaCache(): void {
-  ready = new WeakSet();
 }
