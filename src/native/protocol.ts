@@ -81,6 +81,12 @@ export type StateTable = {
   repoColumn?: string;
   prColumn?: string;
   generated?: boolean;
+  /**
+   * A unique key naming what a row records (a GitHub event): a flushed row whose event is stored already
+   * is that event, kept as stored, and the rest of the flush is written (the reactions step may have
+   * recorded it while the review ran).
+   */
+  eventKey?: string;
 };
 export const NATIVE_STATE_TABLES: StateTable[] = [
   { table: 'repositories', key: ['full_name'], scope: 'repo', repoColumn: 'full_name' },
@@ -114,6 +120,7 @@ export const NATIVE_STATE_TABLES: StateTable[] = [
     repoColumn: 'repo',
     prColumn: 'pr_number',
     generated: true,
+    eventKey: 'event_key',
   },
   {
     table: 'memory_withheld',

@@ -295,6 +295,60 @@ describe('native runtime: webhook to published review', () => {
     });
   });
 
+  it('a flushed feedback event stored meanwhile (the reactions step) is kept as stored; the rest is written', async () => {
+    await leaseFor('run-event', 'event-token');
+    const event = (key: string, up: number) => ({
+      event_key: key,
+      repo: REPO,
+      pr_number: 7,
+      comment_id: '700',
+      fingerprint: 'f1',
+      kind: 'up',
+      status: 'counted',
+      up,
+      down: 0,
+      dismissed: 0,
+      addressed: 0,
+      cluster_id: null,
+      context_id: null,
+      actor: 'alice',
+      head_sha: null,
+      answered: 0,
+      created_at: 1,
+      updated_at: 1,
+    });
+    const db = await h.d1();
+    const stored = event('reaction:900', 1);
+    const cols = Object.keys(stored);
+    await db
+      .prepare(`INSERT INTO memory_feedback (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`)
+      .bind(...Object.values(stored))
+      .run();
+    const flushed = await internalPost('state.internal', '/flush', {
+      runId: 'run-event',
+      leaseToken: 'event-token',
+      final: true,
+      tables: {
+        memory_feedback: {
+          insert: [
+            { id: 1, ...event('reaction:900', 0) },
+            { id: 2, ...event('reaction:901', 1) },
+          ],
+        },
+      },
+    });
+    expect(flushed.status).toBe(200);
+    const rows = await db
+      .prepare(
+        "SELECT event_key, up FROM memory_feedback WHERE event_key IN ('reaction:900', 'reaction:901') ORDER BY event_key",
+      )
+      .all();
+    expect(rows.results).toEqual([
+      { event_key: 'reaction:900', up: 1 },
+      { event_key: 'reaction:901', up: 1 },
+    ]);
+  });
+
   it('mints tokens only for the installation of the run (403 installation_mismatch)', async () => {
     await leaseFor('run-token', 'token-token');
     const other = await internalPost('broker.internal', '/token', {

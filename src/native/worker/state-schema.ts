@@ -31,6 +31,8 @@ export function insertRow(
   table: string,
   row: Record<string, unknown>,
   mode: 'insert' | 'upsert' | 'ignore',
+  /** With `insert`: a row this unique key holds already is left as it is (nothing written, no error). */
+  skipOn?: string,
 ): D1Statement {
   const cols = Object.keys(row);
   const names = cols.map(quoteName).join(', ');
@@ -39,7 +41,9 @@ export function insertRow(
   const tail =
     mode === 'upsert' && cols.length > 0
       ? ` ON CONFLICT DO UPDATE SET ${cols.map((c) => `${quoteName(c)} = excluded.${quoteName(c)}`).join(', ')}`
-      : '';
+      : skipOn
+        ? ` ON CONFLICT (${quoteName(skipOn)}) DO NOTHING`
+        : '';
   return db
     .prepare(`${verb} INTO ${quoteName(table)} (${names}) VALUES (${marks})${tail}`)
     .bind(...cols.map((c) => sqlValue(row[c])));

@@ -71,7 +71,7 @@ function flushStatements(
     for (const row of change.insert) {
       const fresh = { ...row };
       if (table.generated) for (const k of table.key) delete fresh[k];
-      statements.push(insertRow(env.DB, name, fresh, 'insert'));
+      statements.push(insertRow(env.DB, name, fresh, 'insert', table.eventKey));
     }
   }
   return statements;
