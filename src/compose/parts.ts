@@ -303,7 +303,7 @@ export function reviewPublisherFor(
   store: Store,
   config: Config,
   log: Logger,
-  opts: { fileLinks?: boolean } = {},
+  opts: { fileLinks?: boolean; lookFirst?: boolean } = {},
 ): ReviewPublisher {
   return new ReviewPublisher({
     store,
@@ -313,6 +313,7 @@ export function reviewPublisherFor(
     botHandle: config.botHandles[0] ?? 'verdict',
     webUrl: config.github.webUrl,
     ...(opts.fileLinks === false ? { fileLinks: false } : {}),
+    ...(opts.lookFirst ? { lookFirst: true } : {}),
     log: log.child({ name: 'publish' }),
     requestRetries: config.github.requestRetries,
   });

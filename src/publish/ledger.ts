@@ -74,6 +74,12 @@ export type LedgerOptions = {
   retries?: number;
   /** Waits between those tries (injected by tests; default a timer). */
   wait?: (ms: number) => Promise<void>;
+  /**
+   * A step with a `find` and no attempt on record is looked up on GitHub before it is sent: for a retry
+   * whose earlier attempt's rows may be lost (the native container, whose earlier attempt may have
+   * published and then failed to flush its state).
+   */
+  lookFirst?: boolean;
 };
 
 /**
@@ -89,6 +95,7 @@ export type LedgerOptions = {
 export class PublicationLedger {
   private readonly retries: number;
   private readonly wait: (ms: number) => Promise<void>;
+  private readonly lookFirst: boolean;
 
   constructor(
     private readonly store: PublicationStore,
@@ -97,6 +104,7 @@ export class PublicationLedger {
     opts: LedgerOptions = {},
   ) {
     this.retries = opts.retries ?? 0;
+    this.lookFirst = opts.lookFirst ?? false;
     this.wait = opts.wait ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
@@ -137,6 +145,10 @@ export class PublicationLedger {
     }
     // The row is written before the call when the step must happen once; reused when it was left sending.
     const row = attempt.step ? (prior?.status === 'sending' ? prior : await this.sending(entry)) : null;
+    if (row && !prior && this.lookFirst && opts.find) {
+      const found = await this.lookUp<T>(row, attempt, opts.find);
+      if (found) return found;
+    }
     for (let tries = 1; ; tries++) {
       try {
         const { data } = await call();

@@ -21,6 +21,8 @@ export type PublisherDeps = {
    * sent again (`VERDICT_GITHUB_RETRIES`; Octokit does not retry those calls itself).
    */
   requestRetries?: number;
+  /** Every step looks on GitHub before it is sent, even with no attempt on record (ledger.ts `lookFirst`). */
+  lookFirst?: boolean;
 };
 
 /** What each part of the review publisher works with: its dependencies and the publication ledger. */

@@ -94,6 +94,7 @@ export class ReviewPublisher {
   constructor(private readonly deps: PublisherDeps) {
     const ledger = new PublicationLedger(deps.store.publications, deps.mode, deps.log, {
       retries: deps.requestRetries ?? 0,
+      lookFirst: deps.lookFirst ?? false,
     });
     this.ctx = { deps, ledger };
     this.checks = new CheckRunPublisher(this.ctx);

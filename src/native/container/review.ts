@@ -126,6 +126,14 @@ export class ContainerReview {
     });
   }
 
+  /**
+   * A retried run's earlier attempt may have published and then lost its state (a failed final flush, a
+   * crash): its ledger rows never reached D1, so every publication looks on GitHub before it is sent.
+   */
+  private publishing(): { lookFirst: boolean } {
+    return { lookFirst: this.request.attempt > 1 };
+  }
+
   /** What every internal call names: the run and the lease its token holds. */
   private leased(): { runId: string; leaseToken: string; leaseName?: string } {
     const { runId, leaseToken, leaseName } = this.request;
@@ -141,7 +149,7 @@ export class ContainerReview {
     const { deps, request } = this;
     deps.setPhase('publishing');
     const store = this.state!.store;
-    const publisher = reviewPublisherFor(store, deps.config, deps.log);
+    const publisher = reviewPublisherFor(store, deps.config, deps.log, this.publishing());
     let answer: ContainerReviewResponse;
     try {
       const outcome = await retryPublish(store, publisher, (id) => this.octokit(id), request.runId);
@@ -196,7 +204,7 @@ export class ContainerReview {
   private executor() {
     const { deps } = this;
     const store = this.state!.store;
-    const publisher = reviewPublisherFor(store, deps.config, deps.log);
+    const publisher = reviewPublisherFor(store, deps.config, deps.log, this.publishing());
     const publication: Publication = {
       startCheck: (...args) => publisher.startCheck(...args),
       failCheck: (...args) => publisher.failCheck(...args),

@@ -44,6 +44,8 @@ export class FakeInternal {
   readonly flushes: any[] = [];
   /** When set, a flush is recorded and answered only once it resolves. */
   flushGate: Promise<void> | null = null;
+  /** How many of the next flushes D1 refuses (500 state_write_failed, nothing written). */
+  failFlushes = 0;
   private readonly server: Server;
 
   constructor(private readonly bundle: StateBundle) {
@@ -59,6 +61,10 @@ export class FakeInternal {
       if (host === 'state.internal' && req.url === '/flush') {
         this.flushes.push(body);
         if (this.flushGate) await this.flushGate;
+        if (this.failFlushes > 0) {
+          this.failFlushes -= 1;
+          return answer(500, { error: { code: 'state_write_failed', message: 'D1 refused a row' } });
+        }
         return answer(200, { ok: true });
       }
       if (host === 'broker.internal' && req.url === '/token') {

@@ -122,6 +122,31 @@ describe('native review container', () => {
     expect(logLines.filter((l) => l.event === 'container-state-not-flushed')).toEqual([]);
   });
 
+  it('a retry after an attempt that published but lost its state (its flush refused) publishes nothing twice', async () => {
+    await start('live');
+    internal.failFlushes = 1;
+    const first = await post(reviewRequest(run));
+    expect(first.ok).toBe(false);
+    expect(github.submittedReviews()).toHaveLength(1);
+    expect(github.checkRuns.size).toBe(1);
+    const [review] = github.submittedReviews();
+    const [checkId] = [...github.checkRuns.keys()];
+
+    // The queue's next attempt: D1 holds nothing of the first (the same bundle is handed over).
+    const again = await post(reviewRequest(run, { attempt: 2 }));
+    expect(await again.json()).toEqual({ runId: run.id, status: 'completed' });
+    expect(github.submittedReviews()).toHaveLength(1);
+    expect(github.checkRuns.size).toBe(1);
+    expect(github.checkRuns.get(checkId!)!.status).toBe('completed');
+    // The ledger rows flushed by the retry record GitHub's ids of what the first attempt posted.
+    const flush = stateFlushSchema.parse(internal.flushes.at(-1));
+    const published = flush.tables.publications!.insert.filter((p) => p.status === 'published');
+    expect(published.map((p) => p.receipt)).toEqual(
+      expect.arrayContaining([String(review!.id), String(checkId)]),
+    );
+    expect(logLines.filter((l) => l.event === 'publish-recovered').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('in shadow mode reviews and stores, and publishes nothing to GitHub', async () => {
     await start('shadow');
     const res = await post(reviewRequest(run, { publishMode: 'shadow' }));
