@@ -561,6 +561,15 @@ maybe('operator dashboard in a browser', () => {
       'Naming nits': ['suppress', 2],
       'Null checks on lookups': ['keep', 2],
     });
+
+    // The clusters' repository filter: another repository has none; Clear lists them again.
+    const filter = page.getByRole('search', { name: 'Filter clusters' });
+    await filter.getByLabel('Repository').fill('acme/other');
+    await filter.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No cluster matches.').waitFor();
+    await filter.getByRole('button', { name: 'Clear' }).click();
+    await naming.waitFor();
+    expect(await filter.getByLabel('Repository').inputValue()).toBe('');
   });
 
   test('memory: previews what a review of a pull request would be given (the fake GitHub), then deletes the context', async () => {

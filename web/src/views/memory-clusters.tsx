@@ -1,14 +1,16 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { Badge, ConfirmDialog, Empty, Field, formatTime, Show, useAsync } from '../components';
+import { Badge, ConfirmDialog, Empty, formatTime, Show, useAsync } from '../components';
 import {
   conflictRevision,
   errorAt,
   PAGE,
-  REPOS_LIST,
   suppresses,
   type ClusterAction,
   type MemoryCluster,
+  FilterForm,
+  OffsetPager,
+  RepoInput,
 } from './memory-shared';
 
 const ACTIONS: { value: ClusterAction; label: string }[] = [
@@ -95,43 +97,26 @@ export function Clusters() {
         dismissed at least two and gave none a thumbs-up, unless its action is <em>keep</em>. Verdict counts
         the findings and the feedback; here an operator sets the action or deletes a cluster.
       </p>
-      <form
-        class="filters"
-        role="search"
-        aria-label="Filter clusters"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterForm
+        label="Filter clusters"
+        active={repo !== ''}
+        onApply={() => {
           setOffset(0);
           setRepo(draft.trim());
         }}
+        onClear={() => {
+          setDraft('');
+          setRepo('');
+          setOffset(0);
+        }}
       >
-        <Field label="Repository" id="clu-filter-repo" error={errorAt(filterError, 'repo')}>
-          <input
-            id="clu-filter-repo"
-            type="text"
-            list={REPOS_LIST}
-            placeholder="owner/name"
-            value={draft}
-            onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
-          />
-        </Field>
-        <div class="field field-button">
-          <button type="submit">Filter</button>
-          {repo && (
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                setDraft('');
-                setRepo('');
-                setOffset(0);
-              }}
-            >
-              Clear
-            </button>
-          )}
-        </div>
-      </form>
+        <RepoInput
+          id="clu-filter-repo"
+          value={draft}
+          error={errorAt(filterError, 'repo')}
+          onInput={setDraft}
+        />
+      </FilterForm>
       {notice && (
         <p class="notice" role="status">
           {notice}
@@ -274,29 +259,7 @@ export function Clusters() {
                     </tbody>
                   </table>
                 </div>
-                {(offset > 0 || clusters.length === PAGE) && (
-                  <nav class="pager" aria-label="Pages of clusters">
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={offset === 0}
-                      onClick={() => setOffset(Math.max(0, offset - PAGE))}
-                    >
-                      Previous
-                    </button>
-                    <span class="muted small">
-                      {offset + 1}–{offset + clusters.length}
-                    </span>
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={clusters.length < PAGE}
-                      onClick={() => setOffset(offset + PAGE)}
-                    >
-                      Next
-                    </button>
-                  </nav>
-                )}
+                <OffsetPager what="clusters" offset={offset} shown={clusters.length} onOffset={setOffset} />
               </>
             )
           }

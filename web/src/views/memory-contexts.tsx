@@ -10,6 +10,9 @@ import {
   REPOS_LIST,
   type FieldError,
   type MemoryContext,
+  FilterForm,
+  OffsetPager,
+  RepoInput,
 } from './memory-shared';
 
 /** What the context form edits; `paths` is one glob per line. */
@@ -180,26 +183,25 @@ export function Contexts() {
           }}
         />
       )}
-      <form
-        class="filters"
-        role="search"
-        aria-label="Filter contexts"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterForm
+        label="Filter contexts"
+        active={Boolean(filter.repo || filter.q)}
+        onApply={() => {
           setOffset(0);
           setFilter({ repo: draft.repo.trim(), q: draft.q.trim() });
         }}
+        onClear={() => {
+          setDraft({ repo: '', q: '' });
+          setFilter({ repo: '', q: '' });
+          setOffset(0);
+        }}
       >
-        <Field label="Repository" id="ctx-filter-repo" error={errorAt(filterError, 'repo')}>
-          <input
-            id="ctx-filter-repo"
-            type="text"
-            list={REPOS_LIST}
-            placeholder="owner/name"
-            value={draft.repo}
-            onInput={(e) => setDraft({ ...draft, repo: (e.target as HTMLInputElement).value })}
-          />
-        </Field>
+        <RepoInput
+          id="ctx-filter-repo"
+          value={draft.repo}
+          error={errorAt(filterError, 'repo')}
+          onInput={(repo) => setDraft({ ...draft, repo })}
+        />
         <Field label="Text" id="ctx-filter-q" error={errorAt(filterError, 'q')}>
           <input
             id="ctx-filter-q"
@@ -210,23 +212,7 @@ export function Contexts() {
             onInput={(e) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })}
           />
         </Field>
-        <div class="field field-button">
-          <button type="submit">Filter</button>
-          {(filter.repo || filter.q) && (
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                setDraft({ repo: '', q: '' });
-                setFilter({ repo: '', q: '' });
-                setOffset(0);
-              }}
-            >
-              Clear
-            </button>
-          )}
-        </div>
-      </form>
+      </FilterForm>
       {filter.repo && (
         <p class="muted small">
           Only the contexts of {filter.repo}; contexts for every repository are listed without a repository
@@ -349,29 +335,7 @@ export function Contexts() {
                     </tbody>
                   </table>
                 </div>
-                {(offset > 0 || contexts.length === PAGE) && (
-                  <nav class="pager" aria-label="Pages of contexts">
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={offset === 0}
-                      onClick={() => setOffset(Math.max(0, offset - PAGE))}
-                    >
-                      Previous
-                    </button>
-                    <span class="muted small">
-                      {offset + 1}–{offset + contexts.length}
-                    </span>
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={contexts.length < PAGE}
-                      onClick={() => setOffset(offset + PAGE)}
-                    >
-                      Next
-                    </button>
-                  </nav>
-                )}
+                <OffsetPager what="contexts" offset={offset} shown={contexts.length} onOffset={setOffset} />
               </>
             )
           }

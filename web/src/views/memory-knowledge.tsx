@@ -11,6 +11,9 @@ import {
   type FieldError,
   type KnowledgeDocument,
   type KnowledgeSummary,
+  FilterForm,
+  OffsetPager,
+  RepoInput,
 } from './memory-shared';
 
 type Where = { repo: string; path: string };
@@ -78,43 +81,26 @@ export function Knowledge() {
           onCancel={() => setEditing(null)}
         />
       )}
-      <form
-        class="filters"
-        role="search"
-        aria-label="Filter knowledge documents"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterForm
+        label="Filter knowledge documents"
+        active={repo !== ''}
+        onApply={() => {
           setOffset(0);
           setRepo(draft.trim());
         }}
+        onClear={() => {
+          setDraft('');
+          setRepo('');
+          setOffset(0);
+        }}
       >
-        <Field label="Repository" id="kn-filter-repo" error={errorAt(filterError, 'repo')}>
-          <input
-            id="kn-filter-repo"
-            type="text"
-            list={REPOS_LIST}
-            placeholder="owner/name"
-            value={draft}
-            onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
-          />
-        </Field>
-        <div class="field field-button">
-          <button type="submit">Filter</button>
-          {repo && (
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                setDraft('');
-                setRepo('');
-                setOffset(0);
-              }}
-            >
-              Clear
-            </button>
-          )}
-        </div>
-      </form>
+        <RepoInput
+          id="kn-filter-repo"
+          value={draft}
+          error={errorAt(filterError, 'repo')}
+          onInput={setDraft}
+        />
+      </FilterForm>
       {notice && (
         <p class="notice" role="status">
           {notice}
@@ -176,29 +162,12 @@ export function Knowledge() {
                     </tbody>
                   </table>
                 </div>
-                {(offset > 0 || documents.length === PAGE) && (
-                  <nav class="pager" aria-label="Pages of knowledge documents">
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={offset === 0}
-                      onClick={() => setOffset(Math.max(0, offset - PAGE))}
-                    >
-                      Previous
-                    </button>
-                    <span class="muted small">
-                      {offset + 1}–{offset + documents.length}
-                    </span>
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={documents.length < PAGE}
-                      onClick={() => setOffset(offset + PAGE)}
-                    >
-                      Next
-                    </button>
-                  </nav>
-                )}
+                <OffsetPager
+                  what="knowledge documents"
+                  offset={offset}
+                  shown={documents.length}
+                  onOffset={setOffset}
+                />
               </>
             )
           }

@@ -1,5 +1,6 @@
+import type { ComponentChildren } from 'preact';
 import { ApiError, apiGet } from '../api';
-import { useAsync } from '../components';
+import { Field, useAsync } from '../components';
 
 /** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
 export type MemoryContext = {
@@ -97,3 +98,89 @@ export function RepoSuggestions() {
 /** A character counter for a text field with a limit. */
 export const counted = (value: string, max: number) =>
   `${value.length} / ${max.toLocaleString('en')} characters`;
+
+/** A list's filter form: its fields, Filter, and Clear while a filter is applied. */
+export function FilterForm(props: {
+  label: string;
+  active: boolean;
+  onApply(): void;
+  onClear(): void;
+  children: ComponentChildren;
+}) {
+  return (
+    <form
+      class="filters"
+      role="search"
+      aria-label={props.label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onApply();
+      }}
+    >
+      {props.children}
+      <div class="field field-button">
+        <button type="submit">Filter</button>
+        {props.active && (
+          <button type="button" class="secondary" onClick={props.onClear}>
+            Clear
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
+/** The repository field of a filter, offering the known repositories. */
+export function RepoInput(props: {
+  id: string;
+  value: string;
+  error: string | null;
+  onInput(value: string): void;
+}) {
+  return (
+    <Field label="Repository" id={props.id} error={props.error}>
+      <input
+        id={props.id}
+        type="text"
+        list={REPOS_LIST}
+        placeholder="owner/name"
+        value={props.value}
+        onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
+      />
+    </Field>
+  );
+}
+
+/** Previous and next pages of a list read `PAGE` rows at a time from `offset`; absent on a single page. */
+export function OffsetPager(props: {
+  what: string;
+  offset: number;
+  shown: number;
+  onOffset(offset: number): void;
+}) {
+  const { offset, shown } = props;
+  if (offset === 0 && shown < PAGE) return null;
+  return (
+    <nav class="pager" aria-label={`Pages of ${props.what}`}>
+      <button
+        type="button"
+        class="secondary"
+        disabled={offset === 0}
+        onClick={() => props.onOffset(Math.max(0, offset - PAGE))}
+      >
+        Previous
+      </button>
+      <span class="muted small">
+        {offset + 1}–{offset + shown}
+      </span>
+      <button
+        type="button"
+        class="secondary"
+        disabled={shown < PAGE}
+        onClick={() => props.onOffset(offset + PAGE)}
+      >
+        Next
+      </button>
+    </nav>
+  );
+}
