@@ -8,9 +8,8 @@ import {
   suppresses,
   type ClusterAction,
   type MemoryCluster,
-  FilterForm,
+  RepoFilter,
   OffsetPager,
-  RepoInput,
 } from './memory-shared';
 
 const ACTIONS: { value: ClusterAction; label: string }[] = [
@@ -26,7 +25,6 @@ const ACTIONS: { value: ClusterAction; label: string }[] = [
  */
 export function Clusters() {
   const [repo, setRepo] = useState('');
-  const [draft, setDraft] = useState('');
   const [offset, setOffset] = useState(0);
   const [list, reload] = useAsync(
     (signal) =>
@@ -97,26 +95,16 @@ export function Clusters() {
         dismissed at least two and gave none a thumbs-up, unless its action is <em>keep</em>. Verdict counts
         the findings and the feedback; here an operator sets the action or deletes a cluster.
       </p>
-      <FilterForm
+      <RepoFilter
         label="Filter clusters"
-        active={repo !== ''}
-        onApply={() => {
+        id="clu-filter-repo"
+        repo={repo}
+        error={errorAt(filterError, 'repo')}
+        onApply={(value) => {
           setOffset(0);
-          setRepo(draft.trim());
+          setRepo(value);
         }}
-        onClear={() => {
-          setDraft('');
-          setRepo('');
-          setOffset(0);
-        }}
-      >
-        <RepoInput
-          id="clu-filter-repo"
-          value={draft}
-          error={errorAt(filterError, 'repo')}
-          onInput={setDraft}
-        />
-      </FilterForm>
+      />
       {notice && (
         <p class="notice" role="status">
           {notice}

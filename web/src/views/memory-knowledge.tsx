@@ -11,9 +11,8 @@ import {
   type FieldError,
   type KnowledgeDocument,
   type KnowledgeSummary,
-  FilterForm,
+  RepoFilter,
   OffsetPager,
-  RepoInput,
 } from './memory-shared';
 
 type Where = { repo: string; path: string };
@@ -30,7 +29,6 @@ const bytesText = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)
  */
 export function Knowledge() {
   const [repo, setRepo] = useState('');
-  const [draft, setDraft] = useState('');
   const [offset, setOffset] = useState(0);
   const [list, reload] = useAsync(
     (signal) =>
@@ -81,26 +79,16 @@ export function Knowledge() {
           onCancel={() => setEditing(null)}
         />
       )}
-      <FilterForm
+      <RepoFilter
         label="Filter knowledge documents"
-        active={repo !== ''}
-        onApply={() => {
+        id="kn-filter-repo"
+        repo={repo}
+        error={errorAt(filterError, 'repo')}
+        onApply={(value) => {
           setOffset(0);
-          setRepo(draft.trim());
+          setRepo(value);
         }}
-        onClear={() => {
-          setDraft('');
-          setRepo('');
-          setOffset(0);
-        }}
-      >
-        <RepoInput
-          id="kn-filter-repo"
-          value={draft}
-          error={errorAt(filterError, 'repo')}
-          onInput={setDraft}
-        />
-      </FilterForm>
+      />
       {notice && (
         <p class="notice" role="status">
           {notice}

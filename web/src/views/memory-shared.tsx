@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
 import { Field, useAsync } from '../components';
 
@@ -148,6 +149,30 @@ export function RepoInput(props: {
         onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
       />
     </Field>
+  );
+}
+
+/** A filter by repository alone: what is typed applies on Filter (`onApply` with it trimmed), '' on Clear. */
+export function RepoFilter(props: {
+  label: string;
+  id: string;
+  repo: string;
+  error: string | null;
+  onApply(repo: string): void;
+}) {
+  const [draft, setDraft] = useState('');
+  return (
+    <FilterForm
+      label={props.label}
+      active={props.repo !== ''}
+      onApply={() => props.onApply(draft.trim())}
+      onClear={() => {
+        setDraft('');
+        props.onApply('');
+      }}
+    >
+      <RepoInput id={props.id} value={draft} error={props.error} onInput={setDraft} />
+    </FilterForm>
   );
 }
 
