@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { Badge, ConfirmDialog, Empty, formatTime, Show, useAsync } from '../components';
+import { Badge, ConfirmDialog, Empty, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   errorAt,
@@ -123,17 +123,15 @@ export function Clusters() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Clusters">
-                    <thead>
-                      <tr>
-                        <th scope="col">Cluster</th>
-                        <th scope="col">Findings</th>
-                        <th scope="col">Feedback</th>
-                        <th scope="col">Action</th>
-                        <th scope="col">
-                          <span class="sr-only">Delete</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={[
+                        'Cluster',
+                        'Findings',
+                        'Feedback',
+                        'Action',
+                        <span class="sr-only">Delete</span>,
+                      ]}
+                    />
                     <tbody>
                       {clusters.map((c) => {
                         const withheld = suppresses(c);

@@ -1,6 +1,16 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { Badge, ConfirmDialog, Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import {
+  Badge,
+  ConfirmDialog,
+  Empty,
+  ErrorState,
+  Field,
+  formatTime,
+  Show,
+  TableHead,
+  useAsync,
+} from '../components';
 import {
   conflictRevision,
   counted,
@@ -237,18 +247,16 @@ export function Contexts() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Contexts">
-                    <thead>
-                      <tr>
-                        <th scope="col">Context</th>
-                        <th scope="col">Applies to</th>
-                        <th scope="col">State</th>
-                        <th scope="col">Source</th>
-                        <th scope="col">Updated</th>
-                        <th scope="col">
-                          <span class="sr-only">Actions</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={[
+                        'Context',
+                        'Applies to',
+                        'State',
+                        'Source',
+                        'Updated',
+                        <span class="sr-only">Actions</span>,
+                      ]}
+                    />
                     <tbody>
                       {contexts.map((c) => (
                         <tr key={c.id} data-context-id={c.id}>
@@ -485,13 +493,7 @@ function ContextForm({
           </p>
           <div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">Newer value</th>
-                  <th scope="col">Yours</th>
-                </tr>
-              </thead>
+              <TableHead cols={['Field', 'Newer value', 'Yours']} />
               <tbody>
                 {(Object.keys(FIELD_LABELS) as (keyof Draft)[])
                   .filter((k) => conflict.mine.includes(k) || k in changes(base, draftOf(conflict.latest)))

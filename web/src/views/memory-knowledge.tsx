@@ -1,6 +1,15 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { ConfirmDialog, Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import {
+  ConfirmDialog,
+  Empty,
+  ErrorState,
+  Field,
+  formatTime,
+  Show,
+  TableHead,
+  useAsync,
+} from '../components';
 import {
   conflictRevision,
   counted,
@@ -103,17 +112,9 @@ export function Knowledge() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Knowledge documents">
-                    <thead>
-                      <tr>
-                        <th scope="col">Document</th>
-                        <th scope="col">Repository</th>
-                        <th scope="col">Size</th>
-                        <th scope="col">Updated</th>
-                        <th scope="col">
-                          <span class="sr-only">Open</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={['Document', 'Repository', 'Size', 'Updated', <span class="sr-only">Open</span>]}
+                    />
                     <tbody>
                       {documents.map((d) => (
                         <tr key={`${d.repo} ${d.path}`} class={sameDoc(open, d) ? 'selected' : undefined}>

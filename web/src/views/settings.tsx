@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError } from '../api';
-import { Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import { Empty, ErrorState, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import { FilterRules, type FilterRule } from './filter-rules';
 
 type Section = { enabled: boolean; collapsible: boolean; defaultOpen: boolean };
@@ -198,14 +198,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
           </p>
           <div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">You had</th>
-                  <th scope="col">Newer value</th>
-                  <th scope="col">Yours</th>
-                </tr>
-              </thead>
+              <TableHead cols={['Field', 'You had', 'Newer value', 'Yours']} />
               <tbody>
                 {[
                   ...new Set([...changedPaths(base.settings, conflict.latest.settings), ...conflict.mine]),
@@ -281,14 +274,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
         <legend>Summary sections</legend>
         <div class="table-wrap">
           <table class="sections">
-            <thead>
-              <tr>
-                <th scope="col">Section</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Collapsible</th>
-                <th scope="col">Open by default</th>
-              </tr>
-            </thead>
+            <TableHead cols={['Section', 'Enabled', 'Collapsible', 'Open by default']} />
             <tbody>
               {SECTIONS.map(([key, label]) => (
                 <tr key={key}>
