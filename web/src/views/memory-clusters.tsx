@@ -10,6 +10,7 @@ import {
   type MemoryCluster,
   RepoFilter,
   OffsetPager,
+  Notice,
 } from './memory-shared';
 
 const ACTIONS: { value: ClusterAction; label: string }[] = [
@@ -105,11 +106,7 @@ export function Clusters() {
           setRepo(value);
         }}
       />
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="clusters" retry={reload}>
           {({ clusters }) =>

@@ -1,16 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import {
-  Badge,
-  ConfirmDialog,
-  Empty,
-  ErrorState,
-  Field,
-  formatTime,
-  Show,
-  TableHead,
-  useAsync,
-} from '../components';
+import { Badge, ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   counted,
@@ -23,6 +13,8 @@ import {
   FilterForm,
   OffsetPager,
   RepoInput,
+  Notice,
+  FormOutcome,
 } from './memory-shared';
 
 /** What the context form edits; `paths` is one glob per line. */
@@ -229,11 +221,7 @@ export function Contexts() {
           filter.
         </p>
       )}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="contexts" retry={reload}>
           {({ contexts }) =>
@@ -403,7 +391,6 @@ function ContextForm({
     const glob = index !== undefined ? globs[Number(index)] : undefined;
     return glob !== undefined ? `${message} (“${glob}”)` : message;
   };
-  const placed = error && (Object.keys(FIELD_LABELS) as (keyof Draft)[]).some((k) => errorAt(error, k));
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -607,17 +594,7 @@ function ContextForm({
           </p>
         )}
       </div>
-      {error && !placed && (
-        <p class="field-error" role="alert">
-          {error.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome error={error} placed={Object.keys(FIELD_LABELS)} failure={failure} notice={notice} />
       <div class="row-actions">
         <button type="submit" disabled={busy || (editing && dirty.length === 0)}>
           {busy ? 'Saving…' : editing ? 'Save context' : 'Create context'}

@@ -1,15 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import {
-  ConfirmDialog,
-  Empty,
-  ErrorState,
-  Field,
-  formatTime,
-  Show,
-  TableHead,
-  useAsync,
-} from '../components';
+import { ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   counted,
@@ -22,6 +13,8 @@ import {
   type KnowledgeSummary,
   RepoFilter,
   OffsetPager,
+  Notice,
+  FormOutcome,
 } from './memory-shared';
 
 type Where = { repo: string; path: string };
@@ -98,11 +91,7 @@ export function Knowledge() {
           setRepo(value);
         }}
       />
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="knowledge documents" retry={reload}>
           {({ documents }) =>
@@ -324,7 +313,6 @@ function KnowledgeForm({
     setForm((f) => ({ ...f, [key]: value }));
     setNotice(null);
   };
-  const placed = error && (['repo', 'path', 'title', 'body'] as const).some((k) => errorAt(error, k));
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -480,17 +468,12 @@ function KnowledgeForm({
           onInput={(e) => set('body', (e.target as HTMLTextAreaElement).value)}
         />
       </Field>
-      {error && !placed && (
-        <p class="field-error" role="alert">
-          {error.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome
+        error={error}
+        placed={['repo', 'path', 'title', 'body']}
+        failure={failure}
+        notice={notice}
+      />
       <div class="row-actions">
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : base ? 'Replace document' : 'Create document'}

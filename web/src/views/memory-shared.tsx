@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet } from '../api';
-import { Field, useAsync } from '../components';
+import { ErrorState, Field, useAsync } from '../components';
 
 /** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
 export type MemoryContext = {
@@ -61,6 +61,40 @@ export type FieldError = { path: string; message: string } | null;
 /** The error's message when it names `path` or a part of it (`paths` for `paths.1`). */
 export function errorAt(error: FieldError, path: string): string | null {
   return error && (error.path === path || error.path.startsWith(`${path}.`)) ? error.message : null;
+}
+
+/** What the last action did, announced as a status; nothing when there is nothing to say. */
+export function Notice({ text }: { text: string | null }) {
+  if (!text) return null;
+  return (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  );
+}
+
+/**
+ * What a form says under its fields: a field error that no field shows (it names none of `placed`), any
+ * other failure, and the notice of what it last did.
+ */
+export function FormOutcome(props: {
+  error: FieldError;
+  placed: readonly string[];
+  failure: unknown;
+  notice: string | null;
+}) {
+  const { error } = props;
+  return (
+    <>
+      {error && !props.placed.some((p) => errorAt(error, p)) && (
+        <p class="field-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      {props.failure != null && <ErrorState error={props.failure} />}
+      <Notice text={props.notice} />
+    </>
+  );
 }
 
 /** The current revision a 409 `revision_conflict` names, else null. */

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError } from '../api';
-import { Empty, ErrorState, Field, formatTime, Show, TableHead, useAsync } from '../components';
+import { Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import { FilterRules, type FilterRule } from './filter-rules';
+import { errorAt, type FieldError, FormOutcome } from './memory-shared';
 
 type Section = { enabled: boolean; collapsible: boolean; defaultOpen: boolean };
 export type Policy = {
@@ -107,7 +108,7 @@ export function Settings() {
 function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: SettingsAnswer) => void }) {
   const [base, setBase] = useState(saved);
   const [form, setForm] = useState<Policy>(() => clone(saved.settings));
-  const [error, setError] = useState<{ path: string; message: string } | null>(null);
+  const [error, setError] = useState<FieldError>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [busy, setBusy] = useState(false);
@@ -118,10 +119,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
     setForm((f) => setAt(f, path, value));
     setNotice(null);
   };
-  const errorFor = (path: string) =>
-    error && (error.path === path || error.path.startsWith(`${path}.`)) ? error.message : null;
-  const unplacedError =
-    error && !PLACED.some((p) => error.path === p || error.path.startsWith(`${p}.`)) ? error : null;
+  const errorFor = (path: string) => errorAt(error, path);
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -420,17 +418,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
         </Field>
       </fieldset>
 
-      {unplacedError && (
-        <p class="field-error" role="alert">
-          {unplacedError.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome error={error} placed={PLACED} failure={failure} notice={notice} />
       <div class="row-actions sticky-actions">
         <button type="submit" disabled={busy || dirty.length === 0}>
           {busy ? 'Saving…' : 'Save policy'}
