@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
+import { ApiError, apiGet, apiSend, invalidField } from '../api';
 import { Badge, ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
@@ -14,6 +14,7 @@ import {
   OffsetPager,
   RepoInput,
   Notice,
+  useRowActions,
   FormOutcome,
 } from './memory-shared';
 
@@ -67,7 +68,6 @@ const shown = (key: keyof Draft, value: unknown) => {
 };
 
 type Editing = { mode: 'new' } | { mode: 'edit'; context: MemoryContext } | null;
-type RowProblem = { id: string; message: string } | null;
 
 /**
  * Contexts (rules the reviews follow): filter by repository and text, create, edit (with the revision
@@ -89,57 +89,29 @@ export function Contexts() {
   );
   const [editing, setEditing] = useState<Editing>(null);
   const [deleting, setDeleting] = useState<MemoryContext | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [problem, setProblem] = useState<RowProblem>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, notice, setNotice, act, problemOf } = useRowActions<MemoryContext>(reload, {
+    changed: (c, current) =>
+      `This context was changed by someone else since the list was loaded (it is at revision ${current}, the list showed ${c.revision}). Reload the list to see it, then try again.`,
+    gone: 'This context no longer exists: someone deleted it. Reload the list.',
+  });
   const filterError = list.state === 'error' ? invalidField(list.error) : null;
 
-  const refused = (c: MemoryContext, err: unknown) => {
-    const current = conflictRevision(err);
-    setProblem({
-      id: c.id,
-      message:
-        current !== null
-          ? `This context was changed by someone else since the list was loaded (it is at revision ${current}, the list showed ${c.revision}). Reload the list to see it, then try again.`
-          : err instanceof ApiError && err.status === 404
-            ? 'This context no longer exists: someone deleted it. Reload the list.'
-            : describeError(err),
-    });
-  };
-
-  const toggle = async (c: MemoryContext) => {
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+  const toggle = (c: MemoryContext) =>
+    act(c, async () => {
       await apiSend('PATCH', `memory/contexts/${encodeURIComponent(c.id)}`, {
         revision: c.revision,
         enabled: !c.enabled,
       });
-      setNotice(`${c.enabled ? 'Disabled' : 'Enabled'} “${c.title}”.`);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
-  };
+      return `${c.enabled ? 'Disabled' : 'Enabled'} “${c.title}”.`;
+    });
 
-  const remove = async (c: MemoryContext) => {
+  const remove = (c: MemoryContext) => {
     setDeleting(null);
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+    void act(c, async () => {
       await apiSend('DELETE', `memory/contexts/${encodeURIComponent(c.id)}`, { revision: c.revision });
-      setNotice(`Deleted “${c.title}”.`);
       if (editing?.mode === 'edit' && editing.context.id === c.id) setEditing(null);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
+      return `Deleted “${c.title}”.`;
+    });
   };
 
   return (
@@ -310,21 +282,7 @@ export function Contexts() {
                                 Delete…
                               </button>
                             </div>
-                            {problem?.id === c.id && (
-                              <div class="field-error" role="alert">
-                                {problem.message}{' '}
-                                <button
-                                  type="button"
-                                  class="secondary small"
-                                  onClick={() => {
-                                    setProblem(null);
-                                    reload();
-                                  }}
-                                >
-                                  Reload the list
-                                </button>
-                              </div>
-                            )}
+                            {problemOf(c)}
                           </td>
                         </tr>
                       ))}

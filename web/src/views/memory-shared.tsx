@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet } from '../api';
+import { ApiError, apiGet, describeError } from '../api';
 import { ErrorState, Field, useAsync } from '../components';
 
 /** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
@@ -102,6 +102,62 @@ export function conflictRevision(err: unknown): number | null {
   if (!(err instanceof ApiError) || err.status !== 409 || err.code !== 'revision_conflict') return null;
   const revision = (err.body as { revision?: unknown } | null)?.revision;
   return typeof revision === 'number' ? revision : null;
+}
+
+/**
+ * A list's row operations (on a context or a cluster, at the revision the list showed): while one runs its
+ * row's buttons are `busy`; then the notice of what it did and a reload of the list, or, under the row
+ * (`problemOf`), why it was refused: `changed` on a 409, `gone` on a 404, with "Reload the list".
+ */
+export function useRowActions<R extends { id: string; revision: number }>(
+  reload: () => void,
+  refusal: { changed: (row: R, current: number) => string; gone: string },
+) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [problem, setProblem] = useState<{ id: string; message: string } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  /** Runs `send` on `row`; what it answers is the notice. */
+  const act = async (row: R, send: () => Promise<string>) => {
+    setBusy(row.id);
+    setProblem(null);
+    setNotice(null);
+    try {
+      setNotice(await send());
+      reload();
+    } catch (err) {
+      const current = conflictRevision(err);
+      setProblem({
+        id: row.id,
+        message:
+          current !== null
+            ? refusal.changed(row, current)
+            : err instanceof ApiError && err.status === 404
+              ? refusal.gone
+              : describeError(err),
+      });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const problemOf = (row: R) =>
+    problem?.id === row.id && (
+      <div class="field-error" role="alert">
+        {problem.message}{' '}
+        <button
+          type="button"
+          class="secondary small"
+          onClick={() => {
+            setProblem(null);
+            reload();
+          }}
+        >
+          Reload the list
+        </button>
+      </div>
+    );
+  return { busy, notice, setNotice, act, problemOf };
 }
 
 /**
