@@ -8,7 +8,6 @@ import {
   LIMITS,
   PAGE,
   REPOS_LIST,
-  type FieldError,
   type MemoryContext,
   FilterForm,
   OffsetPager,
@@ -16,6 +15,7 @@ import {
   Notice,
   useRowActions,
   FormOutcome,
+  useSave,
 } from './memory-shared';
 
 /** What the context form edits; `paths` is one glob per line. */
@@ -328,11 +328,8 @@ function ContextForm({
 }) {
   const [base, setBase] = useState(initial);
   const [form, setForm] = useState<Draft>(() => draftOf(initial));
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, failure, setFailure, busy, notice, setNotice, submit, refused } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
   const editing = base !== null;
   const patch = base ? changes(base, form) : {};
   const dirty = Object.keys(patch) as (keyof Draft)[];
@@ -350,12 +347,7 @@ function ContextForm({
     return glob !== undefined ? `${message} (“${glob}”)` : message;
   };
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     try {
       if (base) {
         const out = await apiSend<{ context: MemoryContext }>(
@@ -389,14 +381,10 @@ function ContextForm({
       } else if (base && err instanceof ApiError && err.status === 404) {
         onGone();
       } else {
-        const named = invalidField(err);
-        if (named) setError(named);
-        else setFailure(err);
+        refused(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   /** Shows the newer revision, dropping my edits. */
   const reloadLatest = () => {

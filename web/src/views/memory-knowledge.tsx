@@ -8,13 +8,13 @@ import {
   LIMITS,
   PAGE,
   REPOS_LIST,
-  type FieldError,
   type KnowledgeDocument,
   type KnowledgeSummary,
   RepoFilter,
   OffsetPager,
   Notice,
   FormOutcome,
+  useSave,
 } from './memory-shared';
 
 type Where = { repo: string; path: string };
@@ -304,22 +304,14 @@ function KnowledgeForm({
     title: initial?.title ?? '',
     body: initial?.body ?? '',
   }));
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, failure, setFailure, busy, notice, setNotice, submit, refused } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
   const set = (key: keyof Draft, value: string) => {
     setForm((f) => ({ ...f, [key]: value }));
     setNotice(null);
   };
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     const where = base ? { repo: base.repo, path: base.path } : { repo: form.repo.trim(), path: form.path };
     try {
       const out = await apiSend<{ document: KnowledgeDocument }>('PUT', 'memory/knowledge/document', {
@@ -344,14 +336,10 @@ function KnowledgeForm({
       } else if (base && err instanceof ApiError && err.status === 404) {
         setFailure(err);
       } else {
-        const named = invalidField(err);
-        if (named) setError(named);
-        else setFailure(err);
+        refused(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   const reloadLatest = () => {
     if (!conflict) return;

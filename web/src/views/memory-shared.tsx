@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet, describeError } from '../api';
+import { ApiError, apiGet, describeError, invalidField } from '../api';
 import { ErrorState, Field, useAsync } from '../components';
 
 /** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
@@ -71,6 +71,36 @@ export function Notice({ text }: { text: string | null }) {
       {text}
     </p>
   );
+}
+
+/**
+ * A form's save: `busy` while the handler `submit` wraps runs, which first clears the field error, the
+ * failure and the notice the last save left; `refused(err)` keeps a failed call as the field error it
+ * names, else as the failure.
+ */
+export function useSave() {
+  const [error, setError] = useState<FieldError>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const submit = (save: () => Promise<void>) => async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setFailure(null);
+    setNotice(null);
+    try {
+      await save();
+    } finally {
+      setBusy(false);
+    }
+  };
+  const refused = (err: unknown) => {
+    const named = invalidField(err);
+    if (named) setError(named);
+    else setFailure(err);
+  };
+  return { error, setError, failure, setFailure, busy, notice, setNotice, submit, refused };
 }
 
 /**

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError } from '../api';
 import { Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import { FilterRules, type FilterRule } from './filter-rules';
-import { errorAt, type FieldError, FormOutcome } from './memory-shared';
+import { errorAt, FormOutcome, useSave } from './memory-shared';
 
 type Section = { enabled: boolean; collapsible: boolean; defaultOpen: boolean };
 export type Policy = {
@@ -108,11 +108,8 @@ export function Settings() {
 function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: SettingsAnswer) => void }) {
   const [base, setBase] = useState(saved);
   const [form, setForm] = useState<Policy>(() => clone(saved.settings));
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, setError, failure, setFailure, busy, notice, setNotice, submit } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
 
   const dirty = changedPaths(base.settings, form);
   const set = (path: string, value: unknown) => {
@@ -121,12 +118,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
   };
   const errorFor = (path: string) => errorAt(error, path);
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     try {
       const out = await apiSend<SettingsAnswer>('PATCH', 'settings', {
         revision: base.revision,
@@ -150,10 +142,8 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
       } else {
         setFailure(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   /** Takes the newer revision as the base and puts my changed fields back on top of it. */
   const reapply = () => {
