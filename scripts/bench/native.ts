@@ -59,6 +59,12 @@ const COUNTER = `export default {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
+/** A 2 s warm-up load on `target` labelled `warm`, then the measured load of SECONDS labelled `label`. */
+async function warmedLoad(target: string, warm: string, label: string) {
+  await webhookLoad(target, { label: warm, seconds: 2, connections: CONNECTIONS, secret: SECRET });
+  return webhookLoad(target, { label, seconds: SECONDS, connections: CONNECTIONS, secret: SECRET });
+}
+
 async function ingress(scriptPath: string): Promise<{ acknowledged: number; once: boolean; rps: number }> {
   const mf = new Miniflare({
     host: '127.0.0.1',
@@ -80,13 +86,7 @@ async function ingress(scriptPath: string): Promise<{ acknowledged: number; once
   try {
     const url = await mf.ready;
     const target = new URL('/github/webhooks', url).href;
-    await webhookLoad(target, { label: 'warm', seconds: 2, connections: CONNECTIONS, secret: SECRET });
-    const load = await webhookLoad(target, {
-      label: 'native',
-      seconds: SECONDS,
-      connections: CONNECTIONS,
-      secret: SECRET,
-    });
+    const load = await warmedLoad(target, 'warm', 'native');
     // Acknowledged over the whole run (warm-up included): every 202 is one delivery to find once.
     const seen: any = await mf.getD1Database('SEEN', 'counter');
     const db: any = await mf.getD1Database('DB', 'verdict');
@@ -148,13 +148,7 @@ async function nodeRuntime(): Promise<number> {
       await sleep(100);
     }
     const target = `http://127.0.0.1:${port}/github/webhooks`;
-    await webhookLoad(target, { label: 'node-warm', seconds: 2, connections: CONNECTIONS, secret: SECRET });
-    const load = await webhookLoad(target, {
-      label: 'node',
-      seconds: SECONDS,
-      connections: CONNECTIONS,
-      secret: SECRET,
-    });
+    const load = await warmedLoad(target, 'node-warm', 'node');
     console.log(
       `node runtime (ingest only, SQLite): ${fmt(load.requests.average)} webhooks/s, p99 ${load.latency.p99} ms, non-2xx ${load.non2xx}`,
     );

@@ -72,46 +72,44 @@ export async function repositoryRoot(dir: string): Promise<string> {
     isDirectory = false;
   }
   if (!isDirectory) throw new LocalReviewError('no_directory', `${path} is not a directory`);
+  const notRepository = `${path} is not in a git work tree`;
+  return gitOr(path, ['rev-parse', '--show-toplevel'], 'not_a_repository', notRepository);
+}
+
+/** `git`'s trimmed output; git's refusal (`git_failed`) becomes a LocalReviewError `code` saying `message`. */
+async function gitOr(
+  dir: string,
+  args: readonly string[],
+  code: LocalReviewErrorCode,
+  message: string,
+): Promise<string> {
   try {
-    return (await git(path, ['rev-parse', '--show-toplevel'])).trim();
+    return (await git(dir, args)).trim();
   } catch (error) {
-    if (error instanceof LocalReviewError && error.code === 'git_failed') {
-      throw new LocalReviewError('not_a_repository', `${path} is not in a git work tree`);
-    }
+    if (error instanceof LocalReviewError && error.code === 'git_failed')
+      throw new LocalReviewError(code, message);
     throw error;
   }
 }
 
 /** The commit a ref names, or a LocalReviewError `unknown_ref` naming it. */
 export async function resolveCommit(root: string, ref: string, what: string): Promise<string> {
+  const unknown = `${what} "${ref}" is not a commit of this repository`;
   // A ref that starts with `-` would be read as an option.
-  if (ref.trim() === '' || ref.startsWith('-')) {
-    throw new LocalReviewError('unknown_ref', `${what} "${ref}" is not a commit of this repository`);
-  }
-  try {
-    return (await git(root, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
-  } catch (error) {
-    if (error instanceof LocalReviewError && error.code === 'git_failed') {
-      throw new LocalReviewError('unknown_ref', `${what} "${ref}" is not a commit of this repository`);
-    }
-    throw error;
-  }
+  if (ref.trim() === '' || ref.startsWith('-')) throw new LocalReviewError('unknown_ref', unknown);
+  return gitOr(root, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], 'unknown_ref', unknown);
 }
 
 /** `origin`'s default branch as the remote-tracking ref (`origin/main`), or null when origin names none. */
-export async function originDefaultBranch(root: string): Promise<string | null> {
-  try {
-    const ref = (await git(root, ['symbolic-ref', '--quiet', '--short', 'refs/remotes/origin/HEAD'])).trim();
-    return ref === '' ? null : ref;
-  } catch {
-    return null;
-  }
-}
+export const originDefaultBranch = (root: string) => symbolicRef(root, 'refs/remotes/origin/HEAD');
 
 /** The branch `HEAD` is on, or null when it is detached. */
-export async function currentBranch(root: string): Promise<string | null> {
+export const currentBranch = (root: string) => symbolicRef(root, 'HEAD');
+
+/** The short name of the ref the symbolic ref `name` points to, or null when it points to none. */
+async function symbolicRef(root: string, name: string): Promise<string | null> {
   try {
-    const ref = (await git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).trim();
+    const ref = (await git(root, ['symbolic-ref', '--quiet', '--short', name])).trim();
     return ref === '' ? null : ref;
   } catch {
     return null;
@@ -119,17 +117,8 @@ export async function currentBranch(root: string): Promise<string | null> {
 }
 
 export async function mergeBase(root: string, a: string, b: string): Promise<string> {
-  try {
-    return (await git(root, ['merge-base', a, b])).trim();
-  } catch (error) {
-    if (error instanceof LocalReviewError && error.code === 'git_failed') {
-      throw new LocalReviewError(
-        'no_merge_base',
-        `${a.slice(0, 12)} and ${b.slice(0, 12)} have no common ancestor`,
-      );
-    }
-    throw error;
-  }
+  const none = `${a.slice(0, 12)} and ${b.slice(0, 12)} have no common ancestor`;
+  return gitOr(root, ['merge-base', a, b], 'no_merge_base', none);
 }
 
 export type Commit = { sha: string; author: string; subject: string; body: string };

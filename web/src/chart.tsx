@@ -12,6 +12,7 @@ import {
   type ChartConfiguration,
 } from 'chart.js';
 import { useEffect, useRef } from 'preact/hooks';
+import { TableHead } from './components';
 
 Chart.register(
   BarController,
@@ -55,15 +56,7 @@ export function ChartView({
         <summary>Show the numbers</summary>
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                {table.head.map((h) => (
-                  <th scope="col" key={h}>
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
+            <TableHead cols={table.head} />
             <tbody>
               {table.rows.map((r, i) => (
                 <tr key={i}>

@@ -82,6 +82,21 @@ export function Field({
   );
 }
 
+/** A table's header row: a column header (`<th scope="col">`) per entry. */
+export function TableHead({ cols }: { cols: ComponentChildren[] }) {
+  return (
+    <thead>
+      <tr>
+        {cols.map((c, i) => (
+          <th scope="col" key={i}>
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 /** Renders the loading, error or data state of an `Async`. */
 export function Show<T>({
   value,

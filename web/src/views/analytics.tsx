@@ -10,6 +10,7 @@ import {
   formatTime,
   Loading,
   Show,
+  TableHead,
   useAsync,
   usd,
 } from '../components';
@@ -142,16 +143,7 @@ export function Analytics() {
                 <>
                   <div class="table-wrap">
                     <table>
-                      <thead>
-                        <tr>
-                          <th scope="col">Lane</th>
-                          <th scope="col">Waiting</th>
-                          <th scope="col">Running</th>
-                          <th scope="col">Done</th>
-                          <th scope="col">Dead</th>
-                          <th scope="col">Oldest waiting</th>
-                        </tr>
-                      </thead>
+                      <TableHead cols={['Lane', 'Waiting', 'Running', 'Done', 'Dead', 'Oldest waiting']} />
                       <tbody>
                         {a.queue.lanes.map((l) => (
                           <tr key={l.queue}>
@@ -244,13 +236,7 @@ export function Analytics() {
             ) : (
               <div class="table-wrap">
                 <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Source</th>
-                      <th scope="col">Reason</th>
-                      <th scope="col">Count</th>
-                    </tr>
-                  </thead>
+                  <TableHead cols={['Source', 'Reason', 'Count']} />
                   <tbody>
                     {a.failureReasons.map((f, i) => (
                       <tr key={i}>
@@ -412,17 +398,17 @@ function FeedbackTable({
     <>
       <div class="table-wrap">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Repository</th>
-              <th scope="col">Posted</th>
-              <th scope="col">Addressed</th>
-              <th scope="col">Dismissed</th>
-              <th scope="col">Thumbs up</th>
-              <th scope="col">Thumbs down</th>
-              <th scope="col">Addressed rate</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={[
+              'Repository',
+              'Posted',
+              'Addressed',
+              'Dismissed',
+              'Thumbs up',
+              'Thumbs down',
+              'Addressed rate',
+            ]}
+          />
           <tbody>
             {repositories.map((r) => (
               <tr key={r.repo}>

@@ -1,8 +1,7 @@
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { Badge, ConfirmDialog, Empty, formatTime, Show, useAsync } from '../components';
+import { apiGet, apiSend, invalidField } from '../api';
+import { Badge, ConfirmDialog, Empty, formatTime, Show, TableHead, useAsync } from '../components';
 import {
-  conflictRevision,
   errorAt,
   PAGE,
   suppresses,
@@ -10,6 +9,8 @@ import {
   type MemoryCluster,
   RepoFilter,
   OffsetPager,
+  Notice,
+  useRowActions,
 } from './memory-shared';
 
 const ACTIONS: { value: ClusterAction; label: string }[] = [
@@ -31,59 +32,32 @@ export function Clusters() {
       apiGet<{ clusters: MemoryCluster[] }>('memory/clusters', { repo, limit: PAGE, offset }, signal),
     [repo, offset],
   );
-  const [busy, setBusy] = useState<string | null>(null);
-  const [problem, setProblem] = useState<{ id: string; message: string } | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, notice, act, problemOf } = useRowActions<MemoryCluster>(reload, {
+    changed: (c, current) =>
+      `This cluster changed since the list was loaded (it is at revision ${current}, the list showed ${c.revision}): Verdict may have counted new feedback. Reload the list, then try again.`,
+    gone: 'This cluster no longer exists. Reload the list.',
+  });
   const [deleting, setDeleting] = useState<MemoryCluster | null>(null);
   const filterError = list.state === 'error' ? invalidField(list.error) : null;
 
-  const refused = (c: MemoryCluster, err: unknown) => {
-    const current = conflictRevision(err);
-    setProblem({
-      id: c.id,
-      message:
-        current !== null
-          ? `This cluster changed since the list was loaded (it is at revision ${current}, the list showed ${c.revision}): Verdict may have counted new feedback. Reload the list, then try again.`
-          : err instanceof ApiError && err.status === 404
-            ? 'This cluster no longer exists. Reload the list.'
-            : describeError(err),
-    });
-  };
-
-  const setAction = async (c: MemoryCluster, action: ClusterAction) => {
+  const setAction = (c: MemoryCluster, action: ClusterAction) => {
     if (action === c.action) return;
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+    void act(c, async () => {
       const out = await apiSend<{ cluster: MemoryCluster }>(
         'PATCH',
         `memory/clusters/${encodeURIComponent(c.id)}`,
         { revision: c.revision, action },
       );
-      setNotice(`“${out.cluster.label}” is now ${action} (revision ${out.cluster.revision}).`);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
+      return `“${out.cluster.label}” is now ${action} (revision ${out.cluster.revision}).`;
+    });
   };
 
-  const remove = async (c: MemoryCluster) => {
+  const remove = (c: MemoryCluster) => {
     setDeleting(null);
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+    void act(c, async () => {
       await apiSend('DELETE', `memory/clusters/${encodeURIComponent(c.id)}`, { revision: c.revision });
-      setNotice(`Deleted the cluster “${c.label}”.`);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
+      return `Deleted the cluster “${c.label}”.`;
+    });
   };
 
   return (
@@ -105,11 +79,7 @@ export function Clusters() {
           setRepo(value);
         }}
       />
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="clusters" retry={reload}>
           {({ clusters }) =>
@@ -123,17 +93,15 @@ export function Clusters() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Clusters">
-                    <thead>
-                      <tr>
-                        <th scope="col">Cluster</th>
-                        <th scope="col">Findings</th>
-                        <th scope="col">Feedback</th>
-                        <th scope="col">Action</th>
-                        <th scope="col">
-                          <span class="sr-only">Delete</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={[
+                        'Cluster',
+                        'Findings',
+                        'Feedback',
+                        'Action',
+                        <span class="sr-only">Delete</span>,
+                      ]}
+                    />
                     <tbody>
                       {clusters.map((c) => {
                         const withheld = suppresses(c);
@@ -214,21 +182,7 @@ export function Clusters() {
                                     : 'findings like these are posted'}
                                 </span>
                               </div>
-                              {problem?.id === c.id && (
-                                <div class="field-error" role="alert">
-                                  {problem.message}{' '}
-                                  <button
-                                    type="button"
-                                    class="secondary small"
-                                    onClick={() => {
-                                      setProblem(null);
-                                      reload();
-                                    }}
-                                  >
-                                    Reload the list
-                                  </button>
-                                </div>
-                              )}
+                              {problemOf(c)}
                             </td>
                             <td data-label="">
                               <button

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { Badge, ConfirmDialog, Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import { ApiError, apiGet, apiSend, invalidField } from '../api';
+import { Badge, ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   counted,
@@ -8,11 +8,14 @@ import {
   LIMITS,
   PAGE,
   REPOS_LIST,
-  type FieldError,
   type MemoryContext,
   FilterForm,
   OffsetPager,
   RepoInput,
+  Notice,
+  useRowActions,
+  FormOutcome,
+  useSave,
 } from './memory-shared';
 
 /** What the context form edits; `paths` is one glob per line. */
@@ -65,7 +68,6 @@ const shown = (key: keyof Draft, value: unknown) => {
 };
 
 type Editing = { mode: 'new' } | { mode: 'edit'; context: MemoryContext } | null;
-type RowProblem = { id: string; message: string } | null;
 
 /**
  * Contexts (rules the reviews follow): filter by repository and text, create, edit (with the revision
@@ -87,57 +89,29 @@ export function Contexts() {
   );
   const [editing, setEditing] = useState<Editing>(null);
   const [deleting, setDeleting] = useState<MemoryContext | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [problem, setProblem] = useState<RowProblem>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, notice, setNotice, act, problemOf } = useRowActions<MemoryContext>(reload, {
+    changed: (c, current) =>
+      `This context was changed by someone else since the list was loaded (it is at revision ${current}, the list showed ${c.revision}). Reload the list to see it, then try again.`,
+    gone: 'This context no longer exists: someone deleted it. Reload the list.',
+  });
   const filterError = list.state === 'error' ? invalidField(list.error) : null;
 
-  const refused = (c: MemoryContext, err: unknown) => {
-    const current = conflictRevision(err);
-    setProblem({
-      id: c.id,
-      message:
-        current !== null
-          ? `This context was changed by someone else since the list was loaded (it is at revision ${current}, the list showed ${c.revision}). Reload the list to see it, then try again.`
-          : err instanceof ApiError && err.status === 404
-            ? 'This context no longer exists: someone deleted it. Reload the list.'
-            : describeError(err),
-    });
-  };
-
-  const toggle = async (c: MemoryContext) => {
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+  const toggle = (c: MemoryContext) =>
+    act(c, async () => {
       await apiSend('PATCH', `memory/contexts/${encodeURIComponent(c.id)}`, {
         revision: c.revision,
         enabled: !c.enabled,
       });
-      setNotice(`${c.enabled ? 'Disabled' : 'Enabled'} “${c.title}”.`);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
-  };
+      return `${c.enabled ? 'Disabled' : 'Enabled'} “${c.title}”.`;
+    });
 
-  const remove = async (c: MemoryContext) => {
+  const remove = (c: MemoryContext) => {
     setDeleting(null);
-    setBusy(c.id);
-    setProblem(null);
-    setNotice(null);
-    try {
+    void act(c, async () => {
       await apiSend('DELETE', `memory/contexts/${encodeURIComponent(c.id)}`, { revision: c.revision });
-      setNotice(`Deleted “${c.title}”.`);
       if (editing?.mode === 'edit' && editing.context.id === c.id) setEditing(null);
-      reload();
-    } catch (err) {
-      refused(c, err);
-    } finally {
-      setBusy(null);
-    }
+      return `Deleted “${c.title}”.`;
+    });
   };
 
   return (
@@ -219,11 +193,7 @@ export function Contexts() {
           filter.
         </p>
       )}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="contexts" retry={reload}>
           {({ contexts }) =>
@@ -237,18 +207,16 @@ export function Contexts() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Contexts">
-                    <thead>
-                      <tr>
-                        <th scope="col">Context</th>
-                        <th scope="col">Applies to</th>
-                        <th scope="col">State</th>
-                        <th scope="col">Source</th>
-                        <th scope="col">Updated</th>
-                        <th scope="col">
-                          <span class="sr-only">Actions</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={[
+                        'Context',
+                        'Applies to',
+                        'State',
+                        'Source',
+                        'Updated',
+                        <span class="sr-only">Actions</span>,
+                      ]}
+                    />
                     <tbody>
                       {contexts.map((c) => (
                         <tr key={c.id} data-context-id={c.id}>
@@ -314,21 +282,7 @@ export function Contexts() {
                                 Delete…
                               </button>
                             </div>
-                            {problem?.id === c.id && (
-                              <div class="field-error" role="alert">
-                                {problem.message}{' '}
-                                <button
-                                  type="button"
-                                  class="secondary small"
-                                  onClick={() => {
-                                    setProblem(null);
-                                    reload();
-                                  }}
-                                >
-                                  Reload the list
-                                </button>
-                              </div>
-                            )}
+                            {problemOf(c)}
                           </td>
                         </tr>
                       ))}
@@ -374,11 +328,8 @@ function ContextForm({
 }) {
   const [base, setBase] = useState(initial);
   const [form, setForm] = useState<Draft>(() => draftOf(initial));
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, failure, setFailure, busy, notice, setNotice, submit, refused } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
   const editing = base !== null;
   const patch = base ? changes(base, form) : {};
   const dirty = Object.keys(patch) as (keyof Draft)[];
@@ -395,14 +346,8 @@ function ContextForm({
     const glob = index !== undefined ? globs[Number(index)] : undefined;
     return glob !== undefined ? `${message} (“${glob}”)` : message;
   };
-  const placed = error && (Object.keys(FIELD_LABELS) as (keyof Draft)[]).some((k) => errorAt(error, k));
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     try {
       if (base) {
         const out = await apiSend<{ context: MemoryContext }>(
@@ -436,14 +381,10 @@ function ContextForm({
       } else if (base && err instanceof ApiError && err.status === 404) {
         onGone();
       } else {
-        const named = invalidField(err);
-        if (named) setError(named);
-        else setFailure(err);
+        refused(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   /** Shows the newer revision, dropping my edits. */
   const reloadLatest = () => {
@@ -485,13 +426,7 @@ function ContextForm({
           </p>
           <div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">Newer value</th>
-                  <th scope="col">Yours</th>
-                </tr>
-              </thead>
+              <TableHead cols={['Field', 'Newer value', 'Yours']} />
               <tbody>
                 {(Object.keys(FIELD_LABELS) as (keyof Draft)[])
                   .filter((k) => conflict.mine.includes(k) || k in changes(base, draftOf(conflict.latest)))
@@ -605,17 +540,7 @@ function ContextForm({
           </p>
         )}
       </div>
-      {error && !placed && (
-        <p class="field-error" role="alert">
-          {error.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome error={error} placed={Object.keys(FIELD_LABELS)} failure={failure} notice={notice} />
       <div class="row-actions">
         <button type="submit" disabled={busy || (editing && dirty.length === 0)}>
           {busy ? 'Saving…' : editing ? 'Save context' : 'Create context'}

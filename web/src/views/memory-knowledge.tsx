@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { ConfirmDialog, Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import { ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   counted,
@@ -8,11 +8,13 @@ import {
   LIMITS,
   PAGE,
   REPOS_LIST,
-  type FieldError,
   type KnowledgeDocument,
   type KnowledgeSummary,
   RepoFilter,
   OffsetPager,
+  Notice,
+  FormOutcome,
+  useSave,
 } from './memory-shared';
 
 type Where = { repo: string; path: string };
@@ -89,11 +91,7 @@ export function Knowledge() {
           setRepo(value);
         }}
       />
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice text={notice} />
       {filterError ? null : (
         <Show value={list} what="knowledge documents" retry={reload}>
           {({ documents }) =>
@@ -103,17 +101,9 @@ export function Knowledge() {
               <>
                 <div class="table-wrap">
                   <table class="stack-table memory-table" aria-label="Knowledge documents">
-                    <thead>
-                      <tr>
-                        <th scope="col">Document</th>
-                        <th scope="col">Repository</th>
-                        <th scope="col">Size</th>
-                        <th scope="col">Updated</th>
-                        <th scope="col">
-                          <span class="sr-only">Open</span>
-                        </th>
-                      </tr>
-                    </thead>
+                    <TableHead
+                      cols={['Document', 'Repository', 'Size', 'Updated', <span class="sr-only">Open</span>]}
+                    />
                     <tbody>
                       {documents.map((d) => (
                         <tr key={`${d.repo} ${d.path}`} class={sameDoc(open, d) ? 'selected' : undefined}>
@@ -314,23 +304,14 @@ function KnowledgeForm({
     title: initial?.title ?? '',
     body: initial?.body ?? '',
   }));
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, failure, setFailure, busy, notice, setNotice, submit, refused } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
   const set = (key: keyof Draft, value: string) => {
     setForm((f) => ({ ...f, [key]: value }));
     setNotice(null);
   };
-  const placed = error && (['repo', 'path', 'title', 'body'] as const).some((k) => errorAt(error, k));
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     const where = base ? { repo: base.repo, path: base.path } : { repo: form.repo.trim(), path: form.path };
     try {
       const out = await apiSend<{ document: KnowledgeDocument }>('PUT', 'memory/knowledge/document', {
@@ -355,14 +336,10 @@ function KnowledgeForm({
       } else if (base && err instanceof ApiError && err.status === 404) {
         setFailure(err);
       } else {
-        const named = invalidField(err);
-        if (named) setError(named);
-        else setFailure(err);
+        refused(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   const reloadLatest = () => {
     if (!conflict) return;
@@ -479,17 +456,12 @@ function KnowledgeForm({
           onInput={(e) => set('body', (e.target as HTMLTextAreaElement).value)}
         />
       </Field>
-      {error && !placed && (
-        <p class="field-error" role="alert">
-          {error.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome
+        error={error}
+        placed={['repo', 'path', 'title', 'body']}
+        failure={failure}
+        notice={notice}
+      />
       <div class="row-actions">
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : base ? 'Replace document' : 'Create document'}

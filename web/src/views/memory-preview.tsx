@@ -1,14 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
+import { ApiError, apiGet, apiSend, describeError } from '../api';
 import { Badge, ErrorState, Field, Show, useAsync } from '../components';
-import {
-  errorAt,
-  REPOS_LIST,
-  type FieldError,
-  type MemoryCluster,
-  type MemoryContext,
-} from './memory-shared';
+import { errorAt, REPOS_LIST, type MemoryCluster, type MemoryContext, useSave } from './memory-shared';
 
 type Integration = { id: string; name: string; enabled: boolean; description: string };
 type PreviewAnswer = {
@@ -49,16 +43,10 @@ export function Preview() {
   );
   const [repo, setRepo] = useState('');
   const [number, setNumber] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<FieldError>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, failure, busy, submit, refused } = useSave();
   const [result, setResult] = useState<Shown | null>(null);
 
-  const run = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
+  const run = submit(async () => {
     setResult(null);
     const n = number.trim();
     try {
@@ -68,13 +56,9 @@ export function Preview() {
       });
       setResult(await named(answer));
     } catch (err) {
-      const field = invalidField(err);
-      if (field) setError(field);
-      else setFailure(err);
-    } finally {
-      setBusy(false);
+      refused(err);
     }
-  };
+  });
   const placed = error && (errorAt(error, 'repo') || errorAt(error, 'number'));
 
   return (

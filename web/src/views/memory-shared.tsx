@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError, apiGet } from '../api';
-import { Field, useAsync } from '../components';
+import { ApiError, apiGet, describeError, invalidField } from '../api';
+import { ErrorState, Field, useAsync } from '../components';
 
 /** The memory records as the operator API answers them (NAMES.md "Memory", docs/memory.md). */
 export type MemoryContext = {
@@ -63,11 +63,131 @@ export function errorAt(error: FieldError, path: string): string | null {
   return error && (error.path === path || error.path.startsWith(`${path}.`)) ? error.message : null;
 }
 
+/** What the last action did, announced as a status; nothing when there is nothing to say. */
+export function Notice({ text }: { text: string | null }) {
+  if (!text) return null;
+  return (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  );
+}
+
+/**
+ * A form's save: `busy` while the handler `submit` wraps runs, which first clears the field error, the
+ * failure and the notice the last save left; `refused(err)` keeps a failed call as the field error it
+ * names, else as the failure.
+ */
+export function useSave() {
+  const [error, setError] = useState<FieldError>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const submit = (save: () => Promise<void>) => async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setFailure(null);
+    setNotice(null);
+    try {
+      await save();
+    } finally {
+      setBusy(false);
+    }
+  };
+  const refused = (err: unknown) => {
+    const named = invalidField(err);
+    if (named) setError(named);
+    else setFailure(err);
+  };
+  return { error, setError, failure, setFailure, busy, notice, setNotice, submit, refused };
+}
+
+/**
+ * What a form says under its fields: a field error that no field shows (it names none of `placed`), any
+ * other failure, and the notice of what it last did.
+ */
+export function FormOutcome(props: {
+  error: FieldError;
+  placed: readonly string[];
+  failure: unknown;
+  notice: string | null;
+}) {
+  const { error } = props;
+  return (
+    <>
+      {error && !props.placed.some((p) => errorAt(error, p)) && (
+        <p class="field-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      {props.failure != null && <ErrorState error={props.failure} />}
+      <Notice text={props.notice} />
+    </>
+  );
+}
+
 /** The current revision a 409 `revision_conflict` names, else null. */
 export function conflictRevision(err: unknown): number | null {
   if (!(err instanceof ApiError) || err.status !== 409 || err.code !== 'revision_conflict') return null;
   const revision = (err.body as { revision?: unknown } | null)?.revision;
   return typeof revision === 'number' ? revision : null;
+}
+
+/**
+ * A list's row operations (on a context or a cluster, at the revision the list showed): while one runs its
+ * row's buttons are `busy`; then the notice of what it did and a reload of the list, or, under the row
+ * (`problemOf`), why it was refused: `changed` on a 409, `gone` on a 404, with "Reload the list".
+ */
+export function useRowActions<R extends { id: string; revision: number }>(
+  reload: () => void,
+  refusal: { changed: (row: R, current: number) => string; gone: string },
+) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [problem, setProblem] = useState<{ id: string; message: string } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  /** Runs `send` on `row`; what it answers is the notice. */
+  const act = async (row: R, send: () => Promise<string>) => {
+    setBusy(row.id);
+    setProblem(null);
+    setNotice(null);
+    try {
+      setNotice(await send());
+      reload();
+    } catch (err) {
+      const current = conflictRevision(err);
+      setProblem({
+        id: row.id,
+        message:
+          current !== null
+            ? refusal.changed(row, current)
+            : err instanceof ApiError && err.status === 404
+              ? refusal.gone
+              : describeError(err),
+      });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const problemOf = (row: R) =>
+    problem?.id === row.id && (
+      <div class="field-error" role="alert">
+        {problem.message}{' '}
+        <button
+          type="button"
+          class="secondary small"
+          onClick={() => {
+            setProblem(null);
+            reload();
+          }}
+        >
+          Reload the list
+        </button>
+      </div>
+    );
+  return { busy, notice, setNotice, act, problemOf };
 }
 
 /**

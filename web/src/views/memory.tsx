@@ -1,7 +1,7 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { apiGet } from '../api';
-import { Badge, Empty, formatDuration, formatTime, Show, useAsync, usd } from '../components';
+import { Badge, Empty, formatDuration, formatTime, Show, TableHead, useAsync, usd } from '../components';
 import { Clusters } from './memory-clusters';
 import { Contexts } from './memory-contexts';
 import { Knowledge } from './memory-knowledge';
@@ -142,21 +142,19 @@ export function Memory() {
             ) : (
               <div class="table-wrap">
                 <table class="lab">
-                  <thead>
-                    <tr>
-                      <th scope="col">Run</th>
-                      <th scope="col">Model</th>
-                      {SCORE_KEYS.map((k) => (
-                        <th scope="col" key={k}>
-                          {k === 'falseFindingsPerCleanCase'
-                            ? 'false / clean case'
-                            : k.replace(/([A-Z])/g, ' $1').toLowerCase()}
-                        </th>
-                      ))}
-                      <th scope="col">Cost</th>
-                      <th scope="col">When</th>
-                    </tr>
-                  </thead>
+                  <TableHead
+                    cols={[
+                      'Run',
+                      'Model',
+                      ...SCORE_KEYS.map((k) =>
+                        k === 'falseFindingsPerCleanCase'
+                          ? 'false / clean case'
+                          : k.replace(/([A-Z])/g, ' $1').toLowerCase(),
+                      ),
+                      'Cost',
+                      'When',
+                    ]}
+                  />
                   <tbody>
                     {runs.map((r) => (
                       <Fragment key={r.id}>

@@ -10,6 +10,7 @@ import {
   formatTime,
   Loading,
   Show,
+  TableHead,
   useAsync,
   usd,
 } from '../components';
@@ -577,15 +578,7 @@ function Ledger({
   return (
     <div class="table-wrap">
       <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">What</th>
-            <th scope="col">Mode</th>
-            <th scope="col">Status</th>
-            <th scope="col">On GitHub</th>
-          </tr>
-        </thead>
+        <TableHead cols={['When', 'What', 'Mode', 'Status', 'On GitHub']} />
         <tbody>
           {publications.map((p) => {
             const link = githubLink(repo, number, p);

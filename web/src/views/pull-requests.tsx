@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api';
-import { Badge, Empty, formatTime, Show, useAsync } from '../components';
+import { Badge, Empty, formatTime, Show, TableHead, useAsync } from '../components';
 import { BASE, navigate, prPath, useLocation } from '../router';
 
 export type PullRequestItem = {
@@ -155,14 +155,7 @@ export function PullRequests() {
               <div class="table-wrap">
                 <table class="pr-table">
                   <caption class="sr-only">Pull requests, most recently updated first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Pull request</th>
-                      <th scope="col">Author</th>
-                      <th scope="col">Latest run</th>
-                      <th scope="col">Updated</th>
-                    </tr>
-                  </thead>
+                  <TableHead cols={['Pull request', 'Author', 'Latest run', 'Updated']} />
                   <tbody>
                     {shown.map((pr) => (
                       <tr key={`${pr.repo}#${pr.number}`}>

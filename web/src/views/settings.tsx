@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError } from '../api';
-import { Empty, ErrorState, Field, formatTime, Show, useAsync } from '../components';
+import { Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
 import { FilterRules, type FilterRule } from './filter-rules';
+import { errorAt, FormOutcome, useSave } from './memory-shared';
 
 type Section = { enabled: boolean; collapsible: boolean; defaultOpen: boolean };
 export type Policy = {
@@ -107,28 +108,17 @@ export function Settings() {
 function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: SettingsAnswer) => void }) {
   const [base, setBase] = useState(saved);
   const [form, setForm] = useState<Policy>(() => clone(saved.settings));
-  const [error, setError] = useState<{ path: string; message: string } | null>(null);
-  const [failure, setFailure] = useState<unknown>(null);
+  const { error, setError, failure, setFailure, busy, notice, setNotice, submit } = useSave();
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
 
   const dirty = changedPaths(base.settings, form);
   const set = (path: string, value: unknown) => {
     setForm((f) => setAt(f, path, value));
     setNotice(null);
   };
-  const errorFor = (path: string) =>
-    error && (error.path === path || error.path.startsWith(`${path}.`)) ? error.message : null;
-  const unplacedError =
-    error && !PLACED.some((p) => error.path === p || error.path.startsWith(`${p}.`)) ? error : null;
+  const errorFor = (path: string) => errorAt(error, path);
 
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setFailure(null);
-    setNotice(null);
+  const save = submit(async () => {
     try {
       const out = await apiSend<SettingsAnswer>('PATCH', 'settings', {
         revision: base.revision,
@@ -152,10 +142,8 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
       } else {
         setFailure(err);
       }
-    } finally {
-      setBusy(false);
     }
-  };
+  });
 
   /** Takes the newer revision as the base and puts my changed fields back on top of it. */
   const reapply = () => {
@@ -198,14 +186,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
           </p>
           <div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">You had</th>
-                  <th scope="col">Newer value</th>
-                  <th scope="col">Yours</th>
-                </tr>
-              </thead>
+              <TableHead cols={['Field', 'You had', 'Newer value', 'Yours']} />
               <tbody>
                 {[
                   ...new Set([...changedPaths(base.settings, conflict.latest.settings), ...conflict.mine]),
@@ -281,14 +262,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
         <legend>Summary sections</legend>
         <div class="table-wrap">
           <table class="sections">
-            <thead>
-              <tr>
-                <th scope="col">Section</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Collapsible</th>
-                <th scope="col">Open by default</th>
-              </tr>
-            </thead>
+            <TableHead cols={['Section', 'Enabled', 'Collapsible', 'Open by default']} />
             <tbody>
               {SECTIONS.map(([key, label]) => (
                 <tr key={key}>
@@ -434,17 +408,7 @@ function PolicyForm({ saved, onSaved }: { saved: SettingsAnswer; onSaved: (s: Se
         </Field>
       </fieldset>
 
-      {unplacedError && (
-        <p class="field-error" role="alert">
-          {unplacedError.message}
-        </p>
-      )}
-      {failure != null && <ErrorState error={failure} />}
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
+      <FormOutcome error={error} placed={PLACED} failure={failure} notice={notice} />
       <div class="row-actions sticky-actions">
         <button type="submit" disabled={busy || dirty.length === 0}>
           {busy ? 'Saving…' : 'Save policy'}
