@@ -32,6 +32,25 @@ function mapAudit(r: Record<string, unknown>): AuditEvent {
   };
 }
 
+/** One audit entry without a reason, in the caller's transaction (`GET /settings/audit` lists it). */
+export async function writeAudit(
+  trx: Knex.Transaction,
+  clock: Clock,
+  actor: string,
+  action: string,
+  target: string,
+  detail: unknown,
+): Promise<void> {
+  await trx('audit_events').insert({
+    actor,
+    action,
+    target,
+    reason: null,
+    detail: JSON.stringify(detail),
+    created_at: clock.now(),
+  });
+}
+
 /** The operator audit log: who changed what, when and why. */
 export class AuditStore {
   constructor(

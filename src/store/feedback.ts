@@ -7,6 +7,7 @@ import {
   type EarlierEvent,
   type FeedbackCounts,
 } from '../memory/cluster-fold.js';
+import { writeAudit } from './audit.js';
 import { toBool, type ShownWrites } from './db.js';
 
 /**
@@ -338,7 +339,7 @@ export class FeedbackStore {
       await trx('memory_clusters').insert(
         clusterRow(clusterId, { repo: target.repo, ...target.create }, plan, now),
       );
-      await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
+      await writeAudit(trx, this.clock, target.actor, 'memory.cluster.create', clusterId, {
         repo: target.repo,
         action: plan.suppressNow ? 'suppress' : 'none',
         revision: 1,
@@ -349,7 +350,7 @@ export class FeedbackStore {
       await trx.raw(sql, bindings);
       if (plan.suppressNow) {
         const revision = Number(found!.revision);
-        await this.audit(trx, target.actor, 'memory.cluster.update', clusterId, {
+        await writeAudit(trx, this.clock, target.actor, 'memory.cluster.update', clusterId, {
           action: 'suppress',
           fromRevision: revision,
           toRevision: revision + 1,
@@ -359,16 +360,5 @@ export class FeedbackStore {
     }
     await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
     return plan.cluster === 'create';
-  }
-
-  private async audit(trx: Knex.Transaction, actor: string, action: string, target: string, detail: unknown) {
-    await trx('audit_events').insert({
-      actor,
-      action,
-      target,
-      reason: null,
-      detail: JSON.stringify(detail),
-      created_at: this.clock.now(),
-    });
   }
 }
