@@ -12,13 +12,8 @@ export type AuditEvent = {
   createdAt: number;
 };
 
-export type NewAuditEvent = {
-  actor: string;
-  action: string;
-  target?: string | null;
-  reason?: string | null;
-  detail?: unknown;
-};
+export type NewAuditEvent = Pick<AuditEvent, 'actor' | 'action'> &
+  Partial<Pick<AuditEvent, 'target' | 'reason' | 'detail'>>;
 
 function mapAudit(r: Record<string, unknown>): AuditEvent {
   return {

@@ -62,23 +62,18 @@ export type ClusterTarget = {
   actor: string;
 };
 
-export type NewFeedbackEvent = {
-  key: string;
-  repo: string;
-  prNumber: number;
-  commentId: string;
-  fingerprint: string | null;
-  kind: FeedbackKind;
-  /** What the event counts; `dismissed` and `addressed` only when the finding has not counted them yet. */
-  counts?: Partial<FeedbackCounts>;
-  /** `pending`: a resolution stored now and counted when the next head is reviewed. */
-  pending?: boolean;
-  contextId?: string | null;
-  actor: string | null;
-  headSha?: string | null;
-  /** Null: nothing to fold (a pending resolution, a `learn`). */
-  cluster: ClusterTarget | null;
-};
+export type NewFeedbackEvent = Pick<
+  FeedbackEvent,
+  'key' | 'repo' | 'prNumber' | 'commentId' | 'fingerprint' | 'kind' | 'actor'
+> &
+  Partial<Pick<FeedbackEvent, 'contextId' | 'headSha'>> & {
+    /** What the event counts; `dismissed` and `addressed` only when the finding has not counted them yet. */
+    counts?: Partial<FeedbackCounts>;
+    /** `pending`: a resolution stored now and counted when the next head is reviewed. */
+    pending?: boolean;
+    /** Null: nothing to fold (a pending resolution, a `learn`). */
+    cluster: ClusterTarget | null;
+  };
 
 export type RecordedFeedback =
   | { recorded: true; event: FeedbackEvent; clusterCreated: boolean }
