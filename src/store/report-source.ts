@@ -3,6 +3,7 @@ import { numberOrNull, parseJson, type Dialect } from './db.js';
 import { tooLarge } from '../reports/errors.js';
 import type { ReportLimits } from '../reports/limits.js';
 import type { FindingRecord } from './findings.js';
+import type { PullRequestRecord } from './pull-requests.js';
 import { claimsOf, type ClaimEvidence, type ResolutionClaim } from './report-claims.js';
 
 /**
@@ -41,15 +42,10 @@ export type SourceFinding = Omit<
   'reviewKey' | 'headSha' | 'stillOpen' | 'endLine' | 'suggestion' | 'lineText' | 'status' | 'statusReason'
 >;
 
-export type SourcePr = {
-  repo: string;
-  number: number;
-  title: string | null;
-  author: string | null;
-  state: string | null;
-  headSha: string | null;
-  draft: boolean;
-};
+export type SourcePr = Pick<
+  PullRequestRecord,
+  'repo' | 'number' | 'title' | 'author' | 'state' | 'headSha' | 'draft'
+>;
 
 export type SourceComment = {
   /** `ledger:<publication id>` or `command:<comment command key>`. */
