@@ -40,7 +40,7 @@ async function asCommand<T>(work: Promise<T>, code?: (code: string) => string): 
   try {
     return await work;
   } catch (error) {
-    if (error instanceof OperatorError)
+    if (error instanceof OperatorError || error instanceof RetryPublishError)
       throw new CommandFailure(code?.(error.code) ?? error.code, error.message);
     throw error;
   }
@@ -72,25 +72,18 @@ export function commandExecutors(deps: ExecutorDeps): CommandExecutors {
       const key = requiredField('retry-publish', 'reviewKey', command.payload, command.reviewKey);
       const run = await store.runs.getByKey(key);
       if (!run) throw new CommandFailure('run_not_found', `review run ${key} does not exist`);
-      try {
-        const outcome = await retryPublish(store, deps.publisher, deps.github, run.id);
-        if (outcome.status === 'failed') {
-          throw new CommandFailure('publish_failed', `publication failed: ${outcome.errors.join('; ')}`);
-        }
-        return {
-          runId: run.id,
-          reviewKey: run.reviewKey,
-          publishStatus: outcome.status,
-          event: outcome.event,
-          mergeStatus: outcome.mergeStatus,
-          conclusion: outcome.conclusion,
-        };
-      } catch (error) {
-        if (error instanceof RetryPublishError) {
-          throw new CommandFailure(error.code, error.message);
-        }
-        throw error;
+      const outcome = await asCommand(retryPublish(store, deps.publisher, deps.github, run.id));
+      if (outcome.status === 'failed') {
+        throw new CommandFailure('publish_failed', `publication failed: ${outcome.errors.join('; ')}`);
       }
+      return {
+        runId: run.id,
+        reviewKey: run.reviewKey,
+        publishStatus: outcome.status,
+        event: outcome.event,
+        mergeStatus: outcome.mergeStatus,
+        conclusion: outcome.conclusion,
+      };
     },
 
     'replay-webhook': async (command) => {

@@ -56,21 +56,15 @@ export type FilterOutcome =
   | { action: 'thread_resolved'; thread: ThreadResolutionRef }
   | { action: 'ignore'; reason: IgnoreReason };
 
-/** A reply in a line-comment thread (`pull_request_review_comment.created` with `in_reply_to_id`). */
-export type ThreadReplyRef = {
-  owner: string;
-  repo: string;
-  number: number;
-  /** The reply's own id. */
-  commentId: number;
+/**
+ * A reply in a line-comment thread (`pull_request_review_comment.created` with `in_reply_to_id`); its
+ * `commentId` is the reply's own id.
+ */
+export type ThreadReplyRef = PrCommentRef & {
   /** The first comment of the thread (GitHub's `in_reply_to_id`). */
   inReplyTo: number;
-  body: string;
-  author: string;
-  association: string | null;
   /** The file the thread is on. */
   path: string | null;
-  installationId: number | null;
 };
 
 /** A review thread resolved on a pull request (`pull_request_review_thread.resolved`). */
@@ -216,29 +210,29 @@ function classifyPullRequest(p: any, stored: { headSha: string | null } | null |
   };
 }
 
+/** The payload's `comment` on pull request `number`, or null when an identity is missing. */
+function commentRef(p: any, number: number | null): PrCommentRef | null {
+  const identity = repoIdentity(p);
+  const commentId = id(p?.comment?.id);
+  const author = nonEmpty(p?.comment?.user?.login);
+  if (!identity || number === null || commentId === null || !author) return null;
+  return {
+    owner: identity.owner,
+    repo: identity.repo,
+    number,
+    commentId,
+    body: str(p?.comment?.body) ?? '',
+    author,
+    association: str(p?.comment?.author_association),
+    installationId: id(p?.installation?.id),
+  };
+}
+
 function classifyIssueComment(p: any): FilterOutcome {
   if (p?.action !== 'created') return { action: 'ignore', reason: 'unsupported_action' };
   if (!p?.issue?.pull_request) return { action: 'ignore', reason: 'not_pull_request_comment' };
-  const identity = repoIdentity(p);
-  const number = id(p?.issue?.number);
-  const commentId = id(p?.comment?.id);
-  const author = nonEmpty(p?.comment?.user?.login);
-  if (!identity || number === null || commentId === null || !author) {
-    return { action: 'ignore', reason: 'missing_identity' };
-  }
-  return {
-    action: 'command',
-    pr: {
-      owner: identity.owner,
-      repo: identity.repo,
-      number,
-      commentId,
-      body: str(p?.comment?.body) ?? '',
-      author,
-      association: str(p?.comment?.author_association),
-      installationId: id(p?.installation?.id),
-    },
-  };
+  const pr = commentRef(p, id(p?.issue?.number));
+  return pr ? { action: 'command', pr } : { action: 'ignore', reason: 'missing_identity' };
 }
 
 function classifyPullRequestReview(p: any): FilterOutcome {
@@ -274,28 +268,9 @@ function classifyReviewComment(p: any): FilterOutcome {
   const inReplyTo = id(p?.comment?.in_reply_to_id);
   if (inReplyTo === null) return { action: 'ignore', reason: 'not_thread_reply' };
   if (isBot(p?.comment?.user)) return { action: 'ignore', reason: 'bot_sender' };
-  const identity = repoIdentity(p);
-  const number = id(p?.pull_request?.number);
-  const commentId = id(p?.comment?.id);
-  const author = nonEmpty(p?.comment?.user?.login);
-  if (!identity || number === null || commentId === null || !author) {
-    return { action: 'ignore', reason: 'missing_identity' };
-  }
-  return {
-    action: 'thread_reply',
-    reply: {
-      owner: identity.owner,
-      repo: identity.repo,
-      number,
-      commentId,
-      inReplyTo,
-      body: str(p?.comment?.body) ?? '',
-      author,
-      association: str(p?.comment?.author_association),
-      path: nonEmpty(p?.comment?.path),
-      installationId: id(p?.installation?.id),
-    },
-  };
+  const comment = commentRef(p, id(p?.pull_request?.number));
+  if (!comment) return { action: 'ignore', reason: 'missing_identity' };
+  return { action: 'thread_reply', reply: { ...comment, inReplyTo, path: nonEmpty(p?.comment?.path) } };
 }
 
 function classifyReviewThread(p: any): FilterOutcome {

@@ -88,48 +88,29 @@ export type StateTable = {
    */
   eventKey?: string;
 };
+/** A table of the run's pull request (`repo`, `pr_number`) whose rows have a generated `id`. */
+const generatedPrTable = (table: string, eventKey?: string): StateTable => ({
+  table,
+  key: ['id'],
+  scope: 'pr',
+  repoColumn: 'repo',
+  prColumn: 'pr_number',
+  generated: true,
+  eventKey,
+});
 export const NATIVE_STATE_TABLES: StateTable[] = [
   { table: 'repositories', key: ['full_name'], scope: 'repo', repoColumn: 'full_name' },
   { table: 'pull_requests', key: ['repo', 'number'], scope: 'pr', repoColumn: 'repo', prColumn: 'number' },
   { table: 'runs', key: ['id'], scope: 'pr', repoColumn: 'repo', prColumn: 'pr_number' },
-  { table: 'findings', key: ['id'], scope: 'pr', repoColumn: 'repo', prColumn: 'pr_number', generated: true },
-  {
-    table: 'review_threads',
-    key: ['id'],
-    scope: 'pr',
-    repoColumn: 'repo',
-    prColumn: 'pr_number',
-    generated: true,
-  },
-  {
-    table: 'publications',
-    key: ['id'],
-    scope: 'pr',
-    repoColumn: 'repo',
-    prColumn: 'pr_number',
-    generated: true,
-  },
+  generatedPrTable('findings'),
+  generatedPrTable('review_threads'),
+  generatedPrTable('publications'),
   { table: 'review_policies', key: ['workspace'], scope: 'global' },
   { table: 'memory_contexts', key: ['id'], scope: 'global' },
   { table: 'memory_knowledge', key: ['repo', 'path'], scope: 'global' },
   { table: 'memory_clusters', key: ['id'], scope: 'repo', repoColumn: 'repo' },
-  {
-    table: 'memory_feedback',
-    key: ['id'],
-    scope: 'pr',
-    repoColumn: 'repo',
-    prColumn: 'pr_number',
-    generated: true,
-    eventKey: 'event_key',
-  },
-  {
-    table: 'memory_withheld',
-    key: ['id'],
-    scope: 'pr',
-    repoColumn: 'repo',
-    prColumn: 'pr_number',
-    generated: true,
-  },
+  generatedPrTable('memory_feedback', 'event_key'),
+  generatedPrTable('memory_withheld'),
   { table: 'traces', key: ['id'], scope: 'write' },
   { table: 'spans', key: ['seq'], scope: 'write', generated: true },
 ];

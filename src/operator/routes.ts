@@ -45,12 +45,6 @@ const route = <S extends z.ZodType, O>(
   source: RestInput & { status?: (output: O) => number },
 ) => ({ method, path, op, source }) as unknown as OperatorRoute;
 
-/** Queue repair (operator-api 4.4). */
-const QUEUE_REPAIR_ROUTES = [
-  route('POST', '/queue/requeue-dead', queueRepairOperations.requeueDead, body(64 * 1024)),
-  route('POST', '/queue/release-lease', queueRepairOperations.releaseLease, body(64 * 1024)),
-];
-
 const keys = keyOperations;
 const commands = commandOperations;
 const commandCreation = { ...body(64 * 1024), status: created };
@@ -63,7 +57,9 @@ const settings = settingsOperations;
  * in the OpenAPI document's order. The dashboard proxy picks its backend token by it (src/dashboard/proxy.ts).
  */
 export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
-  ...QUEUE_REPAIR_ROUTES,
+  // Queue repair (operator-api 4.4).
+  route('POST', '/queue/requeue-dead', queueRepairOperations.requeueDead, body(64 * 1024)),
+  route('POST', '/queue/release-lease', queueRepairOperations.releaseLease, body(64 * 1024)),
   // Key management (operator-api 4.6, 5.2); creation answers 201.
   route('POST', '/keys', keys.create, { ...body(64 * 1024), status: () => 201 }),
   route('GET', '/keys', keys.list, query),
@@ -131,18 +127,9 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
   route('GET', '/settings/usage', settings.usage, query),
 ];
 
-function mount(router: Router, deps: OperatorDeps, routes: readonly OperatorRoute[]): void {
-  for (const r of routes) restOperation(router, r.method, API + r.path, r.op, deps, r.source);
-}
-
-/** Queue repair (operator-api 4.4). */
-export function registerQueueRepairRoutes(router: Router, deps: OperatorDeps): void {
-  mount(router, deps, QUEUE_REPAIR_ROUTES);
-}
-
 /** Every operator operation on its REST path (`OPERATOR_ROUTES`). */
 export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
-  mount(router, deps, OPERATOR_ROUTES);
+  for (const r of OPERATOR_ROUTES) restOperation(router, r.method, API + r.path, r.op, deps, r.source);
 }
 
 /**

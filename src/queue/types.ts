@@ -31,16 +31,8 @@ export type EnqueueMode =
   /** Keep the waiting job with the same key as it is. */
   | 'keep_existing';
 
-export type EnqueueInput = {
-  queue: string;
-  kind: string;
-  key?: string | null;
-  payload: unknown;
-  mode?: EnqueueMode;
-  maxAttempts?: number;
-  priority?: number;
-  runAt?: number;
-};
+export type EnqueueInput = Pick<Job, 'queue' | 'kind' | 'payload'> &
+  Partial<Pick<Job, 'key' | 'maxAttempts' | 'priority' | 'runAt'>> & { mode?: EnqueueMode };
 
 export type EnqueueResult =
   | { outcome: 'enqueued'; jobId: number }

@@ -19,9 +19,9 @@ import { splitFullName } from '../store/repositories.js';
 import {
   ADMIN,
   defineOperation,
-  limitParam,
   notFound,
   OperatorError,
+  pageParams,
   positiveIntParam,
   READ_OR_KEY,
   REPO_PATTERN,
@@ -87,18 +87,6 @@ const knowledgePath = plainText(MEMORY_LIMITS.knowledgePath, { min: 1 }).refine(
 const revision = z.number({ error: 'must be an integer' }).int().min(0).max(Number.MAX_SAFE_INTEGER);
 const revisionBody = z.strictObject({ revision });
 const id = z.string().min(1).max(200);
-
-/** A list's `limit` (default 50, 1 to 100) and `offset` (default 0). */
-const page = {
-  limit: limitParam,
-  offset: z
-    .union([z.number(), z.string()])
-    .optional()
-    .transform((v) => {
-      const s = v === undefined ? '' : String(v);
-      return /^\d{1,9}$/.test(s) ? Number(s) : 0;
-    }),
-};
 
 const contextFields = {
   repo: repoName.nullable().optional(),
@@ -303,7 +291,7 @@ export const memoryOperations = {
     input: z.object({
       repo: repoName.optional(),
       q: plainText(300).optional(),
-      ...page,
+      ...pageParams,
     }),
     async run(ctx, { repo, q, limit, offset }) {
       const contexts = await ctx.store.memory.listContexts({
@@ -382,7 +370,7 @@ export const memoryOperations = {
   clusters: defineOperation({
     rule: READ_OR_KEY,
     type: 'query',
-    input: z.object({ repo: repoName.optional(), ...page }),
+    input: z.object({ repo: repoName.optional(), ...pageParams }),
     async run(ctx, filter) {
       return { clusters: (await ctx.store.memory.listClusters(filter)).map(clusterAnswer) };
     },
@@ -441,7 +429,7 @@ export const memoryOperations = {
   knowledge: defineOperation({
     rule: READ_OR_KEY,
     type: 'query',
-    input: z.object({ repo: repoName.optional(), ...page }),
+    input: z.object({ repo: repoName.optional(), ...pageParams }),
     async run(ctx, filter) {
       return { documents: (await ctx.store.memory.listKnowledge(filter)).map(summaryAnswer) };
     },

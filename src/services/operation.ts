@@ -151,6 +151,18 @@ export const limitParam = z
   .optional()
   .transform((v) => parseLimit(v === undefined ? null : String(v)));
 
+/** A list's `limit` (as `limitParam`) and `offset` (default 0; anything but up to 9 digits is 0). */
+export const pageParams = {
+  limit: limitParam,
+  offset: z
+    .union([z.number(), z.string()])
+    .optional()
+    .transform((v) => {
+      const s = v === undefined ? '' : String(v);
+      return /^\d{1,9}$/.test(s) ? Number(s) : 0;
+    }),
+};
+
 /** A positive integer given as a number (tRPC) or digits (query string). */
 /** The largest pull-request number or id a parameter takes: a 32-bit column holds it on both dialects. */
 export const PR_NUMBER_MAX = 2_147_483_647;

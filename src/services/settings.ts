@@ -6,8 +6,8 @@ import { usageWindow, UsageTooLargeError } from '../store/usage.js';
 import {
   ADMIN,
   defineOperation,
-  limitParam,
   OperatorError,
+  pageParams,
   READ,
   READ_OR_KEY,
   searchParam,
@@ -88,14 +88,7 @@ export const settingsOperations = {
     type: 'query',
     input: z.object({
       q: searchParam.optional(),
-      limit: limitParam,
-      offset: z
-        .union([z.number(), z.string()])
-        .optional()
-        .transform((v) => {
-          const s = v === undefined ? '' : String(v);
-          return /^\d{1,9}$/.test(s) ? Number(s) : 0;
-        }),
+      ...pageParams,
     }),
     async run(ctx, input) {
       const q = input.q?.trim().toLowerCase() || undefined;

@@ -83,7 +83,7 @@ export async function pullRequestDetailText(
   repo: string,
   number: number,
 ): Promise<{ stamp: string; detail: string | null }> {
-  const stamp = await pullRequestDetailStamp(store, repo, number);
+  const stamp = await store.reads.pullRequestDetailStamp(repo, number);
   const data = await pullRequestDetail(store, repo, number);
   return { stamp, detail: data ? JSON.stringify(data) : null };
 }
@@ -94,19 +94,11 @@ type PullRequestDetailAnswer = {
   data: NonNullable<Awaited<ReturnType<typeof pullRequestDetail>>>;
 };
 
-/**
- * What the PR detail shows has changed when this does: row counts and last-change columns of every table
- * it reads, for this pull request, from indexed rows only (a fraction of the detail's own cost).
- */
-export function pullRequestDetailStamp(store: Store, repo: string, number: number): Promise<string> {
-  return store.reads.pullRequestDetailStamp(repo, number);
-}
-
 /** The PR detail answer as JSON text, from the stamp-validated cache; 404 when the PR is unknown. */
 async function pullRequestDetailJson(ctx: OperationContext, repo: string, number: number): Promise<string> {
   const json = await ctx.prCache.get(
     `${repo}#${number}`,
-    () => pullRequestDetailStamp(ctx.store, repo, number),
+    () => ctx.store.reads.pullRequestDetailStamp(repo, number),
     async () => {
       const { stamp, detail } = await pullRequestDetailText(ctx.store, repo, number);
       const generatedAt = JSON.stringify(new Date(ctx.now()).toISOString());

@@ -19,13 +19,7 @@ export type Alert = {
 };
 
 /** A condition to raise: `key` distinguishes conditions of one kind and repository (default none). */
-export type AlertInput = {
-  kind: string;
-  repo: string | null;
-  severity: AlertSeverity;
-  message: string;
-  key?: string;
-};
+export type AlertInput = Pick<Alert, 'kind' | 'repo' | 'severity' | 'message'> & { key?: string };
 
 export type RaisedAlert = {
   alert: Alert;

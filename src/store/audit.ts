@@ -12,13 +12,8 @@ export type AuditEvent = {
   createdAt: number;
 };
 
-export type NewAuditEvent = {
-  actor: string;
-  action: string;
-  target?: string | null;
-  reason?: string | null;
-  detail?: unknown;
-};
+export type NewAuditEvent = Pick<AuditEvent, 'actor' | 'action'> &
+  Partial<Pick<AuditEvent, 'target' | 'reason' | 'detail'>>;
 
 function mapAudit(r: Record<string, unknown>): AuditEvent {
   return {
@@ -30,6 +25,25 @@ function mapAudit(r: Record<string, unknown>): AuditEvent {
     detail: parseJson(r.detail, null),
     createdAt: Number(r.created_at),
   };
+}
+
+/** One audit entry without a reason, in the caller's transaction (`GET /settings/audit` lists it). */
+export async function writeAudit(
+  trx: Knex.Transaction,
+  clock: Clock,
+  actor: string,
+  action: string,
+  target: string,
+  detail: unknown,
+): Promise<void> {
+  await trx('audit_events').insert({
+    actor,
+    action,
+    target,
+    reason: null,
+    detail: JSON.stringify(detail),
+    created_at: clock.now(),
+  });
 }
 
 /** The operator audit log: who changed what, when and why. */

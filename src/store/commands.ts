@@ -40,18 +40,8 @@ export type CommandEvent = {
   createdAt: number;
 };
 
-export type NewCommand = {
-  id: string;
-  kind: CommandKind;
-  payload: Record<string, unknown>;
-  repo?: string | null;
-  prNumber?: number | null;
-  reviewKey?: string | null;
-  deliveryId?: string | null;
-  reason?: string | null;
-  actor: string;
-  requestedActorId?: string | null;
-};
+export type NewCommand = Pick<Command, 'id' | 'kind' | 'payload' | 'actor'> &
+  Partial<Pick<Command, 'repo' | 'prNumber' | 'reviewKey' | 'deliveryId' | 'reason' | 'requestedActorId'>>;
 
 export type CommandPatch = {
   status: CommandStatus;

@@ -11,12 +11,8 @@ export type ExecutorCost = {
   recordedAt: number;
 };
 
-export type ExecutorCostInput = {
-  executor: string;
-  runId?: string | null;
-  seconds: number;
-  costUsd: number;
-};
+export type ExecutorCostInput = Pick<ExecutorCost, 'executor' | 'seconds' | 'costUsd'> &
+  Partial<Pick<ExecutorCost, 'runId'>>;
 
 type Raw = Record<string, unknown>;
 

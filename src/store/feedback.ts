@@ -7,6 +7,7 @@ import {
   type EarlierEvent,
   type FeedbackCounts,
 } from '../memory/cluster-fold.js';
+import { writeAudit } from './audit.js';
 import { toBool, type ShownWrites } from './db.js';
 
 /**
@@ -61,23 +62,18 @@ export type ClusterTarget = {
   actor: string;
 };
 
-export type NewFeedbackEvent = {
-  key: string;
-  repo: string;
-  prNumber: number;
-  commentId: string;
-  fingerprint: string | null;
-  kind: FeedbackKind;
-  /** What the event counts; `dismissed` and `addressed` only when the finding has not counted them yet. */
-  counts?: Partial<FeedbackCounts>;
-  /** `pending`: a resolution stored now and counted when the next head is reviewed. */
-  pending?: boolean;
-  contextId?: string | null;
-  actor: string | null;
-  headSha?: string | null;
-  /** Null: nothing to fold (a pending resolution, a `learn`). */
-  cluster: ClusterTarget | null;
-};
+export type NewFeedbackEvent = Pick<
+  FeedbackEvent,
+  'key' | 'repo' | 'prNumber' | 'commentId' | 'fingerprint' | 'kind' | 'actor'
+> &
+  Partial<Pick<FeedbackEvent, 'contextId' | 'headSha'>> & {
+    /** What the event counts; `dismissed` and `addressed` only when the finding has not counted them yet. */
+    counts?: Partial<FeedbackCounts>;
+    /** `pending`: a resolution stored now and counted when the next head is reviewed. */
+    pending?: boolean;
+    /** Null: nothing to fold (a pending resolution, a `learn`). */
+    cluster: ClusterTarget | null;
+  };
 
 export type RecordedFeedback =
   | { recorded: true; event: FeedbackEvent; clusterCreated: boolean }
@@ -338,7 +334,7 @@ export class FeedbackStore {
       await trx('memory_clusters').insert(
         clusterRow(clusterId, { repo: target.repo, ...target.create }, plan, now),
       );
-      await this.audit(trx, target.actor, 'memory.cluster.create', clusterId, {
+      await writeAudit(trx, this.clock, target.actor, 'memory.cluster.create', clusterId, {
         repo: target.repo,
         action: plan.suppressNow ? 'suppress' : 'none',
         revision: 1,
@@ -349,7 +345,7 @@ export class FeedbackStore {
       await trx.raw(sql, bindings);
       if (plan.suppressNow) {
         const revision = Number(found!.revision);
-        await this.audit(trx, target.actor, 'memory.cluster.update', clusterId, {
+        await writeAudit(trx, this.clock, target.actor, 'memory.cluster.update', clusterId, {
           action: 'suppress',
           fromRevision: revision,
           toRevision: revision + 1,
@@ -359,16 +355,5 @@ export class FeedbackStore {
     }
     await trx('memory_feedback').where({ id }).update({ cluster_id: clusterId });
     return plan.cluster === 'create';
-  }
-
-  private async audit(trx: Knex.Transaction, actor: string, action: string, target: string, detail: unknown) {
-    await trx('audit_events').insert({
-      actor,
-      action,
-      target,
-      reason: null,
-      detail: JSON.stringify(detail),
-      created_at: this.clock.now(),
-    });
   }
 }

@@ -47,13 +47,7 @@ export type FindingStatus = (typeof FINDING_STATUSES)[number];
 /** Which findings a read returns: the published ones (the default: what the review posted), or all. */
 export type FindingFilter = { include?: 'published' | 'all' };
 
-export type FindingOwner = {
-  runId: string;
-  reviewKey: string;
-  repo: string;
-  prNumber: number;
-  headSha: string | null;
-};
+export type FindingOwner = Pick<FindingRecord, 'runId' | 'reviewKey' | 'repo' | 'prNumber' | 'headSha'>;
 export type NewFinding = Pick<
   FindingRecord,
   'severity' | 'category' | 'path' | 'line' | 'title' | 'body' | 'fingerprint' | 'outsideDiff'

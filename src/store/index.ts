@@ -29,56 +29,18 @@ import { UiSessionStore } from './ui-sessions.js';
 import { ExecutorCostStore } from './executor-costs.js';
 
 /** Every table family behind one object; the only place that speaks SQL. */
-export type Store = {
-  db: Db;
-  jobs: JobStore;
-  deliveries: DeliveryStore;
-  pullRequests: PullRequestStore;
-  repositories: RepositoryStore;
-  runs: RunStore;
-  commentCommands: CommentCommandStore;
-  publications: PublicationStore;
-  audit: AuditStore;
-  apiKeys: ApiKeyStore;
-  commands: CommandStore;
-  policy: PolicyStore;
-  findings: FindingStore;
-  traces: TraceStore;
-  memory: MemoryStore;
-  /** Feedback on Verdict's line comments, folded into memory clusters. */
-  feedback: FeedbackStore;
-  /** What a review reads and writes to withhold findings like dismissed ones. */
-  suppression: SuppressionStore;
-  alerts: AlertStore;
-  competitors: CompetitorReviewStore;
-  scheduler: SchedulerStore;
-  harness: HarnessStore;
-  testLab: TestLabStore;
-  reviewThreads: ReviewThreadStore;
-  /** Dashboard sessions (hashed tokens). */
-  uiSessions: UiSessionStore;
-  /** Recorded cost of paid validation executors (e2b); its total is what the e2b budget reads. */
-  executorCosts: ExecutorCostStore;
-  /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
-  reads: OperatorReadModels;
-  /** The store's writes to the tables the operator's reads show: the read caches subscribe to it. */
-  shownWrites: ShownWrites;
-  /** Runs `work` in one write transaction (db.ts `writeTransaction`); store methods take its `trx`. */
-  write<T>(work: (trx: StoreTransaction) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-};
+export type Store = ReturnType<typeof createStore>;
 
 /** A write transaction of the store, handed to store methods that take one. */
 export type StoreTransaction = Knex.Transaction;
 
 export type StoreOptions = { clock: Clock; ids: IdGenerator; dedupeTtlSeconds: number };
 
-export function createStore(db: Db, opts: StoreOptions): Store {
-  const jobs = new JobStore(db.knex, db.dialect, opts.clock, opts.ids);
+export function createStore(db: Db, opts: StoreOptions) {
   const shown = new ShownWrites();
   return {
     db,
-    jobs,
+    jobs: new JobStore(db.knex, db.dialect, opts.clock, opts.ids),
     deliveries: new DeliveryStore(db.knex, db.dialect, opts.clock, opts.dedupeTtlSeconds * 1000, shown),
     pullRequests: new PullRequestStore(db.knex, opts.clock, shown),
     repositories: new RepositoryStore(db.knex, opts.clock, shown),
@@ -92,7 +54,9 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     findings: new FindingStore(db.knex, opts.clock, shown),
     traces: new TraceStore(db.knex, opts.clock),
     memory: new MemoryStore(db.knex, opts.clock, opts.ids, shown),
+    /** Feedback on Verdict's line comments, folded into memory clusters. */
     feedback: new FeedbackStore(db.knex, opts.clock, opts.ids, shown),
+    /** What a review reads and writes to withhold findings like dismissed ones. */
     suppression: new SuppressionStore(db.knex, opts.clock, shown),
     alerts: new AlertStore(db.knex, opts.clock, opts.ids),
     competitors: new CompetitorReviewStore(db.knex, opts.clock),
@@ -100,11 +64,16 @@ export function createStore(db: Db, opts: StoreOptions): Store {
     harness: new HarnessStore(db.knex, opts.clock),
     testLab: new TestLabStore(db.knex, opts.clock),
     reviewThreads: new ReviewThreadStore(db.knex, opts.clock),
+    /** Dashboard sessions (hashed tokens). */
     uiSessions: new UiSessionStore(db.knex, opts.clock),
+    /** Recorded cost of paid validation executors (e2b); its total is what the e2b budget reads. */
     executorCosts: new ExecutorCostStore(db.knex, opts.clock, opts.ids),
+    /** The operator's read models (snapshot, PR detail, analytics, usage, report source). */
     reads: new OperatorReadModels(db.knex, db.dialect),
+    /** The store's writes to the tables the operator's reads show: the read caches subscribe to it. */
     shownWrites: shown,
-    write: (work) => writeTransaction(db.knex, work),
+    /** Runs `work` in one write transaction (db.ts `writeTransaction`); store methods take its `trx`. */
+    write: <T>(work: (trx: StoreTransaction) => Promise<T>): Promise<T> => writeTransaction(db.knex, work),
     close: () => db.close(),
   };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock, IdGenerator } from '../clock.js';
 import { clusterSuppresses, contextApplies, knowledgeApplies } from '../memory/match.js';
+import { writeAudit } from './audit.js';
 import { type ShownWrites } from './db.js';
 import {
   mapCluster,
@@ -89,24 +90,6 @@ export class MemoryStore {
     private readonly shown: ShownWrites,
   ) {}
 
-  /** One audit entry, in the write's transaction (`GET /settings/audit` lists it). */
-  private async audit(
-    trx: Knex.Transaction,
-    actor: string,
-    action: string,
-    target: string,
-    detail: unknown,
-  ): Promise<void> {
-    await trx('audit_events').insert({
-      actor,
-      action,
-      target,
-      reason: null,
-      detail: JSON.stringify(detail),
-      created_at: this.clock.now(),
-    });
-  }
-
   /** Why a conditional write of `table` changed nothing: the record is gone, or its revision moved on. */
   private async missed(
     trx: Knex.Transaction,
@@ -138,7 +121,7 @@ export class MemoryStore {
     };
     return this.shown.writeTransaction(this.knex, async (trx) => {
       await trx('memory_contexts').insert(row);
-      await this.audit(trx, input.createdBy, 'memory.context.create', row.id, {
+      await writeAudit(trx, this.clock, input.createdBy, 'memory.context.create', row.id, {
         repo: row.repo,
         source: row.source,
         revision: 1,
@@ -193,7 +176,7 @@ export class MemoryStore {
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
       if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
-      await this.audit(trx, actor, 'memory.context.update', id, {
+      await writeAudit(trx, this.clock, actor, 'memory.context.update', id, {
         fields: Object.keys(patch).sort(),
         fromRevision: revision,
         toRevision: revision + 1,
@@ -206,7 +189,7 @@ export class MemoryStore {
     return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_contexts').where({ id, revision }).del();
       if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
-      await this.audit(trx, actor, 'memory.context.delete', id, { revision });
+      await writeAudit(trx, this.clock, actor, 'memory.context.delete', id, { revision });
       return { ok: true, value: true };
     });
   }
@@ -263,7 +246,7 @@ export class MemoryStore {
     };
     return this.shown.writeTransaction(this.knex, async (trx) => {
       await trx('memory_clusters').insert(row);
-      await this.audit(trx, input.actor, 'memory.cluster.create', row.id, {
+      await writeAudit(trx, this.clock, input.actor, 'memory.cluster.create', row.id, {
         repo: row.repo,
         action: row.action,
         revision: 1,
@@ -304,7 +287,7 @@ export class MemoryStore {
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
       if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
-      await this.audit(trx, actor, 'memory.cluster.update', id, {
+      await writeAudit(trx, this.clock, actor, 'memory.cluster.update', id, {
         ...changes,
         fromRevision: revision,
         toRevision: revision + 1,
@@ -317,7 +300,7 @@ export class MemoryStore {
     return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_clusters').where({ id, revision }).del();
       if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
-      await this.audit(trx, actor, 'memory.cluster.delete', id, { revision });
+      await writeAudit(trx, this.clock, actor, 'memory.cluster.delete', id, { revision });
       return { ok: true, value: true };
     });
   }
@@ -403,7 +386,7 @@ export class MemoryStore {
             .first('revision');
           return { ok: false, code: 'revision_conflict', revision: Number(existing?.revision ?? 1) };
         }
-        await this.audit(trx, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
+        await writeAudit(trx, this.clock, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
           bytes,
           revision: 1,
         });
@@ -428,7 +411,7 @@ export class MemoryStore {
           ? { ok: false, code: 'revision_conflict', revision: Number(row.revision) }
           : { ok: false, code: 'not_found' };
       }
-      await this.audit(trx, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
+      await writeAudit(trx, this.clock, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
         bytes,
         fromRevision: revision,
         toRevision: revision + 1,

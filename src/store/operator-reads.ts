@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { numberOrNull, toBool, type Dialect } from './db.js';
+import type { PullRequestRecord } from './pull-requests.js';
 import { loadReportSource, type ReportSource } from './report-source.js';
 import { usageReport, type UsageReport } from './usage.js';
 import type { ReportLimits } from '../reports/limits.js';
@@ -10,16 +11,10 @@ import type { ReportLimits } from '../reports/limits.js';
  * writes SQL.
  */
 
-export type PullRequestListItem = {
-  repo: string;
-  number: number;
-  title: string | null;
-  author: string | null;
-  headSha: string | null;
-  baseRef: string | null;
-  draft: boolean;
-  state: string | null;
-  updatedAt: number;
+export type PullRequestListItem = Pick<
+  PullRequestRecord,
+  'repo' | 'number' | 'title' | 'author' | 'headSha' | 'baseRef' | 'draft' | 'state' | 'updatedAt'
+> & {
   latestRun: {
     id: string;
     reviewKey: string;

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
-import type { Dialect } from './db.js';
+import { numberOrNull, parseJson, type Dialect } from './db.js';
 import { tooLarge } from '../reports/errors.js';
 import type { ReportLimits } from '../reports/limits.js';
 import type { FindingRecord } from './findings.js';
+import type { PullRequestRecord } from './pull-requests.js';
 import { claimsOf, type ClaimEvidence, type ResolutionClaim } from './report-claims.js';
 
 /**
@@ -41,15 +42,10 @@ export type SourceFinding = Omit<
   'reviewKey' | 'headSha' | 'stillOpen' | 'endLine' | 'suggestion' | 'lineText' | 'status' | 'statusReason'
 >;
 
-export type SourcePr = {
-  repo: string;
-  number: number;
-  title: string | null;
-  author: string | null;
-  state: string | null;
-  headSha: string | null;
-  draft: boolean;
-};
+export type SourcePr = Pick<
+  PullRequestRecord,
+  'repo' | 'number' | 'title' | 'author' | 'state' | 'headSha' | 'draft'
+>;
 
 export type SourceComment = {
   /** `ledger:<publication id>` or `command:<comment command key>`. */
@@ -117,19 +113,8 @@ export const COMMENT_EXCERPT_CHARS = 2000;
 const ANALYSED = ['analysed', 'degraded'];
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true' || v === 't';
-
-function parseJsonText(v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v);
-  } catch {
-    return null;
-  }
-}
 
 /** The byte length of a text column, 0 for null (the same SQL in both dialects). */
 const bytes = (col: string) => `COALESCE(octet_length(${col}), 0)`;
@@ -285,14 +270,14 @@ async function readRuns(db: Reads, dialect: Dialect, repo: string | null): Promi
       status: String(r.status),
       analysisStatus: String(r.analysis_status),
       verdict: str(r.verdict),
-      confidence: num(r.confidence),
+      confidence: numberOrNull(r.confidence),
       createdAt: Number(r.created_at),
       coverageComplete:
         coverage === null || coverage === undefined
           ? null
           : coverage === 1 || coverage === true || coverage === 'true',
       claims: ANALYSED.includes(String(r.analysis_status))
-        ? claimsOf(parseJsonText(resolvedText), parseJsonText(dispositionsText))
+        ? claimsOf(parseJson(resolvedText, null), parseJson(dispositionsText, null))
         : null,
     };
   });
@@ -320,7 +305,7 @@ async function readFindings({ postedFindings }: Reads): Promise<SourceFinding[]>
     if (typeof f.id !== 'number') f.id = Number(f.id);
     if (typeof f.prNumber !== 'number') f.prNumber = Number(f.prNumber);
     if (typeof f.createdAt !== 'number') f.createdAt = Number(f.createdAt);
-    if (f.line !== null && typeof f.line !== 'number') f.line = num(f.line);
+    if (f.line !== null && typeof f.line !== 'number') f.line = numberOrNull(f.line);
     f.severity = String(f.severity ?? '');
     f.category ??= '';
     f.path ??= null;
@@ -392,7 +377,7 @@ async function readComments(db: Reads): Promise<SourceComment[]> {
       source: 'ledger',
       kind: String(p.kind),
       repo: String(p.repo),
-      prNumber: num(p.pr_number),
+      prNumber: numberOrNull(p.pr_number),
       runId: str(p.run_id),
       author: null,
       mode: str(p.mode),
@@ -410,7 +395,7 @@ async function readComments(db: Reads): Promise<SourceComment[]> {
       source: 'command',
       kind: 'command',
       repo: String(c.repo),
-      prNumber: num(c.pr_number),
+      prNumber: numberOrNull(c.pr_number),
       runId: str(c.run_id),
       author: str(c.author),
       mode: null,
@@ -431,7 +416,7 @@ async function readTraces(db: Reads): Promise<SourceTrace[]> {
     runId: str(t.run_id),
     status: String(t.status),
     startedAt: Number(t.started_at),
-    endedAt: num(t.ended_at),
+    endedAt: numberOrNull(t.ended_at),
   }));
   db.inputBytes += traces.length * 60;
   return traces;
@@ -445,7 +430,7 @@ async function readRepositories(db: Reads): Promise<SourceRepository[]> {
     'config',
   );
   return repoRows.map((r) => {
-    const config = parseJsonText(r.config) as { enabled?: unknown } | null;
+    const config = parseJson<{ enabled?: unknown } | null>(r.config, null);
     db.inputBytes += String(r.config ?? '').length + 100;
     return {
       fullName: String(r.full_name),

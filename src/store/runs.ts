@@ -38,16 +38,11 @@ export type RunRecord = {
   updatedAt: number;
 };
 
-export type NewRun = {
-  reviewKey: string;
-  repo: string;
-  prNumber: number;
-  headSha: string | null;
-  variant?: string | null;
-  trigger: string;
-  installationId: number | null;
-  deliveryId?: string | null;
-};
+export type NewRun = Pick<
+  RunRecord,
+  'reviewKey' | 'repo' | 'prNumber' | 'headSha' | 'trigger' | 'installationId'
+> &
+  Partial<Pick<RunRecord, 'variant' | 'deliveryId'>>;
 
 type Raw = Record<string, unknown>;
 

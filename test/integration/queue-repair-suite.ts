@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Router } from '../../src/http/router.js';
-import { registerQueueRepairRoutes } from '../../src/operator/routes.js';
+import { registerOperatorRoutes } from '../../src/operator/routes.js';
 import { ReadCache, StampedCache } from '../../src/services/read-cache.js';
 import { createHttpServer } from '../../src/server.js';
 import { QueueWorker } from '../../src/worker/runner.js';
@@ -30,7 +30,7 @@ export type RepairHarness = {
 export async function repairHarness(dialect: TestDialect): Promise<RepairHarness> {
   const t = await openTestStore(dialect);
   const router = new Router();
-  registerQueueRepairRoutes(router, {
+  registerOperatorRoutes(router, {
     store: t.store,
     tokens: TOKENS,
     log: silent,

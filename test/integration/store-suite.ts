@@ -1,10 +1,5 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
-import {
-  pullRequestDetail,
-  pullRequestDetailStamp,
-  pullRequestDetailText,
-  pullRequestItems,
-} from '../../src/services/snapshot.js';
+import { pullRequestDetail, pullRequestDetailText, pullRequestItems } from '../../src/services/snapshot.js';
 import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
@@ -722,9 +717,9 @@ export function storeSuite(dialect: TestDialect): void {
     expect(detail?.runs).toHaveLength(1);
     expect(await pullRequestDetail(t.store, 'acme/api', 3)).toBeNull();
     // The PR-detail cache's stamp moves with each table the detail shows.
-    const stamps = [await pullRequestDetailStamp(t.store, 'acme/api', 2)];
+    const stamps = [await t.store.reads.pullRequestDetailStamp('acme/api', 2)];
     const moved = async () => {
-      const next = await pullRequestDetailStamp(t.store, 'acme/api', 2);
+      const next = await t.store.reads.pullRequestDetailStamp('acme/api', 2);
       expect(stamps).not.toContain(next);
       stamps.push(next);
     };
@@ -755,7 +750,7 @@ export function storeSuite(dialect: TestDialect): void {
     t.clock.advance(1);
     await t.store.pullRequests.upsert({ repo: 'acme/api', number: 2, title: 'renamed' });
     await moved();
-    expect(await pullRequestDetailStamp(t.store, 'acme/api', 2)).toBe(stamps.at(-1));
+    expect(await t.store.reads.pullRequestDetailStamp('acme/api', 2)).toBe(stamps.at(-1));
   });
 
   describe('PR detail as JSON text (built by SQLite on SQLite)', () => {
@@ -824,7 +819,7 @@ export function storeSuite(dialect: TestDialect): void {
     const bothBuilds = async (number = 5) => {
       const { stamp, detail: text } = await pullRequestDetailText(t.store, repo, number);
       // The stamp read with the detail is the stamp of what it shows.
-      expect(stamp).toBe(await pullRequestDetailStamp(t.store, repo, number));
+      expect(stamp).toBe(await t.store.reads.pullRequestDetailStamp(repo, number));
       const built = await pullRequestDetail(t.store, repo, number);
       return {
         text: text === null ? null : (JSON.parse(text) as unknown),

@@ -16,6 +16,7 @@
  *
  * A failure of one call is recorded and the pass goes on.
  */
+import type { CatchUpArtifact } from '../../scheduler/catch-up.js';
 import {
   catchUpAlerts,
   CATCH_UP_TRIGGER,
@@ -31,18 +32,13 @@ import { apiBase, appAuth, githubPages, headers, installationToken } from './git
 import { queueReview } from './ingress.js';
 import { readNativeReactions, reviewRunning } from './reactions.js';
 
-export type NativeCatchUp = {
+export type NativeCatchUp = CatchUpArtifact & {
   /** When the pass ran (the artifact field of NAMES.md "Never missing a pull request"). */
   generatedAt?: string;
-  redelivered: string[];
-  enqueued: string[];
-  deferred: number;
-  errors: string[];
   /** The feedback step (3): new reactions counted on Verdict's line comments of open pull requests. */
   reactions: number;
   /** Repositories whose reactions wait for the next pass: a review of them was running (reactions.ts). */
   reactionsWaiting: string[];
-  skipped?: 'app_credentials_missing';
 };
 
 type OpenPull = { number: number; head: { sha: string } };
