@@ -296,7 +296,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
   return {
     name: 'bubblewrap',
     async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
-      if (plan.kind !== 'run') return outcomeFromPlan('bubblewrap', plan)!;
+      if (plan.kind !== 'run') return outcomeFromPlan('bubblewrap', plan);
       const bwrap = findBinary(o.bwrapPath ?? 'bwrap');
       if (!bwrap) return simpleOutcome('bubblewrap', 'skipped', BWRAP_UNAVAILABLE);
       if (plan.source === 'repo-config' && !o.trusted) {

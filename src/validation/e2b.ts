@@ -319,7 +319,7 @@ export function createE2bExecutor(o: E2bOptions): Executor {
   return {
     name: 'e2b',
     async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
-      if (plan.kind !== 'run') return outcomeFromPlan('e2b', plan)!;
+      if (plan.kind !== 'run') return outcomeFromPlan('e2b', plan);
       const apiKey = o.apiKey?.trim();
       if (!apiKey) return simpleOutcome('e2b', 'skipped', OUTCOMES.e2bKeyUnavailable);
       let sdk: E2bSdk | null = null;
