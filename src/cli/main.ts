@@ -130,9 +130,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
       }
       case 'testlab': {
         const { testLabCommand } = await import('./testlab.js');
-        return await testLabCommand(args, opts, io, store, config, paint, (message) => {
-          throw new CliError(message);
-        });
+        return await testLabCommand(args, opts, io, store, config, paint);
       }
       case 'memory': {
         const { memoryCommand } = await import('./memory.js');

@@ -9,12 +9,9 @@ import {
   type Severity,
 } from '../local-review/run.js';
 import { FINDING_SEVERITIES } from '../review/output.schema.js';
+import type { Io as CliIo } from './io.js';
 
-type Io = {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-};
+type Io = Pick<CliIo, 'stdout' | 'stderr' | 'env'>;
 
 export const REVIEW_HELP = `Usage: verdict review [--repo <dir>] [--base <ref>] [--head <ref>] [--format markdown|json]
                       [--fail-on blocker|high|medium|low]

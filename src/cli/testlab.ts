@@ -19,29 +19,9 @@ import type { CallLog, RecordedCall } from '../testlab/live.js';
 import { adversarialLines } from '../testlab/adversarial.js';
 import type { LabCaseResult } from '../testlab/samples.js';
 import type { TestLabRecord } from '../store/testlab.js';
+import { CliError } from './io.js';
+import type { Options } from './options.js';
 import { table, type Painter } from './table.js';
-
-export { TESTLAB_HELP } from './testlab-help.js';
-
-export type TestLabCliOptions = {
-  provider?: string;
-  model?: string;
-  cases?: string;
-  concurrency?: string;
-  'judge-provider'?: string;
-  'judge-model'?: string;
-  corpus?: string;
-  name?: string;
-  json?: boolean;
-  record?: boolean;
-  samples?: string;
-  'from-record'?: string;
-  'from-pr'?: string;
-  bug?: string[];
-  severity?: string;
-  keywords?: string;
-  language?: string;
-};
 
 function caught(c: LabCaseResult): string {
   if (c.status === 'skipped') return '-';
@@ -136,55 +116,53 @@ export function recordedCalls(record: TestLabRecord): CallLog {
 
 type LabCommand = {
   rest: string[];
-  opts: TestLabCliOptions;
+  opts: Options;
   io: { stdout: (t: string) => void; env: NodeJS.ProcessEnv };
   store: Store;
   config: Config;
   paint: Painter;
-  fail: (message: string) => never;
 };
 
 /** `verdict testlab run|compare|add`: resolves with the exit code. */
 export async function testLabCommand(
   args: string[],
-  opts: TestLabCliOptions,
+  opts: Options,
   io: LabCommand['io'],
   store: Store,
   config: Config,
   paint: Painter,
-  fail: (message: string) => never,
 ): Promise<number> {
   const [sub, ...rest] = args;
-  const command = { rest, opts, io, store, config, paint, fail };
+  const command = { rest, opts, io, store, config, paint };
   if (sub === 'run') return labRun(command);
   if (sub === 'compare') return labCompare(command);
   if (sub === 'add') return labAdd(command);
-  fail('needs a subcommand: run, compare or add');
-  return 1;
+  throw new CliError('needs a subcommand: run, compare or add');
 }
 
-async function labRun({ rest, opts, io, store, paint, fail }: LabCommand): Promise<number> {
-  if (rest.length > 0) fail('run takes no arguments');
+async function labRun({ rest, opts, io, store, paint }: LabCommand): Promise<number> {
+  if (rest.length > 0) throw new CliError('run takes no arguments');
   const concurrency = opts.concurrency === undefined ? 4 : Number(opts.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) {
-    fail('--concurrency must be an integer from 1 to 32');
+    throw new CliError('--concurrency must be an integer from 1 to 32');
   }
   const samples = opts.samples === undefined ? 1 : Number(opts.samples);
   if (!Number.isInteger(samples) || samples < 1 || samples > 20) {
-    fail('--samples must be an integer from 1 to 20');
+    throw new CliError('--samples must be an integer from 1 to 20');
   }
   let recorded: Parameters<typeof runTestLab>[0]['recorded'];
   let cases = opts.cases;
   if (opts['from-record']) {
     const source = await store.testLab.get(opts['from-record']);
-    if (!source) fail(`no Test Lab record ${opts['from-record']}`);
-    const calls = recordedCalls(source!);
-    if (calls.size === 0) fail(`Test Lab record ${source!.id} recorded no answers (it is not a live run)`);
+    if (!source) throw new CliError(`no Test Lab record ${opts['from-record']}`);
+    const calls = recordedCalls(source);
+    if (calls.size === 0)
+      throw new CliError(`Test Lab record ${source.id} recorded no answers (it is not a live run)`);
     recorded = {
       calls,
-      provider: source!.provider,
-      providerModel: source!.model,
-      model: `recorded:${source!.id}`,
+      provider: source.provider,
+      providerModel: source.model,
+      model: `recorded:${source.id}`,
     };
     cases ??= [...calls.keys()].join(',');
   }
@@ -214,12 +192,12 @@ async function labRun({ rest, opts, io, store, paint, fail }: LabCommand): Promi
   return run.scores.failedCases > 0 ? 1 : 0;
 }
 
-async function labCompare({ rest, opts, io, store, fail }: LabCommand): Promise<number> {
-  if (rest.length !== 2) fail('compare needs two Test Lab record ids');
+async function labCompare({ rest, opts, io, store }: LabCommand): Promise<number> {
+  if (rest.length !== 2) throw new CliError('compare needs two Test Lab record ids');
   const [a, b] = await Promise.all(rest.map((id) => store.testLab.get(id)));
-  if (!a) fail(`no Test Lab record ${rest[0]}`);
-  if (!b) fail(`no Test Lab record ${rest[1]}`);
-  const cmp = compareRecords(a!, b!);
+  if (!a) throw new CliError(`no Test Lab record ${rest[0]}`);
+  if (!b) throw new CliError(`no Test Lab record ${rest[1]}`);
+  const cmp = compareRecords(a, b);
   if (opts.json) {
     io.stdout(JSON.stringify(cmp, null, 2));
     return 0;
@@ -229,12 +207,12 @@ async function labCompare({ rest, opts, io, store, fail }: LabCommand): Promise<
       ? '  (none)'
       : items.map((d) => `  ${d.case}: ${d.bug} (${d.category}, ${d.path}:${d.lines.join('-')})`).join('\n');
   const lines = [
-    `${a!.id} ${a!.provider}/${a!.model}: recall ${pct(a!.scores.recall as number | null)}`,
-    `${b!.id} ${b!.provider}/${b!.model}: recall ${pct(b!.scores.recall as number | null)}`,
+    `${a.id} ${a.provider}/${a.model}: recall ${pct(a.scores.recall as number | null)}`,
+    `${b.id} ${b.provider}/${b.model}: recall ${pct(b.scores.recall as number | null)}`,
     '',
-    `Caught by ${a!.id}, missed by ${b!.id}:`,
+    `Caught by ${a.id}, missed by ${b.id}:`,
     list(cmp.onlyA),
-    `Caught by ${b!.id}, missed by ${a!.id}:`,
+    `Caught by ${b.id}, missed by ${a.id}:`,
     list(cmp.onlyB),
   ];
   if (cmp.falseFindings.length > 0) {
@@ -247,27 +225,27 @@ async function labCompare({ rest, opts, io, store, fail }: LabCommand): Promise<
 }
 
 /** `add --from-pr owner/repo#n`: captures a real pull request as a case of the corpus. */
-async function labAdd({ rest, opts, io, config, paint, fail }: LabCommand): Promise<number> {
-  if (rest.length > 0) fail('add takes no arguments (use --from-pr)');
+async function labAdd({ rest, opts, io, config, paint }: LabCommand): Promise<number> {
+  if (rest.length > 0) throw new CliError('add takes no arguments (use --from-pr)');
   const ref = /^([A-Za-z0-9][A-Za-z0-9-]*)\/([A-Za-z0-9._-]+)#(\d+)$/.exec(opts['from-pr'] ?? '');
-  if (!ref) fail('--from-pr must be owner/repo#number');
-  const [, owner, repo, number] = ref!;
+  if (!ref) throw new CliError('--from-pr must be owner/repo#number');
+  const [, owner, repo, number] = ref;
   const severity = opts.severity ?? 'high';
   if (!(FINDING_SEVERITIES as readonly string[]).includes(severity)) {
-    fail(`--severity must be one of ${FINDING_SEVERITIES.join(', ')}`);
+    throw new CliError(`--severity must be one of ${FINDING_SEVERITIES.join(', ')}`);
   }
   const language = opts.language;
   if (language !== undefined && !(CASE_LANGUAGES as readonly string[]).includes(language)) {
-    fail(`--language must be one of ${CASE_LANGUAGES.join(', ')}`);
+    throw new CliError(`--language must be one of ${CASE_LANGUAGES.join(', ')}`);
   }
   let bugs: BugSpec[];
   try {
     bugs = (opts.bug ?? []).map(parseBugSpec);
   } catch (error) {
-    fail((error as Error).message);
+    throw new CliError((error as Error).message);
   }
   if (!config.github.hasCredentials)
-    fail('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
+    throw new CliError('capturing a pull request needs the App credentials (APP_ID, PRIVATE_KEY)');
   const probot = createProbot(config.github, pino({ level: 'silent' }));
   const app = await probot.auth();
   const { data: installation } = await app.rest.apps.getRepoInstallation({ owner: owner!, repo: repo! });
@@ -277,7 +255,7 @@ async function labAdd({ rest, opts, io, config, paint, fail }: LabCommand): Prom
     owner: owner!,
     repo: repo!,
     number: Number(number),
-    bugs: bugs!,
+    bugs,
     corpus: resolve(opts.corpus ?? 'fixtures/testlab'),
     name: opts.name,
     severity: severity as (typeof FINDING_SEVERITIES)[number],

@@ -36,7 +36,7 @@ import { splitFullName } from '../store/repositories.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { scheduledJobs } from '../scheduler/jobs.js';
 import { createArtifactStorage } from '../evidence/storage.js';
-import { e2bExecutorFactory, loadE2bSdk, recordedE2bCostReader } from '../validation/e2b.js';
+import { e2bExecutorFactory, loadE2bSdk } from '../validation/e2b.js';
 import { configuredExecutors, type ExecutorFactory } from '../validation/executors.js';
 import { createReviewValidator, type ReviewValidator } from '../validation/review.js';
 
@@ -292,7 +292,7 @@ export function reviewValidatorFor(
     apiKey: v.e2bApiKey ?? undefined,
     budgetUsd: v.e2bBudgetUsd,
     sdkAvailable: async () => (await loadE2bSdk()) !== null,
-    readRecordedCostUsd: recordedE2bCostReader(store.executorCosts),
+    readRecordedCostUsd: () => store.executorCosts.totalUsd('e2b'),
     now: () => clock.now(),
     executor: executors ?? configuredExecutors(v, e2b),
   });

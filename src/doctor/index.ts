@@ -27,18 +27,11 @@ export const DOCTOR_TIMEOUT_MS = 10_000;
 export type DoctorOptions = {
   env: ProcessEnv;
   offline?: boolean;
-  fetch?: typeof fetch;
-  now?: () => number;
-  timeoutMs?: number;
-  /** Reads PRIVATE_KEY_PATH (as the configuration does). */
-  readFile?: (path: string) => string;
   /** What `config` says it read besides the environment (e.g. `.env`). */
   sources?: string;
   knex?: Knex;
   serverUrl?: string;
   offlineNote?: string;
-  e2bSdkAvailable?: () => Promise<boolean>;
-  uiDist?: string;
 };
 
 /** The one line of a check. */
@@ -50,14 +43,14 @@ function checkDeps(config: Config, opts: DoctorOptions): CheckDeps {
   return {
     env: opts.env,
     offline: opts.offline ?? false,
-    fetch: opts.fetch ?? globalThis.fetch,
-    now: opts.now ?? Date.now,
-    timeoutMs: opts.timeoutMs ?? DOCTOR_TIMEOUT_MS,
+    fetch: globalThis.fetch,
+    now: Date.now,
+    timeoutMs: DOCTOR_TIMEOUT_MS,
     offlineNote: opts.offlineNote ?? '--offline',
     knex: opts.knex,
     serverUrl: opts.serverUrl ?? `http://localhost:${config.port}`,
-    e2bSdkAvailable: opts.e2bSdkAvailable ?? (async () => (await loadE2bSdk()) !== null),
-    uiDist: opts.uiDist ?? DEFAULT_UI_DIST,
+    e2bSdkAvailable: async () => (await loadE2bSdk()) !== null,
+    uiDist: DEFAULT_UI_DIST,
   };
 }
 
@@ -83,7 +76,7 @@ export async function runChecks(config: Config, opts: DoctorOptions): Promise<Ch
 export async function runDoctor(opts: DoctorOptions): Promise<CheckResult[]> {
   let config: Config;
   try {
-    config = loadConfig(opts.env, opts.readFile);
+    config = loadConfig(opts.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return [{ check: 'config', status: 'fail', detail: `${error.message} (npm start refuses to start)` }];

@@ -177,8 +177,6 @@ export const expectedSchema = z
 export type CaseMeta = z.infer<typeof caseMetaSchema>;
 export type PlantedBug = z.infer<typeof plantedBugSchema>;
 export type GoldenFinding = z.infer<typeof goldenFindingSchema>;
-export type CaseSource = z.infer<typeof caseSourceSchema>;
-export type Expected = z.infer<typeof expectedSchema>;
 
 /** A changed file of a case: the text at the base (null when added) and at the head (null when deleted). */
 export type CaseFile = { path: string; before: string | null; after: string | null };

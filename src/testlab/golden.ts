@@ -1,5 +1,14 @@
 import type { GoldenFinding, PlantedBug, TestLabCase } from './case.js';
-import type { Judge, ScoredFinding } from './score.js';
+import {
+  keywordHits,
+  keywordsNeeded,
+  mean,
+  normalisePath,
+  overlaps,
+  ratio,
+  type Judge,
+  type ScoredFinding,
+} from './score.js';
 
 /**
  * Scoring a review of an imported real pull request against its golden findings, by ReviewBench's rules
@@ -68,22 +77,12 @@ export type GoldenScore = GoldenCounts & {
   precisionAllCounted: number | null;
 };
 
-const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1000) / 1000);
-const normalisePath = (p: string | null) => (p ?? '').replace(/^\.?\//, '');
-
-/** The golden finding's keywords the finding's title and body carry (case-insensitive, stems allowed). */
-export function goldenWordHits(g: GoldenFinding, f: ScoredFinding): number {
-  const text = `${f.title}\n${f.body}`.toLowerCase();
-  return g.keywords.filter((k) => text.includes(k.toLowerCase())).length;
-}
-
 function sameIssueByRules(g: GoldenFinding, f: ScoredFinding): GoldenMatchRule | null {
   if (normalisePath(f.path) !== normalisePath(g.path)) return null;
-  if (goldenWordHits(g, f) < Math.min(2, g.keywords.length)) return null;
+  if (keywordHits(g, f) < keywordsNeeded(g)) return null;
   if (f.line === null) return 'words';
-  const end = f.endLine ?? f.line;
-  const overlaps = f.line <= g.lines[1] + GOLDEN_LINE_TOLERANCE && end >= g.lines[0] - GOLDEN_LINE_TOLERANCE;
-  return overlaps ? 'lines+words' : null;
+  const near = overlaps(f, g.lines[0] - GOLDEN_LINE_TOLERANCE, g.lines[1] + GOLDEN_LINE_TOLERANCE);
+  return near ? 'lines+words' : null;
 }
 
 /** A golden finding as the judge reads a bug (its prompt names the path, lines, category and message). */
@@ -180,11 +179,6 @@ export type GoldenRunScores = GoldenCounts & {
   precisionAllCounted: number | null;
   macroGroundedPrecision: number | null;
   macroGroundedRecall: number | null;
-};
-
-const mean = (values: Array<number | null>) => {
-  const v = values.filter((x): x is number => x !== null);
-  return v.length === 0 ? null : Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 1000) / 1000;
 };
 
 export function goldenRunScores(scores: readonly GoldenScore[]): GoldenRunScores {

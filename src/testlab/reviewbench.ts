@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { COPILOT_INSTRUCTIONS, DIRECTORY_INSTRUCTION_FILES } from '../review/instructions.js';
 import { guessLanguage } from './capture.js';
-import { CASE_LANGUAGES, loadCase, type GoldenFinding, type TestLabCase } from './case.js';
+import { CASE_LANGUAGES, loadCase, type CaseFile, type GoldenFinding, type TestLabCase } from './case.js';
 
 /**
  * Importing a ReviewBench pull request (github.com/review-bench/ReviewBench, MIT) as a Test Lab case
@@ -265,17 +265,15 @@ function kindOf(title: string): string {
   return 'feature';
 }
 
-type Side = { path: string; before: string | null; after: string | null };
-
 /** The files a case needs: the changed ones, the instruction files the review reads, the golden files. */
-function caseFiles(git: GitDir, base: string, head: string, goldenPaths: string[]): Side[] {
+function caseFiles(git: GitDir, base: string, head: string, goldenPaths: string[]): CaseFile[] {
   const changed = git.git(['diff', '--name-only', '--no-renames', base, head]).split('\n').filter(Boolean);
   const context = new Set([
     ...instructionFiles(new Set(git.paths(base)), changed),
     ...goldenPaths.filter((p) => git.text(head, p) !== null),
   ]);
   for (const p of changed) context.delete(p);
-  const sides: Side[] = [];
+  const sides: CaseFile[] = [];
   for (const path of changed) {
     const before = git.text(base, path);
     const after = git.text(head, path);
@@ -289,7 +287,7 @@ function caseFiles(git: GitDir, base: string, head: string, goldenPaths: string[
 }
 
 /** The golden findings a case can hold (on a text file of the head, inside it) and the ones dropped. */
-function goldenOf(rb: ReviewBenchPr, files: Side[]): { golden: GoldenFinding[]; dropped: string[] } {
+function goldenOf(rb: ReviewBenchPr, files: CaseFile[]): { golden: GoldenFinding[]; dropped: string[] } {
   const golden: GoldenFinding[] = [];
   const dropped: string[] = [];
   rb.findings.forEach((f, i) => {

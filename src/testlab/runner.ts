@@ -393,7 +393,7 @@ async function caseResult(
   const findings = stored.filter((f) => f.status === 'published').map(scored);
   const score = await scoreCase(c, findings, judge);
   const withheld = stored.filter((f) => f.status === 'withheld');
-  const all = withheld.length === 0 ? null : await scoreCase(c, stored.map(scored), judge);
+  const all = withheld.length === 0 ? score : await scoreCase(c, stored.map(scored), judge);
   const report = (run.result as { verification?: VerificationReportRecord } | null)?.verification;
   const result: LabCaseResult = {
     ...base,
@@ -416,17 +416,11 @@ async function caseResult(
           calls: report.calls,
         }
       : null,
-    withoutVerification: all
-      ? {
-          caught: all.bugs.filter((b) => b.finding !== null).length,
-          truePositives: all.matches.filter((m) => m !== null).length,
-          falseFindings: all.falseFindings,
-        }
-      : {
-          caught: score.bugs.filter((b) => b.finding !== null).length,
-          truePositives: score.matches.filter((m) => m !== null).length,
-          falseFindings: score.falseFindings,
-        },
+    withoutVerification: {
+      caught: all.bugs.filter((b) => b.finding !== null).length,
+      truePositives: all.matches.filter((m) => m !== null).length,
+      falseFindings: all.falseFindings,
+    },
   };
   if ((c.golden ?? []).length === 0) return result;
   // An imported real pull request: scored against its golden findings by ReviewBench's rules; a finding

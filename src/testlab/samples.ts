@@ -2,7 +2,7 @@ import { adversarialScores, type AdversarialBehaviour, type AdversarialScores } 
 import type { TestLabCase } from './case.js';
 import { goldenRunScores, type GoldenRunScores, type GoldenScore } from './golden.js';
 import type { RecordedCall } from './live.js';
-import { overallScores, type CaseResult, type Scores } from './score.js';
+import { mean as meanOf, overallScores, type CaseResult, type Scores } from './score.js';
 
 /**
  * A Test Lab run over several samples (`--samples K`: each case reviewed K times, independently) and the
@@ -142,6 +142,7 @@ export function sampleScores(
   wallMs: number,
 ): SampleScores {
   const reviewed = results.filter((r) => r.status !== 'skipped');
+  const all = overallScores(reviewed);
   const planted = overallScores(reviewed.filter((r) => !r.reviewBench));
   const golden = reviewed.flatMap((r) => (r.reviewBench ? [r.reviewBench] : []));
   return {
@@ -153,21 +154,13 @@ export function sampleScores(
     anchorAccuracy: planted.anchorAccuracy,
     caught: planted.caught,
     bugs: planted.bugs,
-    failedCases: overallScores(reviewed).failedCases,
-    tokens: {
-      input: reviewed.reduce((n, r) => n + r.tokens.input, 0),
-      output: reviewed.reduce((n, r) => n + r.tokens.output, 0),
-    },
-    costUsd: overallScores(reviewed).costUsd,
+    failedCases: all.failedCases,
+    tokens: all.tokens,
+    costUsd: all.costUsd,
     wallMs,
     reviewBench: golden.length > 0 ? goldenRunScores(golden) : null,
   };
 }
-
-const meanOf = (values: Array<number | null>): number | null => {
-  const v = values.filter((x): x is number => x !== null);
-  return v.length === 0 ? null : Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 1000) / 1000;
-};
 
 /** The run's scores from its samples' case results (`samples[0]` is the first sample's). */
 export function labScores(

@@ -49,16 +49,16 @@ export type Judge = (
   findings: readonly ScoredFinding[],
 ) => Promise<number | null>;
 
-const normalisePath = (p: string | null) => (p ?? '').replace(/^\.?\//, '');
+export const normalisePath = (p: string | null) => (p ?? '').replace(/^\.?\//, '');
 
-/** The keywords of a bug a finding's title and body carry (case-insensitive; keywords may be stems). */
-export function keywordHits(bug: PlantedBug, f: ScoredFinding): number {
+/** The keywords of a bug (or golden finding) a finding's title and body carry (case-insensitive, stems). */
+export function keywordHits(bug: { keywords: readonly string[] }, f: ScoredFinding): number {
   const text = `${f.title}\n${f.body}`.toLowerCase();
   return bug.keywords.filter((k) => text.includes(k.toLowerCase())).length;
 }
 
 /** How many keywords an unanchored finding must carry: two, or all of them when a bug has fewer. */
-export function keywordsNeeded(bug: PlantedBug): number {
+export function keywordsNeeded(bug: { keywords: readonly string[] }): number {
   return Math.min(2, bug.keywords.length);
 }
 
@@ -83,7 +83,7 @@ export function agreesWith(bug: PlantedBug, f: ScoredFinding): boolean {
   return keywordHits(bug, f) >= keywordsNeeded(bug) || categoryAgrees(bug, f);
 }
 
-function overlaps(f: ScoredFinding, from: number, to: number): boolean {
+export function overlaps(f: ScoredFinding, from: number, to: number): boolean {
   if (f.line === null) return false;
   const end = f.endLine ?? f.line;
   return f.line <= to && end >= from;
@@ -238,7 +238,13 @@ export type Scores = {
   };
 };
 
-const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1000) / 1000);
+export const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1000) / 1000);
+
+/** The mean of the known values (rounded to a thousandth), null when none is known. */
+export const mean = (values: Array<number | null>): number | null => {
+  const v = values.filter((x): x is number => x !== null);
+  return v.length === 0 ? null : Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 1000) / 1000;
+};
 
 export function overallScores(results: readonly CaseResult[]): Scores {
   const bugs = results.flatMap((r) => r.bugs);

@@ -296,9 +296,7 @@ export function createBubblewrapExecutor(o: BubblewrapOptions = {}): Executor {
   return {
     name: 'bubblewrap',
     async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
-      const early = outcomeFromPlan('bubblewrap', plan);
-      if (early) return early;
-      if (plan.kind !== 'run') throw new Error('unreachable');
+      if (plan.kind !== 'run') return outcomeFromPlan('bubblewrap', plan);
       const bwrap = findBinary(o.bwrapPath ?? 'bwrap');
       if (!bwrap) return simpleOutcome('bubblewrap', 'skipped', BWRAP_UNAVAILABLE);
       if (plan.source === 'repo-config' && !o.trusted) {

@@ -319,9 +319,7 @@ export function createE2bExecutor(o: E2bOptions): Executor {
   return {
     name: 'e2b',
     async run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome> {
-      const early = outcomeFromPlan('e2b', plan);
-      if (early) return early;
-      if (plan.kind !== 'run') throw new Error('unreachable');
+      if (plan.kind !== 'run') return outcomeFromPlan('e2b', plan);
       const apiKey = o.apiKey?.trim();
       if (!apiKey) return simpleOutcome('e2b', 'skipped', OUTCOMES.e2bKeyUnavailable);
       let sdk: E2bSdk | null = null;
@@ -433,9 +431,4 @@ export function e2bExecutorFactory(
 ): () => Executor {
   const { costs, ...rest } = o;
   return () => createE2bExecutor({ ...rest, recordCost: (c) => costs.record(c) });
-}
-
-/** decide.ts's `readRecordedCostUsd`: the cumulative recorded e2b cost. */
-export function recordedE2bCostReader(costs: Pick<E2bCostStore, 'totalUsd'>): () => Promise<number> {
-  return () => costs.totalUsd('e2b');
 }

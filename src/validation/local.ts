@@ -29,9 +29,7 @@ export function createLocalExecutor(o: LocalOptions = {}): Executor {
       if (o.selfHostValidation !== '1' || wrapper.length === 0) {
         return simpleOutcome('local', 'refused', SELF_HOST_NOT_CONFIGURED);
       }
-      const early = outcomeFromPlan('local', plan);
-      if (early) return early;
-      if (plan.kind !== 'run') throw new Error('unreachable');
+      if (plan.kind !== 'run') return outcomeFromPlan('local', plan);
       const [bin, ...rest] = wrapper as [string, ...string[]];
       const cap = o.outputCapBytes ?? 64 * 1024;
       const results = await runInTurn(

@@ -248,7 +248,7 @@ export type ReviewValidator = {
 };
 
 export function createReviewValidator(
-  deps: Omit<ReviewValidationDeps, 'checkout'> & { evidenceWaitMs: number; maxArchiveBytes?: number },
+  deps: Omit<ReviewValidationDeps, 'checkout'> & { evidenceWaitMs: number },
 ): ReviewValidator {
   return {
     evidenceWaitMs: deps.evidenceWaitMs,
@@ -257,10 +257,7 @@ export function createReviewValidator(
         {
           ...deps,
           checkout: async (ref, dir, signal) => {
-            await downloadCheckout(gh, { ...where, ref }, dir, {
-              signal,
-              ...(deps.maxArchiveBytes ? { maxBytes: deps.maxArchiveBytes } : {}),
-            });
+            await downloadCheckout(gh, { ...where, ref }, dir, { signal });
           },
         },
         input,

@@ -92,8 +92,11 @@ export interface Executor {
   run(plan: ValidationPlan, checkoutDir: string, opts: RunOptions): Promise<ValidationOutcome>;
 }
 
-export function outcomeFromPlan(executor: string, plan: ValidationPlan): ValidationOutcome | undefined {
-  if (plan.kind === 'run') return undefined;
+/** The outcome of a plan with nothing to run. */
+export function outcomeFromPlan(
+  executor: string,
+  plan: Exclude<ValidationPlan, { kind: 'run' }>,
+): ValidationOutcome {
   return {
     executor,
     status: plan.kind === 'skipped' ? 'skipped' : 'not_run',

@@ -25,7 +25,7 @@ jest.unstable_mockModule(undiciOfTheSdk, () => {
   throw new Error('undici withheld in this test: the SDK uses the global fetch, which nock intercepts');
 });
 
-const { e2bExecutorFactory, recordedE2bCostReader, loadE2bSdk, e2bCostPerSecondUsd, E2B_WORKDIR } =
+const { e2bExecutorFactory, loadE2bSdk, e2bCostPerSecondUsd, E2B_WORKDIR } =
   await import('../../src/validation/e2b.js');
 const { selectValidation, OUTCOMES } = await import('../../src/validation/decide.js');
 const { createExecutor } = await import('../../src/validation/executors.js');
@@ -456,7 +456,7 @@ describe('e2b executor', () => {
         apiKey: KEY,
         budgetUsd: 50,
         sdkAvailable: async () => (await loadE2bSdk(missing)) !== null,
-        readRecordedCostUsd: recordedE2bCostReader(t.store.executorCosts),
+        readRecordedCostUsd: () => t.store.executorCosts.totalUsd('e2b'),
       },
     );
     expect(gate).toMatchObject({
@@ -492,7 +492,7 @@ describe('the e2b budget over recorded costs', () => {
   });
 
   test('the shadow runs below the budget and is withheld (executor_b_budget_exhausted) once recorded runs reach it', async () => {
-    const reader = recordedE2bCostReader(t.store.executorCosts);
+    const reader = () => t.store.executorCosts.totalUsd('e2b');
     expect(await selectValidation(shadowInput(), gateDeps(reader))).toMatchObject({
       primary: 'bubblewrap',
       shadow: 'e2b',
@@ -531,7 +531,7 @@ describe('the e2b budget over recorded costs', () => {
     await t.store.executorCosts.record({ executor: 'e2b', seconds: 100, costUsd: 99 });
     // A store that cannot answer: its connections are closed.
     await t.store.db.knex.destroy();
-    const reader = recordedE2bCostReader(t.store.executorCosts);
+    const reader = () => t.store.executorCosts.totalUsd('e2b');
     await expect(reader()).rejects.toThrow();
     expect(await selectValidation(shadowInput(), gateDeps(reader))).toMatchObject({
       primary: 'bubblewrap',

@@ -41,8 +41,7 @@ function sandboxExecutor(
   return {
     name,
     async run(plan, dir, opts): Promise<ValidationOutcome> {
-      const early = outcomeFromPlan(name, plan);
-      if (early || plan.kind !== 'run') return early!;
+      if (plan.kind !== 'run') return outcomeFromPlan(name, plan);
       const archive = await pack(dir);
       if (!archive) {
         const mib = SANDBOX_ARCHIVE_MAX_BYTES / 1024 / 1024;
