@@ -47,12 +47,12 @@ export type Gathered = {
 
 const MAX_PRIOR_FINDINGS = 200;
 
-/** A reader that reads each path once per run (concurrent callers share the read). */
-export function cachedReader(read: (path: string) => Promise<string | null>) {
-  const cache = new Map<string, Promise<string | null>>();
-  return (path: string) => {
-    if (!cache.has(path)) cache.set(path, read(path));
-    return cache.get(path)!;
+/** A reader that reads each key (a path, a head) once per run (concurrent callers share the read). */
+export function cachedReader<T>(read: (key: string) => Promise<T>) {
+  const cache = new Map<string, Promise<T>>();
+  return (key: string) => {
+    if (!cache.has(key)) cache.set(key, read(key));
+    return cache.get(key)!;
   };
 }
 

@@ -10,7 +10,7 @@ import type { Anchored } from './anchor.stage.js';
 import type { AnchoredFinding } from './anchors.js';
 import { continuePrior, matchAcrossPushes, type PriorConcern } from './cross-push.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
-import type { Gathered } from './gather.stage.js';
+import { cachedReader, type Gathered } from './gather.stage.js';
 import { compareHeads } from './gather.js';
 import { findLineText, followLine } from './line-map.js';
 import type { Plan } from './plan.stage.js';
@@ -175,7 +175,7 @@ const samePath = (a: string, b: string) => normaliseFindingPath(a) === normalise
 
 /** The changed files between an earlier head and this one, read once per earlier head. */
 class HeadComparisons {
-  private readonly byHead = new Map<string, Promise<Map<string, string | null> | null>>();
+  private readonly files = cachedReader((sinceSha) => this.read(sinceSha));
 
   constructor(private readonly input: RecallInput) {}
 
@@ -200,15 +200,6 @@ class HeadComparisons {
     const source = await this.input.gathered.fileAtHead(p.path).catch(() => null);
     const found = source === null ? null : findLineText(source, record?.lineText ?? null, line);
     return found === null ? { line, endLine } : { line: found, endLine: found + (endLine - line) };
-  }
-
-  private files(sinceSha: string): Promise<Map<string, string | null> | null> {
-    let files = this.byHead.get(sinceSha);
-    if (!files) {
-      files = this.read(sinceSha);
-      this.byHead.set(sinceSha, files);
-    }
-    return files;
   }
 
   private async read(sinceSha: string): Promise<Map<string, string | null> | null> {
