@@ -30,10 +30,6 @@ import {
 } from './status.js';
 import { closeResolvedThreads, hideOutdatedReviews, openThreads, recordThreads } from './threads.js';
 
-export type { PublishMode } from './ledger.js';
-export type { PublisherDeps } from './publisher-deps.js';
-export { reviewNote, verificationView } from './review-post.js';
-
 export type PublishOutcome = {
   status: 'published' | 'shadowed' | 'failed';
   event: 'APPROVE' | 'COMMENT';

@@ -17,7 +17,6 @@ import { surroundingCode } from './surrounding.js';
  */
 
 export const VERIFICATION_VERDICTS = ['confirmed', 'refuted', 'uncertain'] as const;
-export type VerificationVerdict = (typeof VERIFICATION_VERDICTS)[number];
 
 export const verificationResultSchema = z.object({
   id: z.string(),
@@ -65,9 +64,6 @@ export type Candidate = {
   index: number;
   finding: Finding;
 };
-
-/** How a candidate fared: posted after verification, withheld, or posted unverified (the call failed). */
-export type CandidateOutcome = 'published' | 'withheld' | 'unverified';
 
 /**
  * The rule of NAMES.md: published when the verdict is not `refuted` and the score is at or above the
