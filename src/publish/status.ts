@@ -1,9 +1,8 @@
 import { approvalGate } from '../policy/approval.js';
 import type { PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
-import type { SemanticCoverage } from '../review/run-result.js';
 import type { ReviewOutput } from '../review/output.schema.js';
-import type { RunResult } from '../review/run-result.js';
+import type { RunResult, SemanticCoverage } from '../review/run-result.js';
 import { isAlwaysKept } from '../review/strictness.js';
 import { validationFailed, type ValidationReport } from '../validation/report.js';
 
