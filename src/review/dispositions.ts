@@ -1,5 +1,5 @@
 import { normaliseFindingPath } from './fingerprint.js';
-import { cachedReader } from './gather.stage.js';
+import { cachedReader } from './concurrency.js';
 import type { Disposition, DispositionEvidence } from './output.schema.js';
 
 /**
