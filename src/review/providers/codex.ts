@@ -194,10 +194,6 @@ export class CodexProvider implements ModelProvider {
       (error as NodeJS.ErrnoException | null)?.code === 'ENOENT'
         ? `codex binary not found: ${this.bin} (set VERDICT_RUNNER_BIN or choose another VERDICT_RUNNER_PROVIDER)`
         : `codex binary could not be started: ${this.bin} (${(error as Error)?.message ?? String(error)})`;
-    return new ModelCallError('unavailable', message, {
-      retryable: false,
-      provider: this.name,
-      cause: error,
-    });
+    return new ModelCallError('unavailable', message, { provider: this.name, cause: error });
   }
 }
