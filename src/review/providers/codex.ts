@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
-  systemWithSchema,
   withDeadline,
   type ModelMessage,
   type ModelProvider,
@@ -45,12 +44,8 @@ export type CodexOptions = {
 };
 
 /** The whole request as one prompt for the CLI. */
-export function flattenPrompt(
-  system: string,
-  messages: ModelMessage[],
-  jsonSchema?: Record<string, unknown>,
-): string {
-  const parts = [systemWithSchema(system, jsonSchema)];
+function flattenPrompt(system: string, messages: ModelMessage[]): string {
+  const parts = [system];
   for (const m of messages) parts.push(`### ${m.role === 'user' ? 'User' : 'Assistant'}\n\n${m.content}`);
   return `${parts.join('\n\n')}\n`;
 }

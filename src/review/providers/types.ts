@@ -186,9 +186,3 @@ export function withDeadline<T>(
       });
   });
 }
-
-/** The system prompt plus the expected JSON schema, for providers without structured outputs. */
-export function systemWithSchema(system: string, jsonSchema: Record<string, unknown> | undefined): string {
-  if (!jsonSchema) return system;
-  return `${system}\n\nAnswer with one JSON object that matches this JSON schema:\n\`\`\`json\n${JSON.stringify(jsonSchema)}\n\`\`\``;
-}
