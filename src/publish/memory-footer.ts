@@ -1,4 +1,4 @@
-import { codePath } from './markdown.js';
+import { codePath, plural } from './markdown.js';
 import type { MemoryUsed } from './status.js';
 
 /**
@@ -9,8 +9,6 @@ import type { MemoryUsed } from './status.js';
 
 /** Ids, paths or issues named per kind; the rest are counted. */
 export const MAX_NAMED = 10;
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function named(items: readonly string[]): string {
   const shown = items.slice(0, MAX_NAMED).join(', ');
