@@ -218,15 +218,15 @@ export class AlikeIndex<T extends AlikeText> {
   }
 
   /**
-   * The candidate most like `finding` at or above `threshold`, or null; ties go to the earlier
+   * The candidate most like `finding` at or above ALIKE_THRESHOLD, or null; ties go to the earlier
    * candidate, so the answer depends on nothing but the candidates and their order. `accept` skips
    * candidates a caller cannot use (one already matched).
    */
   best(
     finding: AlikeText,
-    opts: { threshold?: number; accept?: (item: T, index: number) => boolean } = {},
+    opts: { accept?: (item: T, index: number) => boolean } = {},
   ): { match: T; index: number; score: number } | null {
-    const threshold = opts.threshold ?? ALIKE_THRESHOLD;
+    const threshold = ALIKE_THRESHOLD;
     const mine = this.code(finding, false);
     const size = mine.all.length;
     const seen = new Uint8Array(this.list.length);
@@ -274,14 +274,13 @@ function sharedCount(a: Uint32Array, b: Uint32Array, need: number): number {
 }
 
 /**
- * The candidate most like `finding` at or above `threshold`, or null; ties go to the earlier candidate
+ * The candidate most like `finding` at or above ALIKE_THRESHOLD, or null; ties go to the earlier candidate
  * (one finding against a few candidates; `AlikeIndex` for many findings against many).
  */
 export function mostAlike<T extends AlikeText>(
   finding: AlikeText,
   candidates: Iterable<T>,
-  threshold: number = ALIKE_THRESHOLD,
 ): { match: T; score: number } | null {
-  const found = new AlikeIndex([...candidates]).best(finding, { threshold });
+  const found = new AlikeIndex([...candidates]).best(finding);
   return found ? { match: found.match, score: found.score } : null;
 }

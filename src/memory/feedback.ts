@@ -38,7 +38,6 @@ import {
  * cluster with the finding as its exemplar.
  */
 
-export { MAX_REACTION_COMMENTS };
 /** Longest text `@verdict learn` takes (a context's body, NAMES.md). */
 export const MAX_LEARN_TEXT = 4000;
 

@@ -44,7 +44,8 @@ export function clusterSuppresses(cluster: ClusterStanding): boolean {
 /** Most issues one pull request's body links (the first ones, in the order the body names them). */
 export const MAX_LINKED_ISSUES = 10;
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `s` matched literally inside a regular expression. */
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The issues of the same repository a pull request's body closes or references, in the order it names
@@ -56,7 +57,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  */
 export function linkedIssueNumbers(body: string, repo: string, selfNumber: number | null): number[] {
   const text = body.replace(/```[\s\S]*?```/g, ' ').replace(/`[^`\n]*`/g, ' ');
-  const name = escape(repo);
+  const name = escapeRegExp(repo);
   const pattern = new RegExp(
     [
       // https://github.com/owner/name/issues/12 (any host: GitHub Enterprise has its own)

@@ -3,7 +3,7 @@ import type { ReviewPolicy } from '../policy/policy.schema.js';
 import type { FindingRecord } from '../store/findings.js';
 import type { RunRecord } from '../store/runs.js';
 import { NO_SERVER_RETRY, type Found } from './ledger.js';
-import { annotationBatches } from './line-comments.js';
+import { annotationBatches, type Annotation } from './line-comments.js';
 import { refusalNotice } from './notice.js';
 import { ofRun, splitRepo, type PublishContext } from './publisher-deps.js';
 import { MERGE_STATUS_BADGE } from './render.js';
@@ -70,6 +70,47 @@ export class CheckRunPublisher {
     return () => findOwnCheckRun(gh, { repo: run.repo, sha, name: this.name, runId: run.id });
   }
 
+  /**
+   * The call completing the run's check run: a patch of the one whose id is known, else one created
+   * completed, with the run id as its external id (found by it after an interrupted creation).
+   * `lookedUp`: the patch is looked for on GitHub before it is sent again, so Octokit does not retry it.
+   */
+  private completion(
+    gh: GitHubClient,
+    run: RunRecord,
+    known: string | null,
+    headSha: string,
+    conclusion: CheckConclusion,
+    output: { title: string; summary: string; annotations?: Annotation[] },
+    lookedUp: boolean,
+  ) {
+    const { owner, repo } = splitRepo(run.repo);
+    const completed = {
+      status: 'completed',
+      conclusion,
+      completed_at: new Date().toISOString(),
+      output,
+    } as const;
+    return () =>
+      known
+        ? gh.rest.checks.update({
+            owner,
+            repo,
+            check_run_id: Number(known),
+            ...completed,
+            ...(lookedUp ? NO_SERVER_RETRY : {}),
+          })
+        : gh.rest.checks.create({
+            owner,
+            repo,
+            name: this.name,
+            head_sha: headSha,
+            external_id: run.id,
+            ...completed,
+            ...NO_SERVER_RETRY,
+          });
+  }
+
   /** Creates the run's check run, in progress, when the review starts (checks enabled). */
   async start(gh: GitHubClient, run: RunRecord, headSha: string, policy: ReviewPolicy): Promise<void> {
     if (!policy.statusChecks.enabled || run.checkRunId) return;
@@ -113,18 +154,11 @@ export class CheckRunPublisher {
   async fail(gh: GitHubClient, run: RunRecord, error: string): Promise<void> {
     const checkRunId = await this.knownId(gh, run);
     if (!checkRunId) return;
-    const { owner, repo } = splitRepo(run.repo);
     const summary = `The review could not be completed: ${error.slice(0, 2000)}`;
-    await this.ctx.ledger.send(ofRun(run, 'check_run', summary, { step: 'check:fail' }), () =>
-      gh.rest.checks.update({
-        owner,
-        repo,
-        check_run_id: Number(checkRunId),
-        status: 'completed',
-        conclusion: 'neutral',
-        completed_at: new Date().toISOString(),
-        output: { title: 'Review failed', summary },
-      }),
+    const output = { title: 'Review failed', summary };
+    await this.ctx.ledger.send(
+      ofRun(run, 'check_run', summary, { step: 'check:fail' }),
+      this.completion(gh, run, checkRunId, run.headSha ?? '', 'neutral', output, false),
     );
   }
 
@@ -140,35 +174,11 @@ export class CheckRunPublisher {
     policy: ReviewPolicy,
   ): Promise<void> {
     if (!policy.statusChecks.enabled) return;
-    const { owner, repo } = splitRepo(run.repo);
     const { title, summary } = refusalNotice(this.ctx.deps.productName, notice);
-    const output = { title, summary };
-    const completed = { status: 'completed', conclusion: 'neutral' } as const;
-    const now = new Date().toISOString();
     const checkRunId = await this.knownId(gh, run);
     await this.ctx.ledger.send(
       ofRun(run, 'check_run', summary, { step: 'check:notice' }),
-      () =>
-        checkRunId
-          ? gh.rest.checks.update({
-              owner,
-              repo,
-              check_run_id: Number(checkRunId),
-              ...completed,
-              completed_at: now,
-              output,
-            })
-          : gh.rest.checks.create({
-              owner,
-              repo,
-              name: this.name,
-              head_sha: notice.headSha,
-              external_id: run.id,
-              ...completed,
-              completed_at: now,
-              output,
-              ...NO_SERVER_RETRY,
-            }),
+      this.completion(gh, run, checkRunId, notice.headSha, 'neutral', { title, summary }, false),
       checkRunId ? {} : { find: this.find(gh, run, notice.headSha) },
     );
   }
@@ -197,33 +207,10 @@ export class CheckRunPublisher {
     const { title, summary } = checkSummary(c.analysis, c.commitId, enabled);
     const [first = [], ...rest] = annotationBatches(c.findings);
     const output = { title, summary, ...(first.length > 0 ? { annotations: first } : {}) };
-    const completed = {
-      status: 'completed' as const,
-      conclusion,
-      completed_at: new Date().toISOString(),
-      output,
-    };
     const request = first.length > 0 ? { annotations: first } : undefined;
     const outcome = await this.ctx.ledger.send(
       ofRun(run, 'check_run', summary, { request, step: 'check:complete' }),
-      () =>
-        known
-          ? gh.rest.checks.update({
-              owner,
-              repo,
-              check_run_id: Number(known),
-              ...completed,
-              ...NO_SERVER_RETRY,
-            })
-          : gh.rest.checks.create({
-              owner,
-              repo,
-              name: this.name,
-              head_sha: c.commitId,
-              external_id: run.id,
-              ...completed,
-              ...NO_SERVER_RETRY,
-            }),
+      this.completion(gh, run, known, c.commitId, conclusion, output, true),
       {
         find: known ? () => completedCheck(gh, run, known, first.length) : this.find(gh, run, c.commitId),
       },

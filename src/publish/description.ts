@@ -1,4 +1,5 @@
-import { bullets, escapeInline, escapeText, MERGE_STATUS_BADGE, type RenderInput } from './render.js';
+import { bullets, escapeInline, escapeText } from './markdown.js';
+import { MERGE_STATUS_BADGE, type RenderInput } from './render.js';
 import { mergeStatus } from './status.js';
 
 /** The PR description's summary block (docs/publication.md "PR description"). */

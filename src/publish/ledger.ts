@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PublicationKind, PublicationRecord, PublicationStore, StepKey } from '../store/publications.js';
-import { statusOf } from './line-comments.js';
+import { statusOf } from '../review/gather.js';
 
 export type PublishMode = 'live' | 'shadow';
 

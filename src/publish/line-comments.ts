@@ -1,4 +1,5 @@
 import type { GitHubClient } from '../github/client.js';
+import { statusOf } from '../review/gather.js';
 import type { FindingRecord } from '../store/findings.js';
 
 /** One line comment of a review, as `POST /repos/{o}/{r}/pulls/{n}/reviews` takes it in `comments[]`. */
@@ -62,11 +63,6 @@ export function annotationBatches(findings: readonly FindingRecord[]): Annotatio
     batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
   }
   return batches;
-}
-
-export function statusOf(error: unknown): number | null {
-  const status = (error as { status?: unknown })?.status;
-  return typeof status === 'number' ? status : null;
 }
 
 /**

@@ -44,6 +44,9 @@ export function escapeInline(text: string): string {
     .replace(/```/g, '`\u200b``');
 }
 
+/** `1 finding`, `2 findings`: a count and its noun (`many` when the plural is not the noun and `s`). */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** Lines indented two spaces (a list item's continuation); blank lines stay blank. */
 export function indent(text: string): string {
   return text

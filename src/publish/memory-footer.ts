@@ -1,3 +1,4 @@
+import { codePath, plural } from './markdown.js';
 import type { MemoryUsed } from './status.js';
 
 /**
@@ -9,17 +10,6 @@ import type { MemoryUsed } from './status.js';
 /** Ids, paths or issues named per kind; the rest are counted. */
 export const MAX_NAMED = 10;
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
-/** Inline code that its text cannot close (no HTML or mention is parsed inside it). */
-function code(text: string): string {
-  const clean = text.replace(/[\r\n]+/g, ' ');
-  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
-  const ticks = '`'.repeat(longest + 1);
-  const pad = longest > 0 ? ' ' : '';
-  return `${ticks}${pad}${clean}${pad}${ticks}`;
-}
-
 function named(items: readonly string[]): string {
   const shown = items.slice(0, MAX_NAMED).join(', ');
   return items.length > MAX_NAMED ? `${shown} and ${items.length - MAX_NAMED} more` : shown;
@@ -29,9 +19,9 @@ export function memoryFooter(memory: MemoryUsed | null | undefined): string | nu
   if (!memory) return null;
   const { contexts, knowledge, linkedIssues } = memory;
   const parts = [
-    contexts.length > 0 ? `${plural(contexts.length, 'context')} (${named(contexts.map(code))})` : null,
+    contexts.length > 0 ? `${plural(contexts.length, 'context')} (${named(contexts.map(codePath))})` : null,
     knowledge.length > 0
-      ? `${plural(knowledge.length, 'knowledge document')} (${named(knowledge.map(code))})`
+      ? `${plural(knowledge.length, 'knowledge document')} (${named(knowledge.map(codePath))})`
       : null,
     linkedIssues.length > 0
       ? `${plural(linkedIssues.length, 'linked issue')} (${named(linkedIssues.map((n) => `#${n}`))})`

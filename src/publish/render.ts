@@ -16,8 +16,6 @@ import {
   type PublishableAnalysis,
 } from './status.js';
 
-export { bullets, escapeInline, escapeText };
-
 /** GitHub refuses a review body over 65,536 characters. */
 export const GITHUB_BODY_LIMIT = 65_536;
 /** Room kept under the limit for the shortening note and the footer. */

@@ -124,8 +124,7 @@ export class ReplyPublisher {
       prNumber: target.number,
       kind,
       body,
-      request: extra.request ?? null,
-      ...(extra.step ? { step: extra.step } : {}),
+      ...extra,
     };
     let thrown: unknown = null;
     const sent = await this.ledger.send(

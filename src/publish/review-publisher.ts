@@ -1,5 +1,4 @@
 import { resolveRepoConfig, type RepoConfig } from '../repo-config/schema.js';
-import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import type { PrFacts } from '../policy/matcher.js';
 import { readRunResult, type RunResult } from '../review/run-result.js';
@@ -30,10 +29,6 @@ import {
   type CheckConclusion,
 } from './status.js';
 import { closeResolvedThreads, hideOutdatedReviews, openThreads, recordThreads } from './threads.js';
-
-export type { PublishMode } from './ledger.js';
-export type { PublisherDeps } from './publisher-deps.js';
-export { reviewNote, verificationView } from './review-post.js';
 
 export type PublishOutcome = {
   status: 'published' | 'shadowed' | 'failed';
@@ -105,8 +100,7 @@ export class ReviewPublisher {
   }
 
   private async policy(): Promise<ReviewPolicy> {
-    const stored = await this.deps.store.policy.get();
-    return stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
+    return (await this.deps.store.policy.get())?.settings ?? DEFAULT_REVIEW_POLICY;
   }
 
   private async repoConfig(repo: string): Promise<RepoConfig> {

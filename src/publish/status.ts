@@ -1,11 +1,11 @@
 import { approvalGate } from '../policy/approval.js';
 import type { PrFacts } from '../policy/matcher.js';
 import type { ReviewPolicy } from '../policy/policy.schema.js';
-import type { SemanticCoverage } from '../review/merge.js';
 import type { ReviewOutput } from '../review/output.schema.js';
-import type { RunResult } from '../review/run-result.js';
+import type { RunResult, SemanticCoverage } from '../review/run-result.js';
 import { isAlwaysKept } from '../review/strictness.js';
 import { validationFailed, type ValidationReport } from '../validation/report.js';
+import { plural } from './markdown.js';
 
 export type MergeStatus = 'CLEAR' | 'CAUTION' | 'BLOCK';
 export type CheckConclusion = 'success' | 'neutral' | 'failure';
@@ -62,10 +62,6 @@ export function mergeStatus(a: PublishableAnalysis): MergeStatus {
     return 'CAUTION';
   }
   return 'CLEAR';
-}
-
-function plural(n: number, one: string): string {
-  return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
 /**

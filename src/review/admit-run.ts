@@ -2,7 +2,6 @@ import { budgetReached } from '../alerts/moments.js';
 import type { AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
 import type { GitHubClient } from '../github/client.js';
-import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from '../policy/policy.schema.js';
 import { resolveRepoConfig, type OperatorBranches } from '../repo-config/schema.js';
 import type { Store } from '../store/index.js';
@@ -90,7 +89,7 @@ export async function admitRun(
     state: pr.state,
     changedFiles: pr.changedFiles,
   });
-  const policy = await storedPolicy(store);
+  const policy = (await store.policy.get())?.settings ?? DEFAULT_REVIEW_POLICY;
   const repoRecord = await store.repositories.get(run.repo);
   const operatorEnabled =
     typeof repoRecord?.config?.enabled === 'boolean' ? (repoRecord.config.enabled as boolean) : null;
@@ -122,11 +121,6 @@ export async function admitRun(
   const operatorConfig = repoRecord?.config ?? null;
   const admitted = { gh, pr, policy, standalone, operatorConfig, files, gatherStart, notes: decision.notes };
   return { kind: 'admitted', admitted };
-}
-
-async function storedPolicy(store: Store): Promise<ReviewPolicy> {
-  const stored = await store.policy.get();
-  return stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
 }
 
 function monthStartUtc(now: number): number {

@@ -103,11 +103,6 @@ async function call(input: CallInput): Promise<Called> {
   return { primary, shadow, ...(agreed ? { samples: agreed.report } : {}) };
 }
 
-/** One model pass over every part, concurrently; outputs are kept in part order. */
-async function pass(setup: PassSetup, parts: ReviewChunk[]): Promise<PassResult> {
-  return (await samplePasses(setup, parts, 1))[0]!;
-}
-
 /**
  * `count` independent passes over every part: every (pass, part) call through one pool of
  * `concurrency`, the first pass's parts first. Each pass's outputs are kept in part order.
@@ -233,7 +228,7 @@ async function reviewHalves(
 async function shadowPass(setup: PassSetup, parts: ReviewChunk[]): Promise<ShadowReview> {
   const who = { provider: setup.provider.name, model: setup.provider.model };
   try {
-    const result = await pass(setup, parts);
+    const result = (await samplePasses(setup, parts, 1))[0]!;
     return {
       ...who,
       status: result.outputs.length === 0 ? 'failed' : result.failed.size > 0 ? 'degraded' : 'analysed',

@@ -19,3 +19,12 @@ export async function mapConcurrent<T, R>(
   await Promise.all(workers);
   return results;
 }
+
+/** A reader that reads each key (a path, a head) once (per run, or per process) (concurrent callers share the read). */
+export function cachedReader<T>(read: (key: string) => Promise<T>) {
+  const cache = new Map<string, Promise<T>>();
+  return (key: string) => {
+    if (!cache.has(key)) cache.set(key, read(key));
+    return cache.get(key)!;
+  };
+}

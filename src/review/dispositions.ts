@@ -1,4 +1,5 @@
 import { normaliseFindingPath } from './fingerprint.js';
+import { cachedReader } from './concurrency.js';
 import type { Disposition, DispositionEvidence } from './output.schema.js';
 
 /**
@@ -33,26 +34,11 @@ function shortSha(sha: string): string {
   return sha.trim().slice(0, 12);
 }
 
-type FileCache = Map<string, Promise<{ content: string | null; error: string | null }>>;
-
-function readNormalised(cache: FileCache, fileAtHead: FileAtHead, path: string) {
-  let entry = cache.get(path);
-  if (!entry) {
-    entry = fileAtHead(path).then(
-      (content) => ({ content: content === null ? null : normaliseWhitespace(content), error: null }),
-      (err: unknown) => ({ content: null, error: err instanceof Error ? err.message : String(err) }),
-    );
-    cache.set(path, entry);
-  }
-  return entry;
-}
-
 /** `null` when the evidence item supports the claim, otherwise why not. */
 async function checkEvidence(
   evidence: DispositionEvidence,
   headSha: string,
-  cache: FileCache,
-  fileAtHead: FileAtHead,
+  read: (path: string) => Promise<{ content: string | null; error: string | null }>,
 ): Promise<string | null> {
   if (evidence.headSha.trim().toLowerCase() !== headSha.trim().toLowerCase()) {
     return `it quotes head ${shortSha(evidence.headSha) || '(none)'}, not the current head ${shortSha(headSha)}`;
@@ -63,7 +49,7 @@ async function checkEvidence(
   }
   const path = normaliseFindingPath(evidence.path);
   if (path === '') return 'it names no file';
-  const file = await readNormalised(cache, fileAtHead, path);
+  const file = await read(path);
   if (file.error !== null) return `${path} could not be read at the current head (${file.error})`;
   if (file.content === null) return `${path} does not exist at the current head`;
   if (!file.content.includes(quote)) return `its quote does not occur in ${path} at the current head`;
@@ -82,7 +68,13 @@ export async function reviewDispositions(
   dispositions: Disposition[],
   ctx: { headSha: string; priorFingerprints: ReadonlySet<string>; fileAtHead: FileAtHead },
 ): Promise<DispositionReview> {
-  const cache: FileCache = new Map();
+  // Each path is read once, whitespace-normalised; a failed read is the reason its evidence fails.
+  const read = cachedReader((path) =>
+    ctx.fileAtHead(path).then(
+      (content) => ({ content: content === null ? null : normaliseWhitespace(content), error: null }),
+      (err: unknown) => ({ content: null, error: err instanceof Error ? err.message : String(err) }),
+    ),
+  );
   const accepted: Disposition[] = [];
   const rejected: DispositionReview['rejected'] = [];
   const missingValidations: string[] = [];
@@ -96,7 +88,7 @@ export async function reviewDispositions(
     } else {
       const problems: string[] = [];
       for (const [index, evidence] of disposition.evidence.entries()) {
-        const problem = await checkEvidence(evidence, ctx.headSha, cache, ctx.fileAtHead);
+        const problem = await checkEvidence(evidence, ctx.headSha, read);
         if (problem === null) {
           problems.length = 0;
           break;

@@ -2,6 +2,7 @@ import type { GitHubClient } from '../github/client.js';
 import type { Store } from '../store/index.js';
 import type { CompetitorReview } from '../store/competitors.js';
 import type { RunRecord } from '../store/runs.js';
+import { cachedReader } from './concurrency.js';
 import type { ChangedFile } from './context.js';
 import { fileReader, listChangedFiles, type PullRequestFacts } from './gather.js';
 import { readInstructions, type RepositoryInstructions } from './instructions.js';
@@ -46,15 +47,6 @@ export type Gathered = {
 };
 
 const MAX_PRIOR_FINDINGS = 200;
-
-/** A reader that reads each path once per run (concurrent callers share the read). */
-export function cachedReader(read: (path: string) => Promise<string | null>) {
-  const cache = new Map<string, Promise<string | null>>();
-  return (path: string) => {
-    if (!cache.has(path)) cache.set(path, read(path));
-    return cache.get(path)!;
-  };
-}
 
 async function gather(input: GatherInput): Promise<Gathered> {
   const { gh, store, run, pr } = input;

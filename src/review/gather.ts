@@ -36,7 +36,8 @@ export class GatherError extends Error {
   }
 }
 
-function statusOf(error: unknown): number | null {
+/** The HTTP status a GitHub (Octokit) error carries, or null (a network failure, another error). */
+export function statusOf(error: unknown): number | null {
   const status = (error as { status?: unknown })?.status;
   return typeof status === 'number' ? status : null;
 }

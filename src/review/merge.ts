@@ -2,7 +2,6 @@ import type { ChangedFile, ReviewInput } from './context.js';
 import { findingFingerprint } from './fingerprint.js';
 import { defaultCompetitorComparison, type ReviewOutput } from './output.schema.js';
 import type { FileCoverage, SemanticCoverage } from './run-result.js';
-export type { FileCoverage, SemanticCoverage };
 
 /** The items in order, each key once (the first wins). */
 function uniqueBy<T>(items: T[], key: (item: T) => string): T[] {

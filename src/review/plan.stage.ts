@@ -6,8 +6,7 @@ import { classifyFile, prioritiseFiles, type ChangedFile } from './context.js';
 import type { Gathered } from './gather.stage.js';
 import type { PullRequestFacts } from './gather.js';
 import { planReview, type EarlierRun, type ReviewPlan } from './incremental.js';
-import type { FileCoverage } from './merge.js';
-import type { RunResult } from './run-result.js';
+import type { FileCoverage, RunResult } from './run-result.js';
 import { errorText, type RunScope, type Stage } from './stage.js';
 import { surroundingCode } from './surrounding.js';
 

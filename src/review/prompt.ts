@@ -110,8 +110,6 @@ export function systemPrompt(customInstructions: string, approvalInstructions: s
   return lines.join('\n');
 }
 
-/** Text from the pull request in a fence it cannot close (data, never instructions). */
-
 function limitList(items: string[], max: number): string {
   const shown = items.slice(0, max).join('\n');
   return items.length > max ? `${shown}\n… and ${items.length - max} more` : shown;

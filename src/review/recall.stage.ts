@@ -8,6 +8,7 @@ import type { Store } from '../store/index.js';
 import type { WithheldEntry } from '../store/suppression.js';
 import type { Anchored } from './anchor.stage.js';
 import type { AnchoredFinding } from './anchors.js';
+import { cachedReader } from './concurrency.js';
 import { continuePrior, matchAcrossPushes, type PriorConcern } from './cross-push.js';
 import { findingFingerprint, normaliseFindingPath } from './fingerprint.js';
 import type { Gathered } from './gather.stage.js';
@@ -175,7 +176,7 @@ const samePath = (a: string, b: string) => normaliseFindingPath(a) === normalise
 
 /** The changed files between an earlier head and this one, read once per earlier head. */
 class HeadComparisons {
-  private readonly byHead = new Map<string, Promise<Map<string, string | null> | null>>();
+  private readonly files = cachedReader((sinceSha) => this.read(sinceSha));
 
   constructor(private readonly input: RecallInput) {}
 
@@ -200,15 +201,6 @@ class HeadComparisons {
     const source = await this.input.gathered.fileAtHead(p.path).catch(() => null);
     const found = source === null ? null : findLineText(source, record?.lineText ?? null, line);
     return found === null ? { line, endLine } : { line: found, endLine: found + (endLine - line) };
-  }
-
-  private files(sinceSha: string): Promise<Map<string, string | null> | null> {
-    let files = this.byHead.get(sinceSha);
-    if (!files) {
-      files = this.read(sinceSha);
-      this.byHead.set(sinceSha, files);
-    }
-    return files;
   }
 
   private async read(sinceSha: string): Promise<Map<string, string | null> | null> {

@@ -179,24 +179,25 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
       .map((f) => f.fingerprint),
   );
   const changedPaths = new Set(input.gathered.changed.map((f) => normaliseFindingPath(f.filename)));
-  /** A finding as a row: its anchor, its fingerprint, whether it is outside the diff. */
-  const row = (f: StorableFinding): NewFinding => ({
-    severity: f.severity,
-    category: f.category,
-    path: f.path.trim() === '' ? null : f.path,
-    line: f.line,
-    endLine: f.endLine,
-    suggestion: f.suggestion,
-    lineText: f.lineText,
-    title: f.title,
-    body: f.body,
-    fingerprint: findingFingerprint(f),
-    outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
-  });
-  const published = input.anchored.report.findings.map((f) => {
-    const stored = row(f);
-    return { ...stored, stillOpen: earlier.has(stored.fingerprint) };
-  });
+  /** A finding as a row: its anchor, its fingerprint, whether it is outside the diff, and still open. */
+  const row = (f: StorableFinding): NewFinding => {
+    const fingerprint = findingFingerprint(f);
+    return {
+      severity: f.severity,
+      category: f.category,
+      path: f.path.trim() === '' ? null : f.path,
+      line: f.line,
+      endLine: f.endLine,
+      suggestion: f.suggestion,
+      lineText: f.lineText,
+      title: f.title,
+      body: f.body,
+      fingerprint,
+      outsideDiff: !changedPaths.has(normaliseFindingPath(f.path)),
+      stillOpen: earlier.has(fingerprint),
+    };
+  };
+  const published = input.anchored.report.findings.map(row);
   // Withheld after verification: stored with the verifier's reason (their anchors checked as any), never posted.
   const { withheld } = input.verified;
   const checked = checkFindingAnchors(
@@ -205,19 +206,16 @@ async function storedFindings(input: RecordInput): Promise<NewFinding[]> {
   ).findings;
   const held = checked.map((f, i): NewFinding => ({
     ...row(f),
+    stillOpen: false,
     status: 'withheld',
     statusReason: withheldReason(withheld[i]!),
   }));
   // Withheld by memory: like findings reviewers dismissed (recall.stage.ts), never posted.
-  const suppressed = input.recalled.suppressed.map(({ finding: f, reason }): NewFinding => {
-    const stored = row(f);
-    return {
-      ...stored,
-      stillOpen: earlier.has(stored.fingerprint),
-      status: 'suppressed',
-      statusReason: reason,
-    };
-  });
+  const suppressed = input.recalled.suppressed.map(({ finding: f, reason }): NewFinding => ({
+    ...row(f),
+    status: 'suppressed',
+    statusReason: reason,
+  }));
   return [...published, ...held, ...suppressed];
 }
 

@@ -1,3 +1,4 @@
+import { escapeRegExp } from '../memory/match.js';
 import type { Finding } from './output.schema.js';
 
 /** The policy's `strictness` (operator policy, default `low`). */
@@ -33,10 +34,6 @@ export type StrictnessCandidate = {
   category: string;
   confidence?: number | null;
 };
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /**
  * Word-ish matching: case-insensitive, not inside a longer word (so `insecurity` does not match

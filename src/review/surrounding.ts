@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Language, Parser, type Node } from 'web-tree-sitter';
+import { cachedReader } from './concurrency.js';
 import { parsePatch } from './diff.js';
 
 /**
@@ -42,7 +43,10 @@ const TAIL_LINES = 10;
 
 const require = createRequire(import.meta.url);
 let init: Promise<void> | null = null;
-const languages = new Map<string, Promise<Language | null>>();
+/** Each grammar is loaded once per process (null when it cannot be). */
+const loadLanguage = cachedReader((name) =>
+  Language.load(require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`)).catch(() => null),
+);
 
 function grammarOf(path: string): string | null {
   const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
@@ -52,15 +56,7 @@ function grammarOf(path: string): string | null {
 async function language(name: string): Promise<Language | null> {
   init ??= Parser.init();
   await init;
-  if (!languages.has(name)) {
-    languages.set(
-      name,
-      Language.load(require.resolve(`@vscode/tree-sitter-wasm/wasm/tree-sitter-${name}.wasm`)).catch(
-        () => null,
-      ),
-    );
-  }
-  return languages.get(name)!;
+  return loadLanguage(name);
 }
 
 export type Block = { start: number; end: number; kind: string };

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import type { RepoConfig } from '../repo-config/schema.js';
 import { classifyFile, clipPatch } from './context.js';
 import { numberPatch, parsePatch } from './diff.js';
-import type { Finding } from './output.schema.js';
-import { strictJsonSchema } from './output.schema.js';
+import { strictJsonSchema, type Finding } from './output.schema.js';
 import { readJsonObject } from './parse-json.js';
 import { fenced } from './fence.js';
 import { surroundingCode } from './surrounding.js';
@@ -17,7 +16,6 @@ import { surroundingCode } from './surrounding.js';
  */
 
 export const VERIFICATION_VERDICTS = ['confirmed', 'refuted', 'uncertain'] as const;
-export type VerificationVerdict = (typeof VERIFICATION_VERDICTS)[number];
 
 export const verificationResultSchema = z.object({
   id: z.string(),
@@ -65,9 +63,6 @@ export type Candidate = {
   index: number;
   finding: Finding;
 };
-
-/** How a candidate fared: posted after verification, withheld, or posted unverified (the call failed). */
-export type CandidateOutcome = 'published' | 'withheld' | 'unverified';
 
 /**
  * The rule of NAMES.md: published when the verdict is not `refuted` and the score is at or above the

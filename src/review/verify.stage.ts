@@ -44,10 +44,8 @@ export type VerifyInput = {
   env: ModelCallEnv;
 };
 
-/** What the stage did and each candidate's fate, as the run's result keeps it (`result.verification`). */
-export type VerificationReport = VerificationReportRecord;
 /** One candidate's fate; for an unverified candidate the reason says why it is unverified. */
-export type CandidateReport = VerificationReport['results'][number];
+export type CandidateReport = VerificationReportRecord['results'][number];
 
 /** A candidate withheld after verification, with what the record stage stores. */
 export type WithheldFinding = {
@@ -62,7 +60,7 @@ export type Verified = {
   /** The parts' outputs with only the findings to publish (verified, or unverified after a failed call). */
   outputs: Parsed['outputs'];
   withheld: WithheldFinding[];
-  report: VerificationReport;
+  report: VerificationReportRecord;
 };
 
 /** Results kept in the run's result at most (the counts cover them all). */
@@ -77,7 +75,7 @@ async function verify(input: VerifyInput): Promise<Verified> {
       candidates.push({ id: `c${candidates.length + 1}`, chunk: o.chunk, output, index, finding }),
     ),
   );
-  const report: VerificationReport = {
+  const report: VerificationReportRecord = {
     status: !settings.enabled ? 'off' : candidates.length === 0 ? 'none' : 'verified',
     reason: settings.reason,
     provider: provider.name,

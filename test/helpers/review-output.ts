@@ -1,4 +1,4 @@
-import type { SemanticCoverage } from '../../src/review/merge.js';
+import type { SemanticCoverage } from '../../src/review/run-result.js';
 import { defaultCompetitorComparison, type ReviewOutput } from '../../src/review/output.schema.js';
 
 /** A review output: a clear verdict at confidence 5, no findings, nothing missing; `over` sets the rest. */

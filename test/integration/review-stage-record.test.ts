@@ -14,7 +14,7 @@ import {
   type RecordInput,
 } from '../../src/review/record.stage.js';
 import { runResultSchema, type PriorFinding } from '../../src/review/run-result.js';
-import type { VerificationReport } from '../../src/review/verify.stage.js';
+import type { VerificationReportRecord } from '../../src/review/run-result.js';
 import type { Store } from '../../src/store/index.js';
 import { fullCoverage, reviewOutput } from '../helpers/review-output.js';
 import { HEAD, changedFile, runScope } from '../helpers/stages.js';
@@ -66,7 +66,7 @@ const CONTEXT = {
   linkedIssues: MEMORY.issues.slice(0, 1),
 } as Pick<PromptContext, 'instructions' | 'memory' | 'linkedIssues'>;
 
-const verificationOff: VerificationReport = {
+const verificationOff: VerificationReportRecord = {
   status: 'off',
   reason: 'VERDICT_VERIFICATION=0',
   provider: 'openai',

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultReviewPolicy, type ReviewPolicy } from '../../src/policy/policy.schema.js';
+import { escapeText } from '../../src/publish/markdown.js';
 import {
   GITHUB_BODY_LIMIT,
-  escapeText,
   renderReviewBody,
   type RenderFinding,
   type RenderInput,

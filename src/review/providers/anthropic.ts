@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { refusesTemperature, sdkError } from './openai-compatible.js';
-import { priced } from './prices.js';
+import { priced, tokenCount } from './prices.js';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
@@ -74,10 +74,6 @@ const TOOL_DESCRIPTIONS: Record<SchemaName, string> = {
   verification: 'Submit the verdict on each candidate finding as one object.',
 };
 
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
-}
-
 /** The forced tool call carries the answer as its input; a plain text answer is read as before. */
 function answerText(message: SdkMessage, tool: string): string {
   const blocks = Array.isArray(message?.content) ? message.content : [];
@@ -92,11 +88,8 @@ function answerText(message: SdkMessage, tool: string): string {
 /** Anthropic's input_tokens leaves out the tokens read from or written to the cache. */
 function inputTokens(usage: SdkMessage['usage']): number | undefined {
   if (typeof usage?.input_tokens !== 'number') return undefined;
-  return (
-    count(usage.input_tokens) +
-    count(usage.cache_read_input_tokens) +
-    count(usage.cache_creation_input_tokens)
-  );
+  const counts = [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens];
+  return counts.reduce<number>((sum, n) => sum + (tokenCount(n) ?? 0), 0);
 }
 
 /** A fetch that sends the SDK's `{base}/v1/<path>` to `{base}/<path>`. */

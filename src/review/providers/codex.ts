@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import {
   EMPTY_ANSWER_MESSAGE,
   ModelCallError,
-  systemWithSchema,
   withDeadline,
   type ModelMessage,
   type ModelProvider,
@@ -45,12 +44,8 @@ export type CodexOptions = {
 };
 
 /** The whole request as one prompt for the CLI. */
-export function flattenPrompt(
-  system: string,
-  messages: ModelMessage[],
-  jsonSchema?: Record<string, unknown>,
-): string {
-  const parts = [systemWithSchema(system, jsonSchema)];
+function flattenPrompt(system: string, messages: ModelMessage[]): string {
+  const parts = [system];
   for (const m of messages) parts.push(`### ${m.role === 'user' ? 'User' : 'Assistant'}\n\n${m.content}`);
   return `${parts.join('\n\n')}\n`;
 }
@@ -194,10 +189,6 @@ export class CodexProvider implements ModelProvider {
       (error as NodeJS.ErrnoException | null)?.code === 'ENOENT'
         ? `codex binary not found: ${this.bin} (set VERDICT_RUNNER_BIN or choose another VERDICT_RUNNER_PROVIDER)`
         : `codex binary could not be started: ${this.bin} (${(error as Error)?.message ?? String(error)})`;
-    return new ModelCallError('unavailable', message, {
-      retryable: false,
-      provider: this.name,
-      cause: error,
-    });
+    return new ModelCallError('unavailable', message, { provider: this.name, cause: error });
   }
 }

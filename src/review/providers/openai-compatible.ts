@@ -7,7 +7,6 @@ import {
   REVIEW_TEMPERATURE,
   missingKeyError,
   missingModelError,
-  retryableStatus,
   withDeadline,
   type ModelProvider,
   type ModelRequest,
@@ -92,18 +91,13 @@ export function refusesStrictSchema(error: unknown): string | null {
 export function sdkError(provider: 'openrouter' | 'openai' | 'anthropic', error: unknown): ModelCallError {
   if (error instanceof ModelCallError) return error;
   const label = provider === 'anthropic' ? 'messages call' : 'chat completion';
-  const status = (error as { status?: unknown } | null)?.status;
+  const reported = (error as { status?: unknown } | null)?.status;
+  const status = typeof reported === 'number' ? reported : undefined;
   const message = (error as Error | null)?.message ?? String(error);
-  if (typeof status === 'number') {
-    return new ModelCallError('http', `${provider} ${label} failed with status ${status}: ${message}`, {
-      status,
-      retryable: retryableStatus(status),
-      provider,
-      cause: error,
-    });
-  }
-  return new ModelCallError('http', `${provider} ${label} request failed: ${message}`, {
-    retryable: true,
+  // Retryable as the status says; without one (a network failure), retryable (ModelCallError's default).
+  const what = status === undefined ? 'request failed' : `failed with status ${status}`;
+  return new ModelCallError('http', `${provider} ${label} ${what}: ${message}`, {
+    status,
     provider,
     cause: error,
   });
@@ -230,7 +224,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
         throw new ModelCallError(
           'http',
           `${this.name} chat completion failed${status === undefined ? '' : ` with status ${status}`}: ${String(error.message ?? 'unknown error')}`,
-          { status, retryable: retryableStatus(status), provider: this.name },
+          { status, provider: this.name },
         );
       }
       throw new ModelCallError('empty', EMPTY_ANSWER_MESSAGE, { retryable: false, provider: this.name });

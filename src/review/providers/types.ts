@@ -117,16 +117,12 @@ export function retryableStatus(status: number | undefined): boolean {
 
 /** A call without a model: a config error (the variable is the runner's or the shadow's model variable). */
 export function missingModelError(provider: ProviderName, variable = 'VERDICT_RUNNER_MODEL'): ModelCallError {
-  return new ModelCallError('config', `${variable} is required for provider ${provider}`, {
-    retryable: false,
-    provider,
-  });
+  return new ModelCallError('config', `${variable} is required for provider ${provider}`, { provider });
 }
 
 /** A call without an API key: a config error at call time, never a start-up failure. */
 export function missingKeyError(provider: ProviderName, variable: string): ModelCallError {
   return new ModelCallError('config', `${variable} is not set; provider ${provider} needs an API key`, {
-    retryable: false,
     provider,
   });
 }
@@ -189,10 +185,4 @@ export function withDeadline<T>(
         req.signal?.removeEventListener('abort', onSignal);
       });
   });
-}
-
-/** The system prompt plus the expected JSON schema, for providers without structured outputs. */
-export function systemWithSchema(system: string, jsonSchema: Record<string, unknown> | undefined): string {
-  if (!jsonSchema) return system;
-  return `${system}\n\nAnswer with one JSON object that matches this JSON schema:\n\`\`\`json\n${JSON.stringify(jsonSchema)}\n\`\`\``;
 }
