@@ -6,5 +6,8 @@ export type Io = {
   isTty: boolean;
 };
 
+/** Prints `json` under `--json`, else the human text. */
+export type Print = (json: unknown, human: () => string) => void;
+
 /** A refusal the CLI prints as one line on stderr, exiting 1. */
 export class CliError extends Error {}

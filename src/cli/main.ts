@@ -11,7 +11,7 @@ import { saveHarnessRecord } from '../services/test-lab.js';
 import { openConfiguredStore } from '../store/index.js';
 import type { RunRecord } from '../store/runs.js';
 import type { UsageReport, UsageTotals } from '../store/usage.js';
-import { CliError, type Io } from './io.js';
+import { CliError, type Io, type Print } from './io.js';
 import { parse, type Options } from './options.js';
 import { HELP } from './help.js';
 import { MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
@@ -94,8 +94,7 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
   }
   const store = await openConfiguredStore(config);
   const paint = painter(io.isTty && !opts.json);
-  const print = (json: unknown, human: () => string) =>
-    io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
+  const print: Print = (json, human) => io.stdout(opts.json ? JSON.stringify(json, null, 2) : human());
   // What the CLI shares with the operator API runs as the same service, for the local operator.
   const ctx = localContext(
     { store, log: createLogger(config.logLevel, process.stderr, config.logFormat) },
@@ -151,8 +150,6 @@ async function dispatch(command: string, args: string[], opts: Options, io: Io):
     await store.close();
   }
 }
-
-type Print = (json: unknown, human: () => string) => void;
 
 /** `verdict usage [--from] [--to]`: the usage report of the settings service. */
 async function usageCommand(

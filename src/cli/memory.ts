@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { Config } from '../config/index.js';
 import { memoryOperations } from '../services/memory.js';
 import { OperatorError, runLocally, type OperationContext } from '../services/operation.js';
-import { CliError } from './io.js';
+import { CliError, type Print } from './io.js';
 import type { Options } from './options.js';
 import { MEMORY_SUBCOMMAND_HELP } from './memory-help.js';
 import { table, type Painter } from './table.js';
@@ -13,8 +13,6 @@ import { table, type Painter } from './table.js';
  * the store, as the local operator (`cli:$USER`). A write without `--revision` reads the current revision
  * first, so it still fails when the record changes between that read and the write.
  */
-
-type Print = (json: unknown, human: () => string) => void;
 
 const ops = memoryOperations;
 
@@ -74,6 +72,9 @@ type Call = {
 const revisionOf = async (explicit: string | undefined, current: () => Promise<number>) =>
   integerFlag(explicit, '--revision') ?? (await current());
 
+const contextRevision = async (ctx: OperationContext, id: string) =>
+  (await runLocally(ops.context, ctx, { id })).context.revision;
+
 async function clusterRevision(ctx: OperationContext, id: string): Promise<number> {
   const cluster = await ctx.store.memory.getCluster(id);
   if (!cluster) throw new CliError(`no memory cluster ${id}`);
@@ -128,10 +129,7 @@ async function editContext({ opts, ctx, paint, print, takes, path }: Call): Prom
   if (opts.enable && opts.disable) throw new CliError('give --enable or --disable, not both');
   if (opts.workspace && opts.repo !== undefined) throw new CliError('give --repo or --workspace, not both');
   if (opts['all-paths'] && path) throw new CliError('give --path or --all-paths, not both');
-  const revision = await revisionOf(
-    opts.revision,
-    async () => (await runLocally(ops.context, ctx, { id })).context.revision,
-  );
+  const revision = await revisionOf(opts.revision, () => contextRevision(ctx, id));
   const body: Record<string, unknown> = { revision };
   if (opts.title !== undefined) body.title = opts.title;
   if (opts.body !== undefined) body.body = opts.body;
@@ -149,10 +147,7 @@ async function editContext({ opts, ctx, paint, print, takes, path }: Call): Prom
 
 async function removeContext({ opts, ctx, paint, print, takes }: Call): Promise<void> {
   const id = takes(1, 'context id');
-  const revision = await revisionOf(
-    opts.revision,
-    async () => (await runLocally(ops.context, ctx, { id })).context.revision,
-  );
+  const revision = await revisionOf(opts.revision, () => contextRevision(ctx, id));
   const out = await runLocally(ops.deleteContext, ctx, { id, body: { revision } });
   print(out, () => `${paint('deleted', 'green')} context ${id}`);
 }

@@ -203,8 +203,7 @@ async function callbackRoute(
   try {
     login = await signInWithGithub(
       {
-        webUrl: deps.github.webUrl,
-        apiUrl: deps.github.apiUrl,
+        ...deps.github,
         clientId: oauth.clientId,
         clientSecret: oauth.clientSecret,
         allowedLogins: deps.config.allowedLogins,

@@ -12,7 +12,6 @@ export type GithubSignInDeps = {
   clientSecret: string;
   allowedLogins: readonly string[];
   allowedOrgs: readonly string[];
-  timeoutMs?: number;
 };
 
 /** Why a GitHub sign-in was refused (the `error` of `/operator/login?error=`). */
@@ -46,15 +45,15 @@ export function authorizeUrl(
   return `${deps.webUrl}/login/oauth/authorize?${query.toString()}`;
 }
 
-async function call(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+/** GitHub's JSON answer, refused as `refused` when it is not 2xx (each call waits at most 10 seconds). */
+async function read(url: string, init: RequestInit, refused: SignInError): Promise<unknown> {
+  let response: Response;
   try {
-    return await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
   } catch {
     throw new SignInRefused('github_unreachable');
   }
-}
-
-async function json(response: Response): Promise<unknown> {
+  if (!response.ok) throw new SignInRefused(refused);
   try {
     return await response.json();
   } catch {
@@ -72,8 +71,7 @@ export async function signInWithGithub(
   code: string,
   redirectUri: string,
 ): Promise<string> {
-  const timeoutMs = deps.timeoutMs ?? 10_000;
-  const exchange = await call(
+  const grant = (await read(
     `${deps.webUrl}/login/oauth/access_token`,
     {
       method: 'POST',
@@ -85,10 +83,8 @@ export async function signInWithGithub(
         redirect_uri: redirectUri,
       }),
     },
-    timeoutMs,
-  );
-  if (!exchange.ok) throw new SignInRefused('exchange_failed');
-  const grant = (await json(exchange)) as { access_token?: unknown };
+    'exchange_failed',
+  )) as { access_token?: unknown };
   if (typeof grant.access_token !== 'string' || grant.access_token.length === 0) {
     throw new SignInRefused('exchange_failed');
   }
@@ -98,18 +94,14 @@ export async function signInWithGithub(
     'user-agent': 'verdict-dashboard',
     'x-github-api-version': '2022-11-28',
   };
-  const userAnswer = await call(`${deps.apiUrl}/user`, { headers }, timeoutMs);
-  if (!userAnswer.ok) throw new SignInRefused('exchange_failed');
-  const user = (await json(userAnswer)) as { login?: unknown };
+  const user = (await read(`${deps.apiUrl}/user`, { headers }, 'exchange_failed')) as { login?: unknown };
   if (typeof user.login !== 'string' || user.login.length === 0) throw new SignInRefused('exchange_failed');
   const login = user.login;
   if (deps.allowedLogins.includes(login.toLowerCase())) return login;
   if (deps.allowedOrgs.length === 0) throw new SignInRefused('not_allowed');
   // The user's organisations, 100 a page, at most 10 pages.
   for (let page = 1; page <= 10; page++) {
-    const answer = await call(`${deps.apiUrl}/user/orgs?per_page=100&page=${page}`, { headers }, timeoutMs);
-    if (!answer.ok) throw new SignInRefused('not_allowed');
-    const orgs = (await json(answer)) as unknown;
+    const orgs = await read(`${deps.apiUrl}/user/orgs?per_page=100&page=${page}`, { headers }, 'not_allowed');
     if (!Array.isArray(orgs)) throw new SignInRefused('not_allowed');
     for (const org of orgs as Array<{ login?: unknown }>) {
       if (typeof org.login === 'string' && deps.allowedOrgs.includes(org.login.toLowerCase())) return login;

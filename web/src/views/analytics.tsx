@@ -5,10 +5,8 @@ import {
   Badge,
   count,
   Empty,
-  ErrorState,
   formatDuration,
   formatTime,
-  Loading,
   Show,
   TableHead,
   useAsync,
@@ -329,13 +327,9 @@ export function Analytics() {
 
       <div class="panel">
         <h2>Model spend this month</h2>
-        {spend.state === 'error' ? (
-          <ErrorState error={spend.error} retry={reloadSpend} />
-        ) : spend.data === undefined ? (
-          <Loading what="model usage" />
-        ) : (
-          <SpendChart {...spend.data} />
-        )}
+        <Show value={spend} what="model usage" retry={reloadSpend}>
+          {(data) => <SpendChart {...data} />}
+        </Show>
       </div>
 
       <AlertsPanel />

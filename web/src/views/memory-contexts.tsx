@@ -15,6 +15,7 @@ import {
   Notice,
   useRowActions,
   FormOutcome,
+  TextField,
   useSave,
 } from './memory-shared';
 
@@ -462,23 +463,17 @@ function ContextForm({
         </div>
       )}
       <div class="grid">
-        <Field
+        <TextField
           label="Repository"
           id="ctx-repo"
           error={fieldError('repo')}
           hint="owner/name. Empty: every repository of the workspace."
-        >
-          <input
-            id="ctx-repo"
-            type="text"
-            list={REPOS_LIST}
-            placeholder="every repository"
-            value={form.repo}
-            aria-invalid={fieldError('repo') ? true : undefined}
-            onInput={(e) => set('repo', (e.target as HTMLInputElement).value)}
-          />
-        </Field>
-        <Field
+          list={REPOS_LIST}
+          placeholder="every repository"
+          value={form.repo}
+          onInput={(v) => set('repo', v)}
+        />
+        <TextField
           label="Paths"
           id="ctx-paths"
           error={fieldError('paths')}
@@ -488,44 +483,28 @@ function ContextForm({
               every path.
             </>
           }
-        >
-          <textarea
-            id="ctx-paths"
-            rows={3}
-            value={form.paths}
-            aria-invalid={fieldError('paths') ? true : undefined}
-            onInput={(e) => set('paths', (e.target as HTMLTextAreaElement).value)}
-          />
-        </Field>
+          rows={3}
+          value={form.paths}
+          onInput={(v) => set('paths', v)}
+        />
       </div>
-      <Field
+      <TextField
         label="Title"
         id="ctx-title"
         error={fieldError('title')}
         hint={counted(form.title, LIMITS.title)}
-      >
-        <input
-          id="ctx-title"
-          type="text"
-          value={form.title}
-          aria-invalid={fieldError('title') ? true : undefined}
-          onInput={(e) => set('title', (e.target as HTMLInputElement).value)}
-        />
-      </Field>
-      <Field
+        value={form.title}
+        onInput={(v) => set('title', v)}
+      />
+      <TextField
         label="Body"
         id="ctx-body"
         error={fieldError('body')}
         hint={`The rule as the review is given it. ${counted(form.body, LIMITS.contextBody)}`}
-      >
-        <textarea
-          id="ctx-body"
-          rows={4}
-          value={form.body}
-          aria-invalid={fieldError('body') ? true : undefined}
-          onInput={(e) => set('body', (e.target as HTMLTextAreaElement).value)}
-        />
-      </Field>
+        rows={4}
+        value={form.body}
+        onInput={(v) => set('body', v)}
+      />
       <div class="field check">
         <input
           id="ctx-enabled"

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, apiGet, apiSend, describeError, invalidField } from '../api';
-import { ConfirmDialog, Empty, Field, formatTime, Show, TableHead, useAsync } from '../components';
+import { ConfirmDialog, Empty, formatTime, Show, TableHead, useAsync } from '../components';
 import {
   conflictRevision,
   counted,
@@ -14,6 +14,7 @@ import {
   OffsetPager,
   Notice,
   FormOutcome,
+  TextField,
   useSave,
 } from './memory-shared';
 
@@ -392,22 +393,16 @@ function KnowledgeForm({
       )}
       {base ? null : (
         <div class="grid">
-          <Field
+          <TextField
             label="Repository"
             id="kn-repo"
             error={errorAt(error, 'repo')}
             hint="owner/name: a document belongs to one repository."
-          >
-            <input
-              id="kn-repo"
-              type="text"
-              list={REPOS_LIST}
-              value={form.repo}
-              aria-invalid={errorAt(error, 'repo') ? true : undefined}
-              onInput={(e) => set('repo', (e.target as HTMLInputElement).value)}
-            />
-          </Field>
-          <Field
+            list={REPOS_LIST}
+            value={form.repo}
+            onInput={(v) => set('repo', v)}
+          />
+          <TextField
             label="Path"
             id="kn-path"
             error={errorAt(error, 'path')}
@@ -417,45 +412,28 @@ function KnowledgeForm({
                 a leading or trailing <code>/</code>. One document per repository and path.
               </>
             }
-          >
-            <input
-              id="kn-path"
-              type="text"
-              value={form.path}
-              aria-invalid={errorAt(error, 'path') ? true : undefined}
-              onInput={(e) => set('path', (e.target as HTMLInputElement).value)}
-            />
-          </Field>
+            value={form.path}
+            onInput={(v) => set('path', v)}
+          />
         </div>
       )}
-      <Field
+      <TextField
         label="Title"
         id="kn-title"
         error={errorAt(error, 'title')}
         hint={`${base ? 'Empty: keeps the current title.' : 'Empty: titled by its path.'} ${counted(form.title, LIMITS.title)}`}
-      >
-        <input
-          id="kn-title"
-          type="text"
-          value={form.title}
-          aria-invalid={errorAt(error, 'title') ? true : undefined}
-          onInput={(e) => set('title', (e.target as HTMLInputElement).value)}
-        />
-      </Field>
-      <Field
+        value={form.title}
+        onInput={(v) => set('title', v)}
+      />
+      <TextField
         label="Body"
         id="kn-body"
         error={errorAt(error, 'body')}
         hint={`Empty: the document is retired (never given to a review). ${counted(form.body, LIMITS.knowledgeBody)}`}
-      >
-        <textarea
-          id="kn-body"
-          rows={10}
-          value={form.body}
-          aria-invalid={errorAt(error, 'body') ? true : undefined}
-          onInput={(e) => set('body', (e.target as HTMLTextAreaElement).value)}
-        />
-      </Field>
+        rows={10}
+        value={form.body}
+        onInput={(v) => set('body', v)}
+      />
       <FormOutcome
         error={error}
         placed={['repo', 'path', 'title', 'body']}

@@ -40,14 +40,7 @@ export type KnowledgeSummary = {
   updatedAt: string;
   bytes: number;
 };
-export type KnowledgeDocument = {
-  repo: string;
-  path: string;
-  title: string;
-  body: string;
-  revision: number;
-  updatedAt: string;
-};
+export type KnowledgeDocument = Omit<KnowledgeSummary, 'bytes'> & { body: string };
 
 /** The text limits the API enforces (docs/memory.md "Records"); the forms count against them. */
 export const LIMITS = { title: 200, contextBody: 4000, knowledgeBody: 20_000, paths: 50 } as const;
@@ -219,6 +212,35 @@ export function RepoSuggestions() {
 /** A character counter for a text field with a limit. */
 export const counted = (value: string, max: number) =>
   `${value.length} / ${max.toLocaleString('en')} characters`;
+
+/** A text field of a memory form: an input, or a textarea of `rows` lines; marked invalid while it has an error. */
+export function TextField(props: {
+  label: string;
+  id: string;
+  error: string | null;
+  hint?: ComponentChildren;
+  value: string;
+  onInput(value: string): void;
+  rows?: number;
+  list?: string;
+  placeholder?: string;
+}) {
+  const control = {
+    id: props.id,
+    value: props.value,
+    'aria-invalid': props.error ? true : undefined,
+    onInput: (e: Event) => props.onInput((e.target as HTMLInputElement).value),
+  };
+  return (
+    <Field label={props.label} id={props.id} error={props.error} hint={props.hint}>
+      {props.rows ? (
+        <textarea rows={props.rows} {...control} />
+      ) : (
+        <input type="text" list={props.list} placeholder={props.placeholder} {...control} />
+      )}
+    </Field>
+  );
+}
 
 /** A list's filter form: its fields, Filter, and Clear while a filter is applied. */
 export function FilterForm(props: {

@@ -15,6 +15,7 @@ import {
   usd,
 } from '../components';
 import { BASE } from '../router';
+import type { PullRequestItem } from './pull-requests';
 
 type Run = {
   id: string;
@@ -76,16 +77,7 @@ type PrEvent = {
 type Detail = {
   generatedAt: string;
   data: {
-    pullRequest: {
-      repo: string;
-      number: number;
-      title: string | null;
-      author: string | null;
-      headSha: string | null;
-      baseRef: string | null;
-      state: string | null;
-      draft: boolean | null;
-    } | null;
+    pullRequest: Omit<PullRequestItem, 'updatedAt' | 'latestRun'> | null;
     runs: Run[];
     findings: Finding[];
     events: PrEvent[];
