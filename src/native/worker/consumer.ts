@@ -222,8 +222,7 @@ async function dispatch(
     log({ event: 'lease-release-failed', runId: run.id, err: String(err) });
   }
   await setRun(env, run.id, completed ? (result.status ?? 'completed') : 'failed');
-  if (completed) msg.ack();
-  else if (result.retry === false) msg.ack();
+  if (completed || result.retry === false) msg.ack();
   else msg.retry();
   return finish(env, deliveryId, {
     outcome: completed ? 'dispatched' : 'dispatch_failed',
