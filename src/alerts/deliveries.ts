@@ -45,6 +45,17 @@ export function telegramTarget(repoAlerts: unknown): string | null {
   return alerts.target.trim() || null;
 }
 
+/** A POST of `body` to the alert URL (`VERDICT_WATCHDOG_ALERT_URL`): delivered when it answers 2xx. */
+export const alertUrlDelivery = (url: string, body: unknown): AlertDelivery => ({
+  what: 'the alert URL',
+  url,
+  body,
+  delivered: async (r) => {
+    await r.arrayBuffer().catch(() => undefined);
+    return r.ok;
+  },
+});
+
 /** The deliveries of `alert`; `repoAlerts` is its repository's `alerts` configuration (if any). */
 export function alertDeliveries(
   alert: AlertFacts,
@@ -52,17 +63,7 @@ export function alertDeliveries(
   config: AlertDeliveryConfig,
 ): AlertDelivery[] {
   const out: AlertDelivery[] = [];
-  if (config.alertUrl) {
-    out.push({
-      what: 'the alert URL',
-      url: config.alertUrl,
-      body: { source: 'verdict alerts', alert },
-      delivered: async (r) => {
-        await r.arrayBuffer().catch(() => undefined);
-        return r.ok;
-      },
-    });
-  }
+  if (config.alertUrl) out.push(alertUrlDelivery(config.alertUrl, { source: 'verdict alerts', alert }));
   const chat = alert.repo ? telegramTarget(repoAlerts) : null;
   if (config.telegramBotToken && chat) {
     out.push({

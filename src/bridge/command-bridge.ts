@@ -2,15 +2,16 @@ import type { Logger } from 'pino';
 import type { Command, CommandKind } from '../store/commands.js';
 import type { Store } from '../store/index.js';
 import { systemClock, type Clock } from '../clock.js';
-import { CommandFailure, failureCode } from './command-rules.js';
-
-export { CommandFailure };
+import { failureCode } from './command-rules.js';
 
 /** Carries out one claimed command; resolves with its result, throws (CommandFailure or any error) to fail it. */
 export type CommandExecutor = (command: Command) => Promise<Record<string, unknown>>;
 export type CommandExecutors = Record<CommandKind, CommandExecutor>;
 
 export type BridgeAuthority = 'live' | 'shadow';
+
+/** Most commands one pass executes, so one pass ends well within its minute. */
+const MAX_PER_PASS = 500;
 
 type PlannedCommand = Pick<Command, 'id' | 'kind' | 'reviewKey' | 'repo' | 'prNumber' | 'deliveryId'>;
 type Executed = { id: string; kind: CommandKind; status: 'succeeded' | 'failed' };
@@ -40,8 +41,6 @@ export type BridgeDeps = {
   log: Logger;
   /** Commands read per batch (default 50). */
   batch?: number;
-  /** Most commands one pass executes (default 500), so one pass ends well within its minute. */
-  maxPerPass?: number;
   /** The clock each command's duration is measured on (default: the system's). */
   clock?: Clock;
 };
@@ -68,9 +67,8 @@ export class CommandBridge {
   private async pass(): Promise<BridgePass> {
     const { store, log } = this.deps;
     const batch = this.deps.batch ?? 50;
-    const max = this.deps.maxPerPass ?? 500;
     if (this.deps.authority === 'shadow') {
-      const queued = await store.commands.queued(max);
+      const queued = await store.commands.queued(MAX_PER_PASS);
       const planned = queued.map((c) => ({
         id: c.id,
         kind: c.kind,
@@ -90,7 +88,7 @@ export class CommandBridge {
     const executed: Executed[] = [];
     const skipped: string[] = [];
     const seen = new Set<string>();
-    while (executed.length + skipped.length < max) {
+    while (executed.length + skipped.length < MAX_PER_PASS) {
       const queued = (await store.commands.queued(batch)).filter((c) => !seen.has(c.id));
       if (queued.length === 0) break;
       for (const candidate of queued) {
@@ -105,7 +103,7 @@ export class CommandBridge {
           continue;
         }
         executed.push({ id: command.id, kind: command.kind, status: await this.execute(command) });
-        if (executed.length + skipped.length >= max) break;
+        if (executed.length + skipped.length >= MAX_PER_PASS) break;
       }
     }
     return { authority: 'live', dryRun: false, executed, skipped };

@@ -19,8 +19,6 @@ import { londonTime } from './london.js';
 /** The cron expression of `nightly-audit`: 22:30 and 23:30 UTC, one of which is 23:30 in London. */
 export const NIGHTLY_AUDIT_EXPRESSION = '30 22,23 * * *';
 
-export { londonTime };
-
 export type AuditArtifact =
   | { ran: false; londonTime: string; reason: 'not_2330_in_london' }
   | {
@@ -85,7 +83,9 @@ export async function runNightlyAudit(deps: AuditDeps, opts: { manual: boolean }
     budget,
   };
 
-  const raised = await raiseFindings(deps.alerts, checks, failing);
+  const alerts = auditAlerts(checks, failing);
+  for (const alert of alerts) await raiseAlertQuietly(deps.alerts, alert);
+  const raised = alerts.map((alert) => alert.kind);
   deps.log.info(
     { event: 'nightly-audit', alerts: raised.length },
     `nightly audit: ${raised.length} finding(s)`,
@@ -111,14 +111,4 @@ async function monthBudget(store: Store, now: number): Promise<AuditFindings['bu
   const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
   const usage = await store.reads.usage(monthStart(now), now + 1);
   return budgetCheck(policy.monthlyModelBudgetUsd, usage.model.costUsd, usage.model.complete);
-}
-
-/** Raises an alert for each finding (audit-rules.ts); returns the kinds raised, in order. */
-async function raiseFindings(alerts: AlertDeps, checks: AuditFindings, failing: string[]): Promise<string[]> {
-  const raised: string[] = [];
-  for (const alert of auditAlerts(checks, failing)) {
-    await raiseAlertQuietly(alerts, alert);
-    raised.push(alert.kind);
-  }
-  return raised;
 }

@@ -6,7 +6,8 @@ import { writeTransaction } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { splitFullName } from '../store/repositories.js';
 import type { GitHubClient } from '../github/client.js';
-import { MAX_REACTION_PRS_PER_PASS, readOpenPrReactions } from './reactions.js';
+import { MAX_REACTION_PRS_PER_PASS } from './reaction-pass.js';
+import { readOpenPrReactions } from './reactions.js';
 import {
   CATCH_UP_TRIGGER,
   MAX_REDELIVERIES_PER_PASS,

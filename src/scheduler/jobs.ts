@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
+import { alertUrlDelivery, deliverAlert } from '../alerts/deliveries.js';
 import type { Clock } from '../clock.js';
 import type { SchedulerConfig } from '../config/index.js';
 import type { CommandBridge } from '../bridge/command-bridge.js';
 import type { Store } from '../store/index.js';
 import type { ScheduledJob, Scheduler } from './scheduler.js';
 import { NIGHTLY_AUDIT_EXPRESSION, runNightlyAudit } from './audit.js';
+import { STUCK_COMMAND_MS } from './audit-rules.js';
 import { runCatchUp, type CatchUpGitHub } from './catch-up.js';
 import { watchdogMessages } from './watchdog.js';
 
@@ -16,9 +18,6 @@ export const SCHEDULE = {
   prAgentLoop: '2-59/15 * * * *',
   nightlyAudit: NIGHTLY_AUDIT_EXPRESSION,
 } as const;
-
-/** A command running longer than this is reported by the watchdog. */
-export const STUCK_COMMAND_MS = 10 * 60_000;
 
 export const JOB_NAMES = {
   commandBridge: 'command-bridge',
@@ -151,30 +150,16 @@ export async function runWatchdog(deps: JobDeps): Promise<Record<string, unknown
   if (deps.config.alertUrl) {
     alert = 'none';
     if (messages.length > 0) {
-      try {
-        const response = await (deps.fetch ?? fetch)(deps.config.alertUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            source: `${deps.productName} watchdog`,
-            generatedAt: new Date(now).toISOString(),
-            messages,
-          }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        alert = response.ok ? 'delivered' : 'failed';
-        if (!response.ok) {
-          deps.log.error(
-            { event: 'watchdog-alert-failed', status: response.status },
-            'watchdog alert refused',
-          );
-        }
-      } catch (error) {
-        alert = 'failed';
-        deps.log.error(
-          { event: 'watchdog-alert-failed', err: error },
-          'watchdog alert could not be delivered',
-        );
+      const body = {
+        source: `${deps.productName} watchdog`,
+        generatedAt: new Date(now).toISOString(),
+        messages,
+      };
+      const url = deps.config.alertUrl;
+      const [failure] = await deliverAlert([alertUrlDelivery(url, body)], deps.fetch);
+      alert = failure ? 'failed' : 'delivered';
+      if (failure) {
+        deps.log.error({ event: 'watchdog-alert-failed', error: failure }, `watchdog alert: ${failure}`);
       }
     }
   }

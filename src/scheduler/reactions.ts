@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { GitHubClient } from '../github/client.js';
 import { FeedbackRecorder } from '../memory/feedback.js';
 import type { Store } from '../store/index.js';
-import { MAX_REACTION_PRS_PER_PASS, readReactionsOfOpenPrs, type ReactionPass } from './reaction-pass.js';
+import { readReactionsOfOpenPrs, type ReactionPass } from './reaction-pass.js';
 
 /**
  * `pr-agent-loop`'s feedback step (NAMES.md "Feedback and learning": reactions are read when a pull
@@ -12,8 +12,6 @@ import { MAX_REACTION_PRS_PER_PASS, readReactionsOfOpenPrs, type ReactionPass } 
  * reaction's id) and folded into the repository's clusters. Which pull requests a pass reads is
  * reaction-pass.ts, shared with the native runtime.
  */
-
-export { MAX_REACTION_PRS_PER_PASS, type ReactionPass };
 
 export async function readOpenPrReactions(
   deps: { store: Store; log: Logger },

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { CommandBridge, CommandFailure, type CommandExecutors } from '../../src/bridge/command-bridge.js';
+import { CommandBridge, type CommandExecutors } from '../../src/bridge/command-bridge.js';
+import { CommandFailure } from '../../src/bridge/command-rules.js';
 import { randomId, type Clock } from '../../src/clock.js';
 import type { Command } from '../../src/store/commands.js';
 import { openStore, type Store } from '../../src/store/index.js';

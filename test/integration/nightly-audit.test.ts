@@ -1,11 +1,7 @@
 import { pino } from 'pino';
 import { ManualClock } from '../../src/clock.js';
-import {
-  londonTime,
-  NIGHTLY_AUDIT_EXPRESSION,
-  runNightlyAudit,
-  type AuditDeps,
-} from '../../src/scheduler/audit.js';
+import { NIGHTLY_AUDIT_EXPRESSION, runNightlyAudit, type AuditDeps } from '../../src/scheduler/audit.js';
+import { londonTime } from '../../src/scheduler/london.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { openTestStore, type TestStore } from '../helpers/store.js';
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { sendJson as send } from '../../http/router.js';
+import { BodyTooLargeError, readBody, sendJson as send } from '../../http/router.js';
 import type { Config } from '../../config/index.js';
 import { containerReviewRequestSchema, type ContainerPhase } from '../protocol.js';
 import { InternalCallError, type InternalClient } from './internal.js';
@@ -26,19 +26,6 @@ const MAX_BODY = 64 * 1024;
 
 const fail = (res: ServerResponse, status: number, code: string, message: string) =>
   send(res, status, { error: { code, message } });
-
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY) chunks.push(c);
-    });
-    req.on('end', () => resolve(size > MAX_BODY ? null : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 /**
  * The review container's HTTP service (review-engine 4.2): `POST /review` runs one review at a time (503
@@ -81,16 +68,16 @@ export class ContainerService {
   }
 
   private async review(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
+    // A body past MAX_BODY or not JSON is null, refused below as an invalid request.
+    let json: unknown = null;
+    try {
+      json = JSON.parse((await readBody(req, MAX_BODY)).toString('utf8'));
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError || error instanceof SyntaxError)) throw error;
+    }
     if (this.stopping) return fail(res, 503, 'container_stopping', 'the container is stopping');
     if (this.current) {
       return fail(res, 503, 'container_busy', `the container is reviewing ${this.current.request.runId}`);
-    }
-    let json: unknown = null;
-    try {
-      json = raw === null ? null : JSON.parse(raw);
-    } catch {
-      json = null;
     }
     const parsed = containerReviewRequestSchema.safeParse(json);
     if (!parsed.success) {

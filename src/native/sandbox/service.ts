@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
-import { sendJson as send } from '../../http/router.js';
+import { BodyTooLargeError, readBody, sendJson as send } from '../../http/router.js';
 import * as tar from 'tar';
 import type { ExecutorFactory } from '../../validation/executors.js';
 import type { ValidationOutcome } from '../../validation/types.js';
@@ -32,22 +32,6 @@ export type SandboxServiceOptions = {
 
 const fail = (res: ServerResponse, status: number, code: string, message: string) =>
   send(res, status, { error: { code, message } });
-
-function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        req.destroy();
-        resolve(null);
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 /** Unpacks the checkout: regular files, folders and symbolic links only, no ownership from the archive. */
 async function unpack(archive: Buffer, dir: string): Promise<void> {
@@ -95,12 +79,13 @@ export class SandboxService {
     }
     this.busy = true;
     try {
-      const body = await readBody(req);
-      if (!body) return fail(res, 413, 'payload_too_large', 'the job is larger than the sandbox takes');
       let json: unknown;
       try {
-        json = JSON.parse(body.toString('utf8'));
-      } catch {
+        json = JSON.parse((await readBody(req, MAX_BODY)).toString('utf8'));
+      } catch (error) {
+        if (error instanceof BodyTooLargeError)
+          return fail(res, 413, 'payload_too_large', 'the job is larger than the sandbox takes');
+        if (!(error instanceof SyntaxError)) throw error;
         return fail(res, 400, 'invalid_json', 'the body is not JSON');
       }
       const job = sandboxJobSchema.safeParse(json);

@@ -12,8 +12,6 @@ import { alertDeliveries, deliverAlert } from '../../alerts/deliveries.js';
 import type { AlertInput } from '../../store/alerts.js';
 import type { Env } from './env.js';
 
-const TIMEOUT_MS = 10_000;
-
 type Row = {
   id: number;
   kind: string;
@@ -58,22 +56,6 @@ async function deliver(env: Env, row: Row): Promise<string | null> {
   });
   const failures = await deliverAlert(deliveries);
   return failures.length > 0 ? failures.join('; ') : null;
-}
-
-/** POSTs JSON to the alert URL (10 s at most); null when it answered 2xx, else why not. */
-export async function postJson(url: string, body: unknown): Promise<string | null> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    await res.arrayBuffer().catch(() => undefined);
-    return res.ok ? null : `the alert URL answered ${res.status}`;
-  } catch (error) {
-    return `the alert URL failed: ${(error as Error).message}`;
-  }
 }
 
 /** Records an occurrence of the alert and delivers it when it is new or its last delivery failed. */

@@ -95,14 +95,8 @@ async function finish(env: Env, deliveryId: string, o: Outcome): Promise<Outcome
   return o;
 }
 
-/** What the worker records of a run it queues (`native_runs`). */
-export type RunToQueue = {
-  repo: string;
-  prNumber: number;
-  headSha: string;
-  installationId: number;
-  trigger: string;
-};
+/** What the worker records of a run it queues (`native_runs`): its target at a known head. */
+export type RunToQueue = Omit<Target, 'variant'> & { headSha: string };
 
 /** Records a new `queued` run of the review key; answers its id. */
 export async function insertRun(env: Env, t: RunToQueue, key: string, deliveryId: string): Promise<string> {
@@ -222,8 +216,7 @@ async function dispatch(
     log({ event: 'lease-release-failed', runId: run.id, err: String(err) });
   }
   await setRun(env, run.id, completed ? (result.status ?? 'completed') : 'failed');
-  if (completed) msg.ack();
-  else if (result.retry === false) msg.ack();
+  if (completed || result.retry === false) msg.ack();
   else msg.retry();
   return finish(env, deliveryId, {
     outcome: completed ? 'dispatched' : 'dispatch_failed',

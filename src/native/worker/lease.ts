@@ -10,6 +10,8 @@ type Storage = {
   delete(key: string): Promise<boolean>;
 };
 export type LeaseVerb = 'acquire' | 'renew' | 'release' | 'check';
+/** What a lease call sends: the owner's token, the lease's length (`acquire`, `renew`), how it ended (`release`). */
+type LeaseRequest = { token: string; leaseMs?: number; outcome?: 'completed' | 'failed' };
 export type LeaseAnswer = {
   status: 'acquired' | 'completed' | 'locked' | 'renewed' | 'released' | 'lost' | 'valid';
 };
@@ -22,7 +24,7 @@ export const renewEveryMs = (leaseMs: number): number =>
 export function decide(
   lease: Lease | undefined,
   verb: LeaseVerb,
-  input: { token: string; leaseMs?: number; outcome?: 'completed' | 'failed'; now: number },
+  input: LeaseRequest & { now: number },
 ): { answer: LeaseAnswer['status']; next: Lease | undefined | null } {
   const mine = lease?.token === input.token && lease.status === 'running';
   const running = (): Lease => ({
@@ -57,11 +59,7 @@ export class DispatchLease {
     const verb = new URL(request.url).pathname.slice(1) as LeaseVerb;
     if (!['acquire', 'renew', 'release', 'check'].includes(verb))
       return new Response('not found', { status: 404 });
-    const input = (await request.json()) as {
-      token: string;
-      leaseMs?: number;
-      outcome?: 'completed' | 'failed';
-    };
+    const input = (await request.json()) as LeaseRequest;
     const lease = await this.state.storage.get<Lease>('lease');
     const { answer, next } = decide(lease, verb, { ...input, now: Date.now() });
     if (next === null) await this.state.storage.delete('lease');

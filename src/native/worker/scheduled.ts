@@ -4,8 +4,8 @@
  * missing-heartbeat message, the command bridge's authority, pr-agent-loop's catch-up (catch-up.ts) and
  * the audit's checks (audit.ts); the bridge's executors are commands.ts.
  */
+import { alertUrlDelivery, deliverAlert } from '../../alerts/deliveries.js';
 import { londonTime } from '../../scheduler/london.js';
-import { postJson } from './alerts.js';
 import { runNativeAudit } from './audit.js';
 import { runNativeCatchUp } from './catch-up.js';
 import { failureCode } from '../../bridge/command-rules.js';
@@ -97,8 +97,8 @@ async function watchdog(env: Env, at: number): Promise<Record<string, unknown>> 
   if (!url) return { alerts: 'disabled', messages };
   if (messages.length === 0) return { alerts: 'none', messages };
   const body = { source: 'Verdict watchdog', generatedAt: new Date(at).toISOString(), messages };
-  const error = await postJson(url, body);
-  return { alerts: error ? 'failed' : 'delivered', messages };
+  const failures = await deliverAlert([alertUrlDelivery(url, body)]);
+  return { alerts: failures.length > 0 ? 'failed' : 'delivered', messages };
 }
 
 export async function runScheduled(cron: string, scheduledTime: number, env: Env): Promise<JobResult> {

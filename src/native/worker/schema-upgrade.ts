@@ -1,4 +1,5 @@
 import type { D1 } from './env.js';
+import { quoteName } from './state-schema.js';
 
 /**
  * Brings an existing D1 table up to the columns its `CREATE TABLE` statement names: a database made by an
@@ -63,12 +64,9 @@ export function tableColumns(sql: string): TableColumns | null {
   return { table: named.name, columns };
 }
 
-const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-
-async function presentColumns(db: D1, table: string): Promise<Set<string>> {
-  const { results } = await db.prepare(`PRAGMA table_info(${quote(table)})`).all<{ name: string }>();
-  return new Set(results.map((c) => c.name.toLowerCase()));
-}
+type TableInfo = { results: Array<{ name: string }> };
+const tableInfo = (db: D1, table: string) => db.prepare(`PRAGMA table_info(${quoteName(table)})`);
+const columnNames = (info: TableInfo) => new Set(info.results.map((c) => c.name.toLowerCase()));
 
 /**
  * Adds to each table (which exists) the columns its statement names and it lacks; answers what was added
@@ -76,18 +74,16 @@ async function presentColumns(db: D1, table: string): Promise<Set<string>> {
  */
 export async function addMissingColumns(db: D1, tables: readonly TableColumns[]): Promise<string[]> {
   if (tables.length === 0) return [];
-  const infos = (await db.batch(
-    tables.map((t) => db.prepare(`PRAGMA table_info(${quote(t.table)})`)),
-  )) as Array<{ results: Array<{ name: string }> }>;
+  const infos = (await db.batch(tables.map((t) => tableInfo(db, t.table)))) as TableInfo[];
   const added: string[] = [];
   for (const [i, { table, columns }] of tables.entries()) {
-    const present = new Set(infos[i]!.results.map((c) => c.name.toLowerCase()));
+    const present = columnNames(infos[i]!);
     for (const column of columns) {
       if (present.has(column.name.toLowerCase())) continue;
       try {
-        await db.prepare(`ALTER TABLE ${quote(table)} ADD COLUMN ${column.definition}`).run();
+        await db.prepare(`ALTER TABLE ${quoteName(table)} ADD COLUMN ${column.definition}`).run();
       } catch (error) {
-        if ((await presentColumns(db, table)).has(column.name.toLowerCase())) continue;
+        if (columnNames(await tableInfo(db, table).all()).has(column.name.toLowerCase())) continue;
         throw new Error(
           `D1 table ${table} lacks column ${column.name} and SQLite cannot add it in place: ${(error as Error).message}`,
         );
