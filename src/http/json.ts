@@ -101,9 +101,13 @@ export const NUL_BYTE_MESSAGE = 'must not contain a NUL byte';
 
 export const TOO_DEEP_MESSAGE = `Request body is nested deeper than ${MAX_JSON_DEPTH} levels`;
 
-export function describeIssue(error: z.ZodError): string {
+/**
+ * `Invalid field <path>: <message>` for the first issue of a body schema (`body` for the body itself),
+ * without a leading `strip` segment (for an input `{<param>, body}`).
+ */
+export function describeIssue(error: z.ZodError, strip?: string): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request body';
-  const path = issue.path.length > 0 ? issue.path.join('.') : 'body';
-  return `Invalid field ${path}: ${issue.message}`;
+  const path = strip !== undefined && issue.path[0] === strip ? issue.path.slice(1) : issue.path;
+  return `Invalid field ${path.length > 0 ? path.join('.') : 'body'}: ${issue.message}`;
 }

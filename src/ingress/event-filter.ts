@@ -4,10 +4,10 @@
  */
 import { waitingJobKey } from '../review/keys.js';
 
-export type PrRef = {
-  owner: string;
-  repo: string;
-  number: number;
+/** The pull request an event is about, and the App installation it came through. */
+type PrIdentity = { owner: string; repo: string; number: number; installationId: number | null };
+
+export type PrRef = PrIdentity & {
   headSha: string;
   baseRef: string;
   headRef: string;
@@ -16,23 +16,20 @@ export type PrRef = {
   title: string;
   body: string | null;
   labels: string[];
-  installationId: number | null;
   changedFiles: number | null;
   beforeSha: string | null;
 };
 
-export type PrCommentRef = {
-  owner: string;
-  repo: string;
-  number: number;
+export type PrCommentRef = PrIdentity & {
   commentId: number;
   body: string;
   author: string;
   association: string | null;
-  installationId: number | null;
 };
 
-export type ReviewTrigger = 'opened' | 'reopened' | 'ready_for_review' | 'synchronize';
+/** The pull_request actions that ask for a review. */
+const REVIEW_ACTIONS = ['opened', 'reopened', 'ready_for_review', 'synchronize'] as const;
+export type ReviewTrigger = (typeof REVIEW_ACTIONS)[number];
 
 export type IgnoreReason =
   | 'unsupported_event'
@@ -68,10 +65,7 @@ export type ThreadReplyRef = PrCommentRef & {
 };
 
 /** A review thread resolved on a pull request (`pull_request_review_thread.resolved`). */
-export type ThreadResolutionRef = {
-  owner: string;
-  repo: string;
-  number: number;
+export type ThreadResolutionRef = PrIdentity & {
   /** The thread's GraphQL node id. */
   nodeId: string;
   /** The ids of the thread's comments, its first comment first. */
@@ -84,28 +78,16 @@ export type ThreadResolutionRef = {
   /** The pull request's head when it was resolved. */
   headSha: string | null;
   sender: string | null;
-  installationId: number | null;
 };
 
 /** A submitted pull-request review (kept when its author is a competitor bot, review-engine 2.5). */
-export type PrReviewRef = {
-  owner: string;
-  repo: string;
-  number: number;
+export type PrReviewRef = PrIdentity & {
   reviewId: number;
   author: string;
   body: string;
   state: string | null;
   submittedAt: string | null;
-  installationId: number | null;
 };
-
-const REVIEW_ACTIONS: ReadonlySet<string> = new Set<ReviewTrigger>([
-  'opened',
-  'reopened',
-  'ready_for_review',
-  'synchronize',
-]);
 
 /** Compared case-insensitively against the start of the head commit message. */
 const MERGE_PHRASES = ['merge branch ', 'merge pull request ', 'merge remote-tracking branch '];
@@ -186,7 +168,7 @@ function mergeMeta(p: any, headSha: string): Parameters<typeof isMergeCommit>[0]
 
 function classifyPullRequest(p: any, stored: { headSha: string | null } | null | undefined): FilterOutcome {
   const action = str(p?.action) ?? '';
-  if (action !== 'edited' && !REVIEW_ACTIONS.has(action))
+  if (action !== 'edited' && !(REVIEW_ACTIONS as readonly string[]).includes(action))
     return { action: 'ignore', reason: 'unsupported_action' };
   const pr = prRef(p);
   if (!pr) return { action: 'ignore', reason: 'missing_identity' };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeIssue } from '../http/json.js';
 import type { Router } from '../http/router.js';
 import { POLICY_MAX_BODY_BYTES } from '../policy/policy.schema.js';
 import { analyticsOperations } from '../services/analytics.js';
@@ -110,7 +111,7 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
   route('GET', '/test-lab/:id', testLabOperations.get, params),
   route('DELETE', '/scm/alerts/:id', scmOperations.dismissAlert, {
     ...paramsAndBody(1024),
-    describe: describeBody,
+    describe: (error) => describeIssue(error, 'body'),
   }),
   // The workspace review policy (operator-api 2.9, 3 "Policy revision", 4.6, 7) and its usage report.
   route('GET', '/settings', settings.get, query),
@@ -130,15 +131,4 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
 /** Every operator operation on its REST path (`OPERATOR_ROUTES`). */
 export function registerOperatorRoutes(router: Router, deps: OperatorDeps): void {
   for (const r of OPERATOR_ROUTES) restOperation(router, r.method, API + r.path, r.op, deps, r.source);
-}
-
-/**
- * The message of `readJsonBody` for a body schema (`Invalid field <path>: <message>`, `body` for the body
- * itself), for an input `{<param>, body}`.
- */
-function describeBody(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'Invalid request body';
-  const path = issue.path[0] === 'body' ? issue.path.slice(1) : issue.path;
-  return `Invalid field ${path.length > 0 ? path.join('.') : 'body'}: ${issue.message}`;
 }

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { raiseAlertQuietly, type AlertDeps } from '../alerts/raise.js';
 import type { Clock } from '../clock.js';
-import { sanitizeStoredPolicy } from '../policy/merge.js';
 import { DEFAULT_REVIEW_POLICY } from '../policy/policy.schema.js';
 import type { Store } from '../store/index.js';
 import {
@@ -107,8 +106,7 @@ async function failingRepos(store: Store, now: number): Promise<string[]> {
 
 /** The month's model spend against the policy's budget. */
 async function monthBudget(store: Store, now: number): Promise<AuditFindings['budget']> {
-  const stored = await store.policy.get();
-  const policy = stored ? sanitizeStoredPolicy(stored.settings).policy : DEFAULT_REVIEW_POLICY;
+  const policy = (await store.policy.get())?.settings ?? DEFAULT_REVIEW_POLICY;
   const usage = await store.reads.usage(monthStart(now), now + 1);
   return budgetCheck(policy.monthlyModelBudgetUsd, usage.model.costUsd, usage.model.complete);
 }

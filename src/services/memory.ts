@@ -7,14 +7,7 @@ import { GatherError, getPullRequest, listChangedFiles } from '../review/gather.
 import { readInstructions } from '../review/instructions.js';
 import { knowledgePathOf, selectReviewMemory } from '../review/memory.js';
 import type { Store } from '../store/index.js';
-import {
-  CLUSTER_ACTIONS,
-  type KnowledgeDocument,
-  type KnowledgeSummary,
-  type MemoryCluster,
-  type MemoryContext,
-  type MemoryWrite,
-} from '../store/memory.js';
+import { CLUSTER_ACTIONS, type MemoryWrite } from '../store/memory.js';
 import { splitFullName } from '../store/repositories.js';
 import {
   ADMIN,
@@ -107,18 +100,19 @@ function patchBody<S extends z.ZodRawShape>(shape: S) {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export const contextAnswer = (c: MemoryContext) => ({
+/** A memory record as answered: its times (`K`) as ISO text. */
+type Answer<T, K extends keyof T> = Omit<T, K> & Record<K, string>;
+const recordAnswer = <T extends { createdAt: number; updatedAt: number }>(
+  c: T,
+): Answer<T, 'createdAt' | 'updatedAt'> => ({
   ...c,
   createdAt: iso(c.createdAt),
   updatedAt: iso(c.updatedAt),
 });
-export const clusterAnswer = (c: MemoryCluster) => ({
-  ...c,
-  createdAt: iso(c.createdAt),
-  updatedAt: iso(c.updatedAt),
+const documentAnswer = <T extends { updatedAt: number }>(d: T): Answer<T, 'updatedAt'> => ({
+  ...d,
+  updatedAt: iso(d.updatedAt),
 });
-export const summaryAnswer = (d: KnowledgeSummary) => ({ ...d, updatedAt: iso(d.updatedAt) });
-export const documentAnswer = (d: KnowledgeDocument) => ({ ...d, updatedAt: iso(d.updatedAt) });
 
 /** The value of a write, or its refusal: 404 `not_found`, 409 `revision_conflict` with the current revision. */
 function written<T>(result: MemoryWrite<T>, what: string): T {
@@ -253,9 +247,9 @@ export async function memorySnapshot(store: Store) {
     store.memory.counts(),
   ]);
   return {
-    contexts: contexts.map(contextAnswer),
-    clusters: clusters.map(clusterAnswer),
-    documents: documents.map(summaryAnswer),
+    contexts: contexts.map(recordAnswer),
+    clusters: clusters.map(recordAnswer),
+    documents: documents.map(documentAnswer),
     totals,
   };
 }
@@ -300,7 +294,7 @@ export const memoryOperations = {
         limit,
         offset,
       });
-      return { contexts: contexts.map(contextAnswer) };
+      return { contexts: contexts.map(recordAnswer) };
     },
   }),
 
@@ -312,7 +306,7 @@ export const memoryOperations = {
     async run(ctx, { id }) {
       const context = await ctx.store.memory.getContext(id);
       if (!context) throw notFound('No such memory context');
-      return { context: contextAnswer(context) };
+      return { context: recordAnswer(context) };
     },
   }),
 
@@ -331,7 +325,7 @@ export const memoryOperations = {
         source: 'operator',
         createdBy: ctx.principal.actor,
       });
-      return { context: contextAnswer(context) };
+      return { context: recordAnswer(context) };
     },
   }),
 
@@ -341,17 +335,11 @@ export const memoryOperations = {
     type: 'mutation',
     input: z.object({
       id,
-      body: patchBody({
-        repo: contextFields.repo,
-        paths: contextFields.paths,
-        title: contextFields.title.optional(),
-        body: contextFields.body.optional(),
-        enabled: contextFields.enabled,
-      }),
+      body: patchBody(z.object(contextFields).partial().shape),
     }),
     async run(ctx, { id, body: { revision, ...patch } }) {
       const result = await ctx.store.memory.updateContext(id, revision, patch, ctx.principal.actor);
-      return { context: contextAnswer(written(result, 'memory context')) };
+      return { context: recordAnswer(written(result, 'memory context')) };
     },
   }),
 
@@ -372,7 +360,7 @@ export const memoryOperations = {
     type: 'query',
     input: z.object({ repo: repoName.optional(), ...pageParams }),
     async run(ctx, filter) {
-      return { clusters: (await ctx.store.memory.listClusters(filter)).map(clusterAnswer) };
+      return { clusters: (await ctx.store.memory.listClusters(filter)).map(recordAnswer) };
     },
   }),
 
@@ -393,7 +381,7 @@ export const memoryOperations = {
     }),
     async run(ctx, body) {
       const cluster = await ctx.store.memory.createCluster({ ...body, actor: ctx.principal.actor });
-      return { cluster: clusterAnswer(cluster) };
+      return { cluster: recordAnswer(cluster) };
     },
   }),
 
@@ -410,7 +398,7 @@ export const memoryOperations = {
     }),
     async run(ctx, { id, body: { revision, ...patch } }) {
       const result = await ctx.store.memory.updateCluster(id, revision, patch, ctx.principal.actor);
-      return { cluster: clusterAnswer(written(result, 'memory cluster')) };
+      return { cluster: recordAnswer(written(result, 'memory cluster')) };
     },
   }),
 
@@ -431,7 +419,7 @@ export const memoryOperations = {
     type: 'query',
     input: z.object({ repo: repoName.optional(), ...pageParams }),
     async run(ctx, filter) {
-      return { documents: (await ctx.store.memory.listKnowledge(filter)).map(summaryAnswer) };
+      return { documents: (await ctx.store.memory.listKnowledge(filter)).map(documentAnswer) };
     },
   }),
 

@@ -74,20 +74,6 @@ export async function pullRequestDetail(store: Store, repo: string, number: numb
   return { pullRequest, runs, findings, events, publications };
 }
 
-/**
- * The PR detail as JSON text (null when nothing is known about the pull request) with the stamp of what
- * it shows, read before it.
- */
-export async function pullRequestDetailText(
-  store: Store,
-  repo: string,
-  number: number,
-): Promise<{ stamp: string; detail: string | null }> {
-  const stamp = await store.reads.pullRequestDetailStamp(repo, number);
-  const data = await pullRequestDetail(store, repo, number);
-  return { stamp, detail: data ? JSON.stringify(data) : null };
-}
-
 type PullRequestDetailAnswer = {
   schema: typeof OPERATOR_SCHEMA;
   generatedAt: string;
@@ -100,14 +86,11 @@ async function pullRequestDetailJson(ctx: OperationContext, repo: string, number
     `${repo}#${number}`,
     () => ctx.store.reads.pullRequestDetailStamp(repo, number),
     async () => {
-      const { stamp, detail } = await pullRequestDetailText(ctx.store, repo, number);
-      const generatedAt = JSON.stringify(new Date(ctx.now()).toISOString());
-      return {
-        stamp,
-        json: detail
-          ? `{"schema":${JSON.stringify(OPERATOR_SCHEMA)},"generatedAt":${generatedAt},"data":${detail}}`
-          : '',
-      };
+      // The stamp is read before the detail it stamps.
+      const stamp = await ctx.store.reads.pullRequestDetailStamp(repo, number);
+      const data = await pullRequestDetail(ctx.store, repo, number);
+      const generatedAt = new Date(ctx.now()).toISOString();
+      return { stamp, json: data ? JSON.stringify({ schema: OPERATOR_SCHEMA, generatedAt, data }) : '' };
     },
   );
   if (!json) throw notFound(`No pull request ${repo}#${number}`);

@@ -90,13 +90,11 @@ export class MemoryStore {
     private readonly shown: ShownWrites,
   ) {}
 
-  /** Why a conditional write of `table` changed nothing: the record is gone, or its revision moved on. */
+  /** Why a conditional write changed nothing: the `record` is gone, or its revision moved on. */
   private async missed(
-    trx: Knex.Transaction,
-    table: string,
-    where: Record<string, unknown>,
+    record: Knex.QueryBuilder,
   ): Promise<{ ok: false; code: 'not_found' } | { ok: false; code: 'revision_conflict'; revision: number }> {
-    const row = await trx(table).where(where).first('revision');
+    const row = await record.first('revision');
     return row
       ? { ok: false, code: 'revision_conflict', revision: Number(row.revision) }
       : { ok: false, code: 'not_found' };
@@ -175,7 +173,7 @@ export class MemoryStore {
       const n = await trx('memory_contexts')
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
-      if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
+      if (n !== 1) return this.missed(trx('memory_contexts').where({ id }));
       await writeAudit(trx, this.clock, actor, 'memory.context.update', id, {
         fields: Object.keys(patch).sort(),
         fromRevision: revision,
@@ -188,7 +186,7 @@ export class MemoryStore {
   async deleteContext(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
     return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_contexts').where({ id, revision }).del();
-      if (n !== 1) return this.missed(trx, 'memory_contexts', { id });
+      if (n !== 1) return this.missed(trx('memory_contexts').where({ id }));
       await writeAudit(trx, this.clock, actor, 'memory.context.delete', id, { revision });
       return { ok: true, value: true };
     });
@@ -286,7 +284,7 @@ export class MemoryStore {
       const n = await trx('memory_clusters')
         .where({ id, revision })
         .update({ ...changes, revision: revision + 1, updated_at: this.clock.now() });
-      if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
+      if (n !== 1) return this.missed(trx('memory_clusters').where({ id }));
       await writeAudit(trx, this.clock, actor, 'memory.cluster.update', id, {
         ...changes,
         fromRevision: revision,
@@ -299,7 +297,7 @@ export class MemoryStore {
   async deleteCluster(id: string, revision: number, actor: string): Promise<MemoryWrite<true>> {
     return this.shown.writeTransaction(this.knex, async (trx) => {
       const n = await trx('memory_clusters').where({ id, revision }).del();
-      if (n !== 1) return this.missed(trx, 'memory_clusters', { id });
+      if (n !== 1) return this.missed(trx('memory_clusters').where({ id }));
       await writeAudit(trx, this.clock, actor, 'memory.cluster.delete', id, { revision });
       return { ok: true, value: true };
     });
@@ -405,12 +403,7 @@ export class MemoryStore {
           updated_by: actor,
           updated_at: now,
         });
-      if (n !== 1) {
-        const row = await where(trx('memory_knowledge')).first('revision');
-        return row
-          ? { ok: false, code: 'revision_conflict', revision: Number(row.revision) }
-          : { ok: false, code: 'not_found' };
-      }
+      if (n !== 1) return this.missed(where(trx('memory_knowledge')));
       await writeAudit(trx, this.clock, actor, 'memory.knowledge.put', `${input.repo}:${input.path}`, {
         bytes,
         fromRevision: revision,

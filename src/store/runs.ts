@@ -74,6 +74,18 @@ function mapRun(row: Raw): RunRecord {
   };
 }
 
+/** The fields `RunStore.update` changes, and their columns. */
+const PATCH_COLUMNS = {
+  status: 'status',
+  analysisStatus: 'analysis_status',
+  publishStatus: 'publish_status',
+  checkRunId: 'check_run_id',
+  publishError: 'publish_error',
+  reason: 'reason',
+  error: 'error',
+  jobId: 'job_id',
+} as const;
+
 /** `{owner}/{repo}#{pr}@{some hex}[:{variant}]`: repository, number, head as written, `:variant`. */
 const ABBREVIATED_KEY = /^([^#@\s]+\/[^#@\s]+)#([1-9]\d{0,9})@([0-9a-fA-F]{1,63})(:[^\s]+)?$/;
 
@@ -189,30 +201,14 @@ export class RunStore {
 
   async update(
     id: string,
-    patch: Partial<
-      Pick<
-        RunRecord,
-        | 'status'
-        | 'analysisStatus'
-        | 'publishStatus'
-        | 'reason'
-        | 'error'
-        | 'jobId'
-        | 'checkRunId'
-        | 'publishError'
-      >
-    >,
+    patch: Partial<Pick<RunRecord, keyof typeof PATCH_COLUMNS>>,
     trx: Knex | Knex.Transaction = this.knex,
   ): Promise<void> {
     const values: Record<string, unknown> = { updated_at: this.clock.now() };
-    if (patch.status !== undefined) values.status = patch.status;
-    if (patch.analysisStatus !== undefined) values.analysis_status = patch.analysisStatus;
-    if (patch.publishStatus !== undefined) values.publish_status = patch.publishStatus;
-    if (patch.checkRunId !== undefined) values.check_run_id = patch.checkRunId;
-    if (patch.publishError !== undefined) values.publish_error = patch.publishError;
-    if (patch.reason !== undefined) values.reason = patch.reason;
-    if (patch.error !== undefined) values.error = patch.error;
-    if (patch.jobId !== undefined) values.job_id = patch.jobId;
+    for (const [field, column] of Object.entries(PATCH_COLUMNS)) {
+      const value = patch[field as keyof typeof PATCH_COLUMNS];
+      if (value !== undefined) values[column] = value;
+    }
     await trx('runs').where({ id }).update(values);
     this.shown.wrote();
   }
@@ -315,8 +311,4 @@ export class RunStore {
 }
 
 export type DispatchResult =
-  | { outcome: 'acquired'; run: RunRecord }
-  | { outcome: 'completed'; run: RunRecord }
-  | { outcome: 'obsolete'; run: RunRecord }
-  | { outcome: 'locked'; run: RunRecord }
-  | { outcome: 'missing' };
+  { outcome: 'acquired' | 'completed' | 'obsolete' | 'locked'; run: RunRecord } | { outcome: 'missing' };

@@ -1,5 +1,6 @@
 import { migrationSource, migrationNames } from '../../src/store/migrations/index.js';
-import { pullRequestDetail, pullRequestDetailText, pullRequestItems } from '../../src/services/snapshot.js';
+import pino from 'pino';
+import { pullRequestDetail, pullRequestItems, snapshotOperations } from '../../src/services/snapshot.js';
 import { analytics } from '../../src/services/analytics.js';
 import type { Clock } from '../../src/clock.js';
 import { randomId } from '../../src/clock.js';
@@ -13,7 +14,8 @@ import {
 } from '../../src/store/db.js';
 import type { EnqueueInput, EnqueueMode } from '../../src/queue/types.js';
 import { openStore } from '../../src/store/index.js';
-import { OperatorError } from '../../src/services/operation.js';
+import { localContext, OperatorError } from '../../src/services/operation.js';
+import type { StampedCache } from '../../src/services/read-cache.js';
 import { findRun } from '../../src/services/runs.js';
 import { failInsertsWhere } from '../helpers/faults.js';
 import { migrateDownTo, openTestStore, type TestDialect, type TestStore } from '../helpers/store.js';
@@ -816,15 +818,26 @@ export function storeSuite(dialect: TestDialect): void {
       created_at: at,
       updated_at: at,
     });
+    // The detail the pull-request operation answers as JSON text, and the stamp its cache stored it with.
+    const detailText = async (number: number) => {
+      let stamp = '';
+      const prCache = {
+        get: async (_key: string, _stamp: unknown, load: () => Promise<{ stamp: string; json: string }>) => {
+          const loaded = await load();
+          stamp = loaded.stamp;
+          return loaded.json;
+        },
+      } as unknown as StampedCache;
+      const ctx = { ...localContext({ store: t.store, log: pino({ level: 'silent' }) }, 'ops'), prCache };
+      const answer = await snapshotOperations.pullRequest.run(ctx, { repo, number });
+      return { stamp, text: answer.data as unknown };
+    };
     const bothBuilds = async (number = 5) => {
-      const { stamp, detail: text } = await pullRequestDetailText(t.store, repo, number);
+      const { stamp, text } = await detailText(number);
       // The stamp read with the detail is the stamp of what it shows.
       expect(stamp).toBe(await t.store.reads.pullRequestDetailStamp(repo, number));
       const built = await pullRequestDetail(t.store, repo, number);
-      return {
-        text: text === null ? null : (JSON.parse(text) as unknown),
-        built: JSON.parse(JSON.stringify(built)),
-      };
+      return { text, built: JSON.parse(JSON.stringify(built)) };
     };
 
     test('gives what the JavaScript build gives: values, JSON columns, booleans, orders and ties', async () => {
@@ -936,7 +949,7 @@ export function storeSuite(dialect: TestDialect): void {
     });
 
     test('null when nothing is known; runs alone are enough', async () => {
-      expect((await pullRequestDetailText(t.store, repo, 5)).detail).toBeNull();
+      await expect(detailText(5)).rejects.toMatchObject({ status: 404, code: 'not_found' });
       await insertRows('runs', [run('run-a', 1000)]);
       const { text, built } = await bothBuilds();
       expect(text).toEqual(built);
