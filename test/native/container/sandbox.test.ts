@@ -5,6 +5,7 @@
  * The worker's side of `sandbox.internal` (lease, routing) is tested in test/native/sandbox.test.ts.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -113,6 +114,30 @@ describe('the sandbox service', () => {
     expect(((await bad.json()) as any).error.code).toBe('invalid_request');
     expect((await post('{')).status).toBe(400);
     expect((await fetch(`${base}/review`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('refuses a job larger than it takes with 413 payload_too_large, and takes the next job', async () => {
+    // The declared length is past the limit; nothing of the body is sent: the answer comes first.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${base}/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error.code).toBe('payload_too_large');
+    expect(await (await fetch(`${base}/health`)).json()).toEqual({ ok: true, busy: false });
+    expect((await post('{')).status).toBe(400);
   });
 
   it('runs one job at a time: a second one meanwhile answers 503 sandbox_busy', async () => {
